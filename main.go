@@ -1,0 +1,104 @@
+// Command ocrgate is an OCR inference service: POST an image as base64 JSON, get its text and boxes.
+//
+//	ocrgate [serve] [flags]   run the HTTP service (default :5000)
+//	ocrgate version           print the version
+//	ocrgate bench [flags]     measure the pipeline on a dataset
+//
+// main only wires things together; see the service packages for the work.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/bench"
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/setup"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version", "--version", "-version":
+			fmt.Println(service.Version)
+			return 0
+		case "bench":
+			return bench.Main(args[1:], os.Getenv, os.Stdout, os.Stderr)
+		case "serve":
+			args = args[1:]
+		}
+	}
+	cfg, err := config.Load(args, os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ocrgate: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg)
+	if err := serve(cfg, log); err != nil {
+		log.Error("ocrgate stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(cfg config.Config) *slog.Logger {
+	level, _ := cfg.SlogLevel()
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func serve(cfg config.Config, log *slog.Logger) error {
+	log.Info("starting ocrgate", "version", service.Version, "config", cfg)
+	if cfg.Runtime != "embedded" {
+		return fmt.Errorf("runtime %q is not available in this build", cfg.Runtime)
+	}
+	start := time.Now()
+	eng, err := setup.Embedded(cfg)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	log.Info("models loaded", "runtime", cfg.Runtime, "took", time.Since(start).Round(time.Millisecond))
+
+	app := service.New(eng.Pipeline, log, service.Options{
+		RequestTimeout: cfg.RequestTimeout,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		CORSOrigins:    cfg.CORSOrigins,
+	})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() {
+		log.Info("listening", "addr", cfg.Addr)
+		errc <- app.Listen(cfg.Addr)
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight")
+	if err := app.ShutdownWithTimeout(cfg.RequestTimeout + 5*time.Second); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}

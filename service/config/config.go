@@ -1,0 +1,262 @@
+// Package config is ocrgate's one configuration struct: every setting, its default, its
+// environment variable and its command-line flag, filled once at start and validated.
+//
+// Precedence: flag, then environment, then default. Secrets are redacted when the config is logged.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// Config holds every setting of the service.
+type Config struct {
+	Addr           string        // listen address
+	Runtime        string        // "embedded" (ONNX Runtime in-process) or "triton"
+	Home           string        // ~/.ocrgate: models/ and lib/ live here
+	ModelDir       string        // directory with the .onnx files and the dictionary
+	DetModel       string        // file names inside ModelDir
+	RecModel       string        //
+	ClsModel       string        //
+	Dictionary     string        //
+	ORTLibrary     string        // path of libonnxruntime.so.1
+	IntraOpThreads int           // ONNX Runtime threads per inference (0: one per core)
+	InterOpThreads int           // ONNX Runtime threads across graph nodes (0: default)
+	RequestTimeout time.Duration // deadline of every request, carried into every model call
+	MaxBodyBytes   int           // largest request body accepted
+	CORSOrigins    string        // comma-separated allowed origins, "*" for any
+	LogLevel       string        // debug, info, warn, error
+	LogFormat      string        // text or json
+
+	OCR ocr.Options // pipeline settings
+}
+
+// setting binds one field to its environment variable and flag.
+type setting struct {
+	env, flag, usage string
+	value            flag.Value
+}
+
+// Load fills a Config from defaults, the environment (getenv) and command-line args, then
+// validates it. It returns flag.ErrHelp when args ask for help (usage has then been written to out).
+func Load(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	home := getenv("OCRGATE_HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(h, ".ocrgate")
+		} else {
+			home = ".ocrgate"
+		}
+	}
+	c := Config{
+		Addr:           ":5000",
+		Runtime:        "embedded",
+		Home:           home,
+		ModelDir:       filepath.Join(home, "models"),
+		DetModel:       "ch_PP-OCRv4_det_infer.onnx",
+		RecModel:       "ch_PP-OCRv4_rec_infer.onnx",
+		ClsModel:       "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+		Dictionary:     "ppocr_keys_v1.txt",
+		ORTLibrary:     filepath.Join(home, "lib", "libonnxruntime.so.1"),
+		RequestTimeout: 30 * time.Second,
+		MaxBodyBytes:   20 << 20,
+		CORSOrigins:    "*",
+		LogLevel:       "info",
+		LogFormat:      "text",
+		OCR:            ocr.DefaultOptions(),
+	}
+	o := &c.OCR
+	settings := []setting{
+		{"OCRGATE_ADDR", "addr", "listen address (host:port)", (*stringValue)(&c.Addr)},
+		{"OCRGATE_RUNTIME", "runtime", "model runtime: embedded (ONNX Runtime in-process) or triton", (*stringValue)(&c.Runtime)},
+		{"OCRGATE_MODEL_DIR", "model-dir", "directory holding the models and dictionary", (*stringValue)(&c.ModelDir)},
+		{"OCRGATE_DET_MODEL", "det-model", "detection model file in the model directory", (*stringValue)(&c.DetModel)},
+		{"OCRGATE_REC_MODEL", "rec-model", "recognition model file in the model directory", (*stringValue)(&c.RecModel)},
+		{"OCRGATE_CLS_MODEL", "cls-model", "direction classifier model file in the model directory", (*stringValue)(&c.ClsModel)},
+		{"OCRGATE_DICT", "dict", "character dictionary file in the model directory", (*stringValue)(&c.Dictionary)},
+		{"OCRGATE_ORT_LIB", "ort-lib", "path of the ONNX Runtime shared library", (*stringValue)(&c.ORTLibrary)},
+		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "ONNX Runtime threads per inference (0: one per core)", (*intValue)(&c.IntraOpThreads)},
+		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
+		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
+		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
+		{"OCRGATE_CORS_ORIGINS", "cors-origins", "comma-separated origins allowed to call the API from a browser (* for any)", (*stringValue)(&c.CORSOrigins)},
+		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
+		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
+		{"OCRGATE_MAX_IMAGE_PIXELS", "max-image-pixels", "largest image accepted, in pixels (checked before decoding)", (*intValue)(&o.Limits.MaxPixels)},
+		{"OCRGATE_MAX_IMAGE_SIDE", "max-image-side", "longest image side accepted, in pixels", (*intValue)(&o.Limits.MaxSide)},
+		{"OCRGATE_DET_LIMIT_SIDE", "det-limit-side", "first detection pass: long side of the detector input at most this", (*intValue)(&o.DetLimitSide)},
+		{"OCRGATE_DET_MIN_TEXT_HEIGHT", "det-min-text-height", "run a second detection pass when the median text height of the first is below this (detector px)", (*floatValue)(&o.DetMinTextHeight)},
+		{"OCRGATE_DET_TARGET_TEXT_HEIGHT", "det-target-text-height", "second detection pass: scale so text is this tall (detector px)", (*floatValue)(&o.DetTargetTextHeight)},
+		{"OCRGATE_DET_MAX_PIXELS", "det-max-pixels", "second detection pass: at most this many detector input pixels", (*intValue)(&o.DetMaxPixels)},
+		{"OCRGATE_DET_THRESH", "det-thresh", "DB binarization threshold", (*float32Value)(&o.DB.Threshold)},
+		{"OCRGATE_DET_BOX_THRESH", "det-box-thresh", "DB minimum mean probability inside a box", (*float32Value)(&o.DB.BoxThreshold)},
+		{"OCRGATE_DET_UNCLIP_RATIO", "det-unclip-ratio", "DB box expansion ratio", (*floatValue)(&o.DB.UnclipRatio)},
+		{"OCRGATE_DET_MIN_SIZE", "det-min-size", "DB minimum box side (detector px)", (*floatValue)(&o.DB.MinSize)},
+		{"OCRGATE_DET_MAX_CANDIDATES", "det-max-candidates", "DB regions considered at most", (*intValue)(&o.DB.MaxCandidates)},
+		{"OCRGATE_CROP_ROTATE_RATIO", "crop-rotate-ratio", "boxes this many times taller than wide are read as vertical text", (*floatValue)(&o.CropRotateRatio)},
+		{"OCRGATE_USE_CLS", "use-cls", "run the 180° direction classifier", (*boolValue)(&o.UseClassifier)},
+		{"OCRGATE_CLS_THRESH", "cls-thresh", "flip a crop when the classifier's 180° probability is at least this", (*float32Value)(&o.ClsThreshold)},
+		{"OCRGATE_CLS_BATCH", "cls-batch", "crops per classifier batch", (*intValue)(&o.ClsBatchSize)},
+		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
+		{"OCRGATE_REC_MIN_WIDTH", "rec-min-width", "recognizer batch width at least this", (*intValue)(&o.RecMinWidth)},
+		{"OCRGATE_REC_MAX_WIDTH", "rec-max-width", "crops wider than this are squeezed", (*intValue)(&o.RecMaxWidth)},
+		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},
+		{"OCRGATE_MIN_SCORE", "min-score", "drop regions recognized with a lower confidence", (*float32Value)(&o.MinScore)},
+		{"OCRGATE_ROW_OVERLAP", "row-overlap", "share of a box's height that must overlap a row for it to join the row", (*floatValue)(&o.RowOverlap)},
+	}
+
+	fs := flag.NewFlagSet("ocrgate", flag.ContinueOnError)
+	fs.SetOutput(out)
+	var errs []error
+	for _, s := range settings {
+		if v := getenv(s.env); v != "" {
+			if err := s.value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", s.env, v, err))
+			}
+		}
+		fs.Var(s.value, s.flag, s.usage+" (env "+s.env+")")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: ocrgate [serve] [flags]\n       ocrgate version\n       ocrgate bench [flags]\n\nFlags (each also an environment variable):\n")
+		fs.PrintDefaults()
+	}
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	return c, c.Validate()
+}
+
+// Validate reports settings that cannot work, all at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Runtime != "embedded" && c.Runtime != "triton" {
+		errs = append(errs, fmt.Errorf("runtime must be embedded or triton, got %q", c.Runtime))
+	}
+	if c.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("request timeout must be positive, got %s", c.RequestTimeout))
+	}
+	if c.MaxBodyBytes < 1024 {
+		errs = append(errs, fmt.Errorf("max body bytes must be at least 1024, got %d", c.MaxBodyBytes))
+	}
+	if c.IntraOpThreads < 0 || c.InterOpThreads < 0 {
+		errs = append(errs, errors.New("thread counts must not be negative"))
+	}
+	if _, err := c.SlogLevel(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("log format must be text or json, got %q", c.LogFormat))
+	}
+	if err := c.OCR.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// ModelPath returns the path of a file in the model directory.
+func (c Config) ModelPath(name string) string { return filepath.Join(c.ModelDir, name) }
+
+// SlogLevel parses LogLevel.
+func (c Config) SlogLevel() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return 0, fmt.Errorf("log level must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	return l, nil
+}
+
+// LogValue logs the settings that matter to an operator, with secrets redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("runtime", c.Runtime),
+		slog.String("model_dir", c.ModelDir),
+		slog.String("ort_lib", c.ORTLibrary),
+		slog.Int("ort_intra_threads", c.IntraOpThreads),
+		slog.Duration("request_timeout", c.RequestTimeout),
+		slog.Int("max_body_bytes", c.MaxBodyBytes),
+		slog.String("cors_origins", c.CORSOrigins),
+		slog.Int("det_limit_side", c.OCR.DetLimitSide),
+		slog.Bool("use_cls", c.OCR.UseClassifier),
+		slog.Float64("min_score", float64(c.OCR.MinScore)),
+	)
+}
+
+type (
+	stringValue   string
+	intValue      int
+	floatValue    float64
+	float32Value  float32
+	boolValue     bool
+	durationValue time.Duration
+)
+
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+func (v *stringValue) String() string     { return string(*v) }
+
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	*v = intValue(n)
+	return nil
+}
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+
+func (v *floatValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	*v = floatValue(f)
+	return nil
+}
+func (v *floatValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+
+func (v *float32Value) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 32)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	*v = float32Value(f)
+	return nil
+}
+func (v *float32Value) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 32) }
+
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return errors.New("not a boolean (true/false)")
+	}
+	*v = boolValue(b)
+	return nil
+}
+func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) IsBoolFlag() bool { return true }
+
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return errors.New("not a duration (e.g. 30s)")
+	}
+	*v = durationValue(d)
+	return nil
+}
+func (v *durationValue) String() string { return time.Duration(*v).String() }

@@ -1,0 +1,158 @@
+package ctc
+
+import (
+	"strings"
+	"testing"
+)
+
+// testCharset has classes: 0 blank, 1 'A', 2 'B', 3 'C', 4 '中', 5 ' ' (space).
+func testCharset(t *testing.T) *Charset {
+	t.Helper()
+	cs, err := LoadCharset(strings.NewReader("A\nB\nC\n中"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs.NumClasses() != 6 {
+		t.Fatalf("NumClasses = %d, want 6", cs.NumClasses())
+	}
+	return cs
+}
+
+// step is one timestep: the winning class, its probability, and the space class's probability.
+type step struct {
+	class  int
+	p      float32
+	spaceP float32
+}
+
+// probs builds a T×6 softmax-like matrix from steps.
+func probs(steps []step) []float32 {
+	const C = 6
+	out := make([]float32, len(steps)*C)
+	for t, s := range steps {
+		row := out[t*C : (t+1)*C]
+		rest := 1 - s.p
+		row[s.class] = s.p
+		if s.class != 5 {
+			row[5] = min(s.spaceP, rest)
+			rest -= row[5]
+		}
+		// spread what is left over the other classes, each below the winner
+		for k := range row {
+			if k != s.class && k != 5 {
+				row[k] += rest / 4
+			}
+		}
+	}
+	return out
+}
+
+func TestDecode(t *testing.T) {
+	cs := testCharset(t)
+	tests := []struct {
+		name      string
+		steps     []step
+		opt       Options
+		want      string
+		wantScore float32
+	}{
+		{"empty sequence", nil, DefaultOptions(), "", 0},
+		{"all blank", []step{{0, .9, 0}, {0, .9, 0}}, DefaultOptions(), "", 0},
+		{"repeats collapse", []step{{1, .9, 0}, {1, .8, 0}, {2, .7, 0}}, DefaultOptions(), "AB", .8},
+		{"blank separates a doubled letter", []step{{1, .9, 0}, {0, .9, 0}, {1, .7, 0}}, DefaultOptions(), "AA", .8},
+		{"space class kept", []step{{1, .9, 0}, {5, .8, 0}, {2, .7, 0}}, DefaultOptions(), "A B", .8},
+		{"leading and trailing spaces dropped", []step{{5, .9, 0}, {1, .9, 0}, {5, .9, 0}}, DefaultOptions(), "A", .9},
+		{"doubled spaces collapse", []step{{1, .9, 0}, {5, .9, 0}, {0, .9, 0}, {5, .9, 0}, {2, .9, 0}}, DefaultOptions(), "A B", .9},
+		{"multi-byte character", []step{{4, .9, 0}, {3, .9, 0}}, DefaultOptions(), "中C", .9},
+		{"space restored from gap probability", []step{{1, .9, 0}, {0, .6, .3}, {2, .9, 0}}, DefaultOptions(), "A B", .9},
+		{"weak gap probability is not a space", []step{{1, .9, 0}, {0, .9, .01}, {2, .9, 0}}, DefaultOptions(), "AB", .9},
+		{"restoration off", []step{{1, .9, 0}, {0, .6, .3}, {2, .9, 0}}, Options{}, "AB", .9},
+		{"no space restored before the first character", []step{{0, .6, .3}, {1, .9, 0}}, DefaultOptions(), "A", .9},
+		{"no space restored after the last character", []step{{1, .9, 0}, {0, .6, .3}}, DefaultOptions(), "A", .9},
+		{"gap inside a repeat run does not count", []step{{1, .9, 0}, {1, .9, .3}, {2, .9, 0}}, DefaultOptions(), "AB", .9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := cs.Decode(probs(tt.steps), len(tt.steps), 6, tt.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Text != tt.want {
+				t.Errorf("text = %q, want %q", r.Text, tt.want)
+			}
+			if d := r.Score - tt.wantScore; d > 1e-5 || d < -1e-5 {
+				t.Errorf("score = %v, want %v", r.Score, tt.wantScore)
+			}
+			if n := len([]rune(r.Text)); len(r.Steps) != n {
+				t.Errorf("len(Steps) = %d, want one per rune (%d)", len(r.Steps), n)
+			}
+		})
+	}
+}
+
+func TestDecodeRejectsWrongShape(t *testing.T) {
+	cs := testCharset(t)
+	if _, err := cs.Decode(make([]float32, 10), 2, 5, DefaultOptions()); err == nil {
+		t.Error("class count mismatch accepted")
+	}
+	if _, err := cs.Decode(make([]float32, 10), 2, 6, DefaultOptions()); err == nil {
+		t.Error("short data accepted")
+	}
+}
+
+func TestLoadCharset(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		classes int
+		wantErr bool
+	}{
+		{"plain", "a\nb\n", 4, false},
+		{"crlf and bom", "\ufeffa\r\nb\r\n", 4, false},
+		{"ideographic space kept", "a\n\u3000\nb", 5, false},
+		{"empty", "", 0, true},
+		{"invalid utf-8", "a\n\xff\n", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cs, err := LoadCharset(strings.NewReader(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err == nil && cs.NumClasses() != tt.classes {
+				t.Errorf("NumClasses = %d, want %d", cs.NumClasses(), tt.classes)
+			}
+		})
+	}
+}
+
+// FuzzDecode: any matrix decodes without panicking, into valid text with one step per rune.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 250, 3, 7, 9, 0, 0})
+	f.Add([]byte{})
+	f.Add([]byte{255, 255, 255, 255, 255, 255})
+	cs, err := LoadCharset(strings.NewReader("A\nB\nC\n中"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		T := len(data) / 6
+		p := make([]float32, T*6)
+		for i := range p {
+			p[i] = float32(data[i]) / 255
+		}
+		r, err := cs.Decode(p, T, 6, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Steps) != len([]rune(r.Text)) {
+			t.Fatalf("steps %d for %q", len(r.Steps), r.Text)
+		}
+		if strings.HasPrefix(r.Text, " ") || strings.HasSuffix(r.Text, " ") || strings.Contains(r.Text, "  ") {
+			t.Fatalf("bad spacing in %q", r.Text)
+		}
+		if r.Score < 0 || r.Score > 1 {
+			t.Fatalf("score %v", r.Score)
+		}
+	})
+}

@@ -1,0 +1,107 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// apiError is an error a handler has already classified: it carries its status, a stable code for
+// machines and a message for people.
+type apiError struct {
+	status     int
+	code       string
+	msg        string
+	retryAfter int // seconds; set for 429/503
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(code, format string, args ...any) *apiError {
+	return &apiError{status: fiber.StatusBadRequest, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is the JSON shape of every error answer.
+type errorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// classify maps any error a handler returns to its answer. It is the single place where errors
+// become statuses: handlers return errors, they never pick a status for a domain failure themselves.
+func classify(err error) *apiError {
+	var ae *apiError
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, imaging.ErrTooLarge):
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "image_too_large", msg: err.Error()}
+	case errors.Is(err, imaging.ErrUnsupportedFormat):
+		return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_image_format",
+			msg: "image format not recognized; send JPEG, PNG, GIF, BMP, TIFF or WebP"}
+	case errors.Is(err, imaging.ErrUndecodable):
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "undecodable_image", msg: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: "the request did not finish within its deadline"}
+	case errors.Is(err, context.Canceled):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "canceled", msg: "the request was canceled", retryAfter: 1}
+	case errors.Is(err, ocr.ErrRuntimeUnavailable):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "runtime_unavailable", msg: "the model runtime is not ready; try again shortly", retryAfter: 5}
+	case errors.Is(err, ocr.ErrModelMissing):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "model_missing", msg: "a model the pipeline needs is not loaded in the runtime", retryAfter: 30}
+	case errors.As(err, &fe):
+		return fiberError(fe)
+	}
+	return &apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
+}
+
+// fiberError covers the errors Fiber raises itself (unknown route, body over the limit, …).
+func fiberError(fe *fiber.Error) *apiError {
+	code := map[int]string{
+		fiber.StatusNotFound:              "not_found",
+		fiber.StatusMethodNotAllowed:      "method_not_allowed",
+		fiber.StatusRequestEntityTooLarge: "body_too_large",
+		fiber.StatusBadRequest:            "bad_request",
+		fiber.StatusRequestTimeout:        "timeout",
+	}[fe.Code]
+	if code == "" {
+		code = "http_" + strconv.Itoa(fe.Code)
+	}
+	msg := fe.Message
+	if fe.Code == fiber.StatusRequestEntityTooLarge {
+		msg = "request body is larger than the server accepts"
+	}
+	if fe.Code >= 500 {
+		msg = "internal error"
+	}
+	return &apiError{status: fe.Code, code: code, msg: msg}
+}
+
+// errorHandler is Fiber's ErrorHandler: it writes the JSON error and logs what a person operating
+// the service needs (the caller's mistakes at debug level, our failures at error level).
+func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		ae := classify(err)
+		level := slog.LevelDebug
+		if ae.status >= 500 {
+			level = slog.LevelError
+			if ae.status == fiber.StatusServiceUnavailable || ae.status == fiber.StatusGatewayTimeout {
+				level = slog.LevelWarn
+			}
+		}
+		log.Log(c.UserContext(), level, "request failed", "method", c.Method(), "path", c.Path(),
+			"status", ae.status, "code", ae.code, "err", err)
+		if ae.retryAfter > 0 {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.retryAfter))
+		}
+		return c.Status(ae.status).JSON(errorBody{Error: ae.msg, Code: ae.code})
+	}
+}

@@ -1,0 +1,161 @@
+package ocr
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service/dbnet"
+	"github.com/ocrgate/ocrgate/service/geom"
+	"github.com/ocrgate/ocrgate/service/imaging"
+)
+
+// detect finds text boxes in original-image coordinates.
+//
+// Size policy: a detector sees text best when it is roughly 10–40 px tall in its input. PaddleOCR
+// scales every image so its long side is at most 960 px, which suits photos and phone scans but
+// shrinks the print of a 600-dpi A4 scan (7016 px tall) to 7–8 px, where DB loses it or merges
+// lines. So the first pass runs at that size and measures the text it finds; when the median text
+// height is below DetMinTextHeight, a second pass runs on just the area that holds text (receipts
+// fill a third of such pages), scaled so text is DetTargetTextHeight px tall, capped at DetMaxPixels.
+// Big photos with big text stay at one cheap pass.
+func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings) ([]geom.Quad, error) {
+	w, h := dec.Width, dec.Height
+	full := image.Rect(0, 0, w, h)
+	scale := math.Min(1, float64(p.opt.DetLimitSide)/float64(max(w, h)))
+	boxes, err := p.detectRegion(ctx, dec.Image, full, scale, tm)
+	if err != nil {
+		return nil, err
+	}
+	region, scale2, ok := p.secondPass(full, scale, boxes)
+	if !ok {
+		return quads(boxes), nil
+	}
+	return p.detectRegionQuads(ctx, dec.Image, region, scale2, tm)
+}
+
+func (p *Pipeline) detectRegionQuads(ctx context.Context, img image.Image, r image.Rectangle, scale float64, tm *Timings) ([]geom.Quad, error) {
+	boxes, err := p.detectRegion(ctx, img, r, scale, tm)
+	if err != nil {
+		return nil, err
+	}
+	return quads(boxes), nil
+}
+
+// detBox is a detected box in original-image coordinates with its height in detector pixels.
+type detBox struct {
+	quad      geom.Quad
+	detHeight float64
+}
+
+func quads(boxes []detBox) []geom.Quad {
+	out := make([]geom.Quad, len(boxes))
+	for i, b := range boxes {
+		out[i] = b.quad
+	}
+	return out
+}
+
+// secondPass decides whether the first pass's text was too small to trust, and if so returns the
+// area to look at again and the scale to use there.
+func (p *Pipeline) secondPass(full image.Rectangle, scale float64, boxes []detBox) (image.Rectangle, float64, bool) {
+	if scale >= 1 {
+		return image.Rectangle{}, 0, false // already at full resolution: nothing to gain
+	}
+	region := full
+	textH := 0.0
+	if len(boxes) > 0 {
+		heights := make([]float64, len(boxes))
+		for i, b := range boxes {
+			heights[i] = b.detHeight
+		}
+		slices.Sort(heights)
+		textH = heights[len(heights)/2]
+		if textH >= p.opt.DetMinTextHeight {
+			return image.Rectangle{}, 0, false
+		}
+		// The area holding text, with a margin of a few text heights (in original pixels) so
+		// boxes the first pass missed near the edge are still inside.
+		minX, minY, maxX, maxY := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+		for _, b := range boxes {
+			x0, y0, x1, y1 := b.quad.Bounds()
+			minX, minY = math.Min(minX, x0), math.Min(minY, y0)
+			maxX, maxY = math.Max(maxX, x1), math.Max(maxY, y1)
+		}
+		margin := 4 * textH / scale
+		region = image.Rect(int(minX-margin), int(minY-margin), int(math.Ceil(maxX+margin)), int(math.Ceil(maxY+margin))).Intersect(full)
+	} else if scale > 0.5 {
+		// Nothing found on an image that was barely shrunk: there is no small text to rescue.
+		return image.Rectangle{}, 0, false
+	}
+	scale2 := 1.0
+	if textH > 0 {
+		scale2 = math.Min(1, scale*p.opt.DetTargetTextHeight/textH)
+	}
+	area := float64(region.Dx()) * float64(region.Dy())
+	if capScale := math.Sqrt(float64(p.opt.DetMaxPixels) / area); capScale < scale2 {
+		scale2 = capScale
+	}
+	if region.Empty() || scale2 < scale*1.2 {
+		return image.Rectangle{}, 0, false
+	}
+	return region, scale2, true
+}
+
+// detectRegion runs the detector on rectangle r of img scaled by scale.
+func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Rectangle, scale float64, tm *Timings) ([]detBox, error) {
+	start := time.Now()
+	dw, dh := detSize(r.Dx(), scale), detSize(r.Dy(), scale)
+	in := Tensor{Shape: []int64{1, 3, int64(dh), int64(dw)}, Data: make([]float32, 3*dw*dh)}
+	src := img
+	if r != img.Bounds() {
+		src = subImage(img, r)
+	}
+	imaging.ResizeTensor(in.Data, src, dw, dh, p.opt.DetNorm)
+	start = tm.track(StageDetPre, start)
+
+	out, err := p.rt.Infer(ctx, Detector, in)
+	if err != nil {
+		return nil, fmt.Errorf("detection: %w", err)
+	}
+	start = tm.track(StageDetInfer, start)
+	if len(out.Shape) != 4 || out.Shape[0] != 1 || out.Shape[1] != 1 || out.Shape[2] != int64(dh) || out.Shape[3] != int64(dw) || len(out.Data) != dw*dh {
+		return nil, fmt.Errorf("detection: output shape %v, want [1 1 %d %d]: %w", out.Shape, dh, dw, ErrRuntimeFailed)
+	}
+
+	found := dbnet.Boxes(out.Data, dw, dh, p.opt.DB)
+	sx, sy := float64(r.Dx())/float64(dw), float64(r.Dy())/float64(dh)
+	boxes := make([]detBox, 0, len(found))
+	W, H := float64(img.Bounds().Dx()), float64(img.Bounds().Dy())
+	for _, b := range found {
+		q := b.Quad
+		for i := range q {
+			q[i] = geom.Point{X: float64(r.Min.X) + q[i].X*sx, Y: float64(r.Min.Y) + q[i].Y*sy}
+		}
+		q = q.Scale(1, 1, W, H) // clamp into the image
+		if q.Width() < 1 || q.Height() < 1 {
+			continue
+		}
+		boxes = append(boxes, detBox{quad: q, detHeight: math.Min(b.Quad.Width(), b.Quad.Height())})
+	}
+	tm.track(StageDetPost, start)
+	return boxes, nil
+}
+
+// detSize scales a side and rounds it to a multiple of 32 (the detector downsamples 32×), at least 32.
+func detSize(side int, scale float64) int {
+	return max(32, int(math.Round(float64(side)*scale/32))*32)
+}
+
+// subImage returns the part r of img, without copying when the type allows it.
+func subImage(img image.Image, r image.Rectangle) image.Image {
+	if s, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	}); ok {
+		return s.SubImage(r)
+	}
+	return img
+}

@@ -1,0 +1,106 @@
+package ocr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ocrgate/ocrgate/service/ctc"
+	"github.com/ocrgate/ocrgate/service/dbnet"
+	"github.com/ocrgate/ocrgate/service/imaging"
+)
+
+// Options are the pipeline's settings. The defaults are PaddleOCR's (PP-OCRv4 mobile), except
+// where a comment says otherwise.
+type Options struct {
+	Limits imaging.Limits // refuse images larger than this before decoding them fully
+
+	// Detection input size. The first pass scales the image so its long side is at most
+	// DetLimitSide (PaddleOCR's det_limit_side_len, 960; never upscaled) and both sides are
+	// multiples of 32. When the text that pass finds is smaller than DetMinTextHeight pixels (small
+	// print on a large scan), a second pass runs on the part of the image that holds text, at the
+	// scale that makes text DetTargetTextHeight pixels tall, capped at DetMaxPixels input pixels.
+	DetLimitSide        int
+	DetMinTextHeight    float64
+	DetTargetTextHeight float64
+	DetMaxPixels        int
+	DetNorm             imaging.Norm
+	DB                  dbnet.Options
+
+	// CropRotateRatio: a box at least this many times taller than wide holds vertical text and is
+	// turned 90° (read bottom to top) before recognition.
+	CropRotateRatio float64
+
+	// Direction classifier (0°/180°).
+	UseClassifier bool
+	ClsThreshold  float32 // flip a crop when p(180°) ≥ this
+	ClsWidth      int
+	ClsHeight     int
+	ClsBatchSize  int
+	ClsNorm       imaging.Norm
+	RecHeight     int
+	RecMinWidth   int // batch width is at least this (PaddleOCR's rec_image_shape width, 320)
+	RecMaxWidth   int // crops wider than this are squeezed (bounds memory for absurd boxes)
+	RecBatchSize  int
+	RecNorm       imaging.Norm
+	CTC           ctc.Options
+	MinScore      float32 // regions recognized with a lower score are dropped (the seed's 0.5)
+	RowOverlap    float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
+}
+
+// DefaultOptions returns PaddleOCR's defaults plus ocrgate's detection size policy.
+func DefaultOptions() Options {
+	half := imaging.Norm{Mean: [3]float32{0.5, 0.5, 0.5}, Std: [3]float32{0.5, 0.5, 0.5}, BGR: true}
+	return Options{
+		Limits:              imaging.Limits{MaxPixels: 50_000_000, MaxSide: 10_000},
+		DetLimitSide:        960,
+		DetMinTextHeight:    14,
+		DetTargetTextHeight: 24,
+		DetMaxPixels:        3_000_000,
+		DetNorm: imaging.Norm{
+			Mean: [3]float32{0.485, 0.456, 0.406},
+			Std:  [3]float32{0.229, 0.224, 0.225},
+			BGR:  true,
+		},
+		DB:              dbnet.DefaultOptions(),
+		CropRotateRatio: 1.5,
+		UseClassifier:   true,
+		ClsThreshold:    0.9,
+		ClsWidth:        192,
+		ClsHeight:       48,
+		ClsBatchSize:    6,
+		ClsNorm:         half,
+		RecHeight:       48,
+		RecMinWidth:     320,
+		RecMaxWidth:     48 * 50,
+		RecBatchSize:    6,
+		RecNorm:         half,
+		CTC:             ctc.DefaultOptions(),
+		MinScore:        0.5,
+		RowOverlap:      0.5,
+	}
+}
+
+// Validate reports settings that cannot work.
+func (o Options) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(o.DetLimitSide >= 32, "detection limit side must be at least 32, got %d", o.DetLimitSide)
+	check(o.DetMaxPixels >= 32*32, "detection pixel cap must be at least 1024, got %d", o.DetMaxPixels)
+	check(o.DetTargetTextHeight > 0, "detection target text height must be positive")
+	check(o.DB.Threshold > 0 && o.DB.Threshold < 1, "DB threshold must be in (0,1), got %v", o.DB.Threshold)
+	check(o.DB.BoxThreshold >= 0 && o.DB.BoxThreshold <= 1, "DB box threshold must be in [0,1], got %v", o.DB.BoxThreshold)
+	check(o.DB.UnclipRatio > 0, "DB unclip ratio must be positive, got %v", o.DB.UnclipRatio)
+	check(o.DB.MaxCandidates > 0, "DB max candidates must be positive, got %d", o.DB.MaxCandidates)
+	check(o.CropRotateRatio > 0, "crop rotate ratio must be positive")
+	check(o.ClsWidth > 0 && o.ClsBatchSize > 0, "classifier width and batch size must be positive")
+	check(o.ClsHeight == o.RecHeight, "classifier height (%d) must equal recognizer height (%d): both read the same crops", o.ClsHeight, o.RecHeight)
+	check(o.RecHeight > 0 && o.RecBatchSize > 0, "recognizer height and batch size must be positive")
+	check(o.RecMinWidth >= o.RecHeight && o.RecMaxWidth >= o.RecMinWidth, "recognizer widths must satisfy height ≤ min ≤ max")
+	check(o.MinScore >= 0 && o.MinScore <= 1, "minimum score must be in [0,1], got %v", o.MinScore)
+	check(o.RowOverlap > 0 && o.RowOverlap <= 1, "row overlap must be in (0,1], got %v", o.RowOverlap)
+	return errors.Join(errs...)
+}

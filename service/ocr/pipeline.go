@@ -1,0 +1,174 @@
+// Package ocr is the OCR pipeline: decode → detect (pre-process → infer → DB post-process) →
+// crop → classify 0°/180° → recognize (batch → infer → CTC) → reading order.
+//
+// Everything but tensor inference happens here, in Go; inference goes through the small [Runtime]
+// interface so the same pipeline runs on the embedded ONNX Runtime or on a Triton server.
+package ocr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service/ctc"
+	"github.com/ocrgate/ocrgate/service/geom"
+	"github.com/ocrgate/ocrgate/service/imaging"
+)
+
+// Pipeline runs OCR on images. It holds no per-request state and is safe for concurrent use.
+type Pipeline struct {
+	rt      Runtime
+	charset *ctc.Charset
+	opt     Options
+}
+
+// New builds a pipeline over a runtime. The charset must match the recognizer's output classes.
+func New(rt Runtime, charset *ctc.Charset, opt Options) (*Pipeline, error) {
+	if rt == nil || charset == nil {
+		return nil, errors.New("ocr: runtime and charset are required")
+	}
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("ocr: invalid options: %w", err)
+	}
+	return &Pipeline{rt: rt, charset: charset, opt: opt}, nil
+}
+
+// Options returns the settings the pipeline runs with.
+func (p *Pipeline) Options() Options { return p.opt }
+
+// Region is one recognized piece of text: a detected box and what it says.
+type Region struct {
+	// Quad is the box in original-image pixels, clockwise from the top-left corner of the text
+	// (for text read bottom to top or upside down, that corner is not the top-left of the image).
+	Quad     geom.Quad
+	Text     string
+	Score    float32 // recognition confidence in [0,1]
+	Vertical bool    // the box was taller than wide and was turned 90° to be read
+	Flipped  bool    // the direction classifier turned the crop 180°
+	Row      int     // row index in reading order (0-based)
+	Order    int     // position in reading order (0-based)
+}
+
+// Result is the outcome of one image.
+type Result struct {
+	Format        string // detected image format ("jpeg", "png", …)
+	Width, Height int    // of the upright image
+	Regions       []Region
+	// Text is every region's text in reading order: one line per row, regions of a row separated by
+	// a space.
+	Text    string
+	Timings Timings
+}
+
+// Stage names one step of the pipeline, for timing.
+type Stage int
+
+// The stages, in pipeline order.
+const (
+	StageDecode Stage = iota
+	StageDetPre
+	StageDetInfer
+	StageDetPost
+	StageCrop
+	StageClsPre
+	StageClsInfer
+	StageRecPre
+	StageRecInfer
+	StageCTC
+	StageOrder
+	numStages
+)
+
+var stageNames = [numStages]string{"decode", "det_pre", "det_infer", "db_post", "crops", "cls_pre", "cls_infer", "rec_pre", "rec_infer", "ctc", "order"}
+
+func (s Stage) String() string {
+	if s < 0 || s >= numStages {
+		return fmt.Sprintf("stage(%d)", int(s))
+	}
+	return stageNames[s]
+}
+
+// Stages lists every stage in pipeline order.
+func Stages() []Stage {
+	out := make([]Stage, numStages)
+	for i := range out {
+		out[i] = Stage(i)
+	}
+	return out
+}
+
+// Timings holds the time spent in each stage of one run. Inference stages hold runtime time only,
+// so the rest is what the pipeline itself costs.
+type Timings [numStages]time.Duration
+
+// Inference is the time spent waiting on the model runtime.
+func (t *Timings) Inference() time.Duration {
+	return t[StageDetInfer] + t[StageClsInfer] + t[StageRecInfer]
+}
+
+// Total is the sum of all stages.
+func (t *Timings) Total() time.Duration {
+	var d time.Duration
+	for _, v := range t {
+		d += v
+	}
+	return d
+}
+
+// track adds the time since start to stage s and returns now, for chaining.
+func (t *Timings) track(s Stage, start time.Time) time.Time {
+	now := time.Now()
+	t[s] += now.Sub(start)
+	return now
+}
+
+// Run decodes an image and recognizes its text. Errors from decoding wrap the imaging package's
+// sentinels; errors from the runtime wrap ErrRuntime*; a cancelled or expired ctx yields ctx.Err().
+func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
+	var tm Timings
+	start := time.Now()
+	dec, err := imaging.Decode(data, p.opt.Limits)
+	if err != nil {
+		return nil, err
+	}
+	tm.track(StageDecode, start)
+	res, err := p.recognizeImage(ctx, dec, &tm)
+	if err != nil {
+		return nil, err
+	}
+	res.Timings = tm
+	return res, nil
+}
+
+// RunImage recognizes the text of an already decoded, upright image.
+func (p *Pipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*Result, error) {
+	var tm Timings
+	res, err := p.recognizeImage(ctx, dec, &tm)
+	if err != nil {
+		return nil, err
+	}
+	res.Timings = tm
+	return res, nil
+}
+
+func (p *Pipeline) recognizeImage(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, error) {
+	quads, err := p.detect(ctx, dec, tm)
+	if err != nil {
+		return nil, err
+	}
+	regions, err := p.recognize(ctx, dec, quads, tm)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	text := order(regions, p.opt.RowOverlap)
+	tm.track(StageOrder, start)
+	return &Result{
+		Format:  dec.Format,
+		Width:   dec.Width,
+		Height:  dec.Height,
+		Regions: regions,
+		Text:    text,
+	}, nil
+}

@@ -1,0 +1,240 @@
+package ocr_test
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/anthonynsimon/bild/transform"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
+
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/setup"
+)
+
+var (
+	engineOnce sync.Once
+	engine     *setup.Engine
+	engineErr  error
+)
+
+// pipeline returns the real pipeline on the embedded ONNX Runtime with default settings.
+func pipeline(t testing.TB) *ocr.Pipeline {
+	t.Helper()
+	engineOnce.Do(func() {
+		cfg, err := config.Load(nil, os.Getenv, os.Stderr)
+		if err != nil {
+			engineErr = err
+			return
+		}
+		engine, engineErr = setup.Embedded(cfg)
+	})
+	if engineErr != nil {
+		t.Fatalf("embedded runtime: %v (run `make test`, which fetches the models first)", engineErr)
+	}
+	return engine.Pipeline
+}
+
+// face is Go Regular at size px.
+func face(t testing.TB, size float64) font.Face {
+	t.Helper()
+	f, err := opentype.Parse(goregular.TTF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := opentype.NewFace(f, &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fc
+}
+
+// renderLine draws text in black on a white image just large enough for it (with a margin) and
+// returns the image and the ink box of the text inside it.
+func renderLine(t testing.TB, text string, size float64) (*image.RGBA, image.Rectangle) {
+	fc := face(t, size)
+	b, _ := font.BoundString(fc, text)
+	margin := int(size / 2)
+	w := (b.Max.X - b.Min.X).Ceil() + 2*margin
+	h := (b.Max.Y - b.Min.Y).Ceil() + 2*margin
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	d := font.Drawer{Dst: img, Src: image.Black, Face: fc,
+		Dot: fixed.Point26_6{X: fixed.I(margin) - b.Min.X, Y: fixed.I(margin) - b.Min.Y}}
+	d.DrawString(text)
+	ink := image.Rect(margin, margin, w-margin, h-margin)
+	return img, ink
+}
+
+// paste draws src onto a white canvas at (x, y), treating transparent pixels as white.
+func paste(dst *image.RGBA, src image.Image, x, y int) {
+	r := src.Bounds().Sub(src.Bounds().Min).Add(image.Pt(x, y))
+	draw.Draw(dst, r, src, src.Bounds().Min, draw.Over)
+}
+
+func canvas(w, h int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), &image.Uniform{color.White}, image.Point{}, draw.Src)
+	return img
+}
+
+func encodePNG(t testing.TB, img image.Image) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// iou of the axis-aligned bounds of a region and a rectangle.
+func iou(q ocr.Region, r image.Rectangle) float64 {
+	x0, y0, x1, y1 := q.Quad.Bounds()
+	ix := math.Min(x1, float64(r.Max.X)) - math.Max(x0, float64(r.Min.X))
+	iy := math.Min(y1, float64(r.Max.Y)) - math.Max(y0, float64(r.Min.Y))
+	if ix <= 0 || iy <= 0 {
+		return 0
+	}
+	inter := ix * iy
+	return inter / ((x1-x0)*(y1-y0) + float64(r.Dx()*r.Dy()) - inter)
+}
+
+func TestCleanLines(t *testing.T) {
+	p := pipeline(t)
+	lines := []string{"INVOICE NO 2024-1121", "Total Amount 89.50", "Thank you for shopping"}
+	img := canvas(900, 420)
+	var inks []image.Rectangle
+	for i, s := range lines {
+		line, ink := renderLine(t, s, 34)
+		x, y := 40+i*60, 40+i*120
+		paste(img, line, x, y)
+		inks = append(inks, ink.Add(image.Pt(x, y)))
+	}
+	res, err := p.Run(context.Background(), encodePNG(t, img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Text, strings.Join(lines, "\n"); got != want {
+		t.Fatalf("text = %q, want %q", got, want)
+	}
+	if len(res.Regions) != len(lines) {
+		t.Fatalf("%d regions, want %d", len(res.Regions), len(lines))
+	}
+	for i, r := range res.Regions {
+		if r.Text != lines[i] || r.Row != i || r.Order != i {
+			t.Errorf("region %d = %q row %d order %d, want %q row %d", i, r.Text, r.Row, r.Order, lines[i], i)
+		}
+		// DB boxes are the ink box grown by the unclip margin, so they overlap it well but not exactly.
+		if v := iou(r, inks[i]); v < 0.5 {
+			t.Errorf("region %d box %v overlaps the drawn text %v with IoU %.2f, want ≥ 0.5", i, r.Quad, inks[i], v)
+		}
+		if r.Score < 0.9 {
+			t.Errorf("region %d score %.3f, want ≥ 0.9 on clean print", i, r.Score)
+		}
+		if math.Abs(r.Quad.Angle()) > 2 {
+			t.Errorf("region %d angle %.1f°, want level", i, r.Quad.Angle())
+		}
+	}
+	if res.Width != 900 || res.Height != 420 || res.Format != "png" {
+		t.Errorf("image info %dx%d %s", res.Width, res.Height, res.Format)
+	}
+}
+
+func TestTurnedLines(t *testing.T) {
+	p := pipeline(t)
+	tests := []struct {
+		name         string
+		text         string
+		angle        float64 // clockwise degrees, as bild rotates
+		wantVertical bool
+		wantFlipped  bool
+		wantAngle    float64 // of the returned box's top edge (text direction)
+	}{
+		{"rotated 10 degrees", "ROTATED LINE 4521", 10, false, false, 10},
+		{"rotated minus 8 degrees", "Invoice Date 21/11", -8, false, false, -8},
+		{"upside down", "UPSIDE DOWN 2718", 180, false, true, 180},
+		{"turned 90, bottom to top", "VERTICAL TEXT 77", -90, true, false, -90},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line, _ := renderLine(t, tt.text, 34)
+			rot := transform.Rotate(line, tt.angle, &transform.RotationOptions{ResizeBounds: true})
+			img := canvas(rot.Bounds().Dx()+80, rot.Bounds().Dy()+80)
+			paste(img, rot, 40, 40)
+			res, err := p.Run(context.Background(), encodePNG(t, img))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Regions) != 1 {
+				t.Fatalf("%d regions (%q), want 1", len(res.Regions), res.Text)
+			}
+			r := res.Regions[0]
+			if r.Text != tt.text {
+				t.Errorf("text = %q, want %q", r.Text, tt.text)
+			}
+			if r.Vertical != tt.wantVertical || r.Flipped != tt.wantFlipped {
+				t.Errorf("vertical %v flipped %v, want %v %v", r.Vertical, r.Flipped, tt.wantVertical, tt.wantFlipped)
+			}
+			// The box's first corner is the text's own top-left, so its top edge points along the text.
+			if d := math.Abs(math.Remainder(r.Quad.Angle()-tt.wantAngle, 360)); d > 3 {
+				t.Errorf("box angle %.1f°, want %.1f°", r.Quad.Angle(), tt.wantAngle)
+			}
+		})
+	}
+}
+
+func TestBlankImage(t *testing.T) {
+	res, err := pipeline(t).Run(context.Background(), encodePNG(t, canvas(640, 480)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Regions) != 0 || res.Text != "" {
+		t.Errorf("blank image read as %q", res.Text)
+	}
+}
+
+func TestCanceledContext(t *testing.T) {
+	line, _ := renderLine(t, "CANCELED", 30)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := pipeline(t).Run(ctx, encodePNG(t, line))
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	p := pipeline(t)
+	data, err := os.ReadFile("../../../shared/datasets/sroie-dev/img/003.jpg")
+	if err != nil {
+		t.Fatalf("dataset image: %v (the tests expect shared/ beside the checkout)", err)
+	}
+	a, err := p.Run(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Run(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Text != b.Text || len(a.Regions) != len(b.Regions) {
+		t.Fatalf("two runs differ:\n%s\n---\n%s", a.Text, b.Text)
+	}
+	for i := range a.Regions {
+		if a.Regions[i].Quad != b.Regions[i].Quad || a.Regions[i].Score != b.Regions[i].Score {
+			t.Errorf("region %d differs: %+v vs %+v", i, a.Regions[i], b.Regions[i])
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package ocr
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthonynsimon/bild/transform"
+
+	"github.com/ocrgate/ocrgate/service/geom"
+	"github.com/ocrgate/ocrgate/service/imaging"
+)
+
+// crop is one detected box cut out of the image, upright and scaled to the recognizer's height.
+type crop struct {
+	quad     geom.Quad // corners clockwise from the text's own top-left
+	img      *image.RGBA
+	vertical bool
+	flipped  bool
+	text     string
+	score    float32
+}
+
+// recognize crops every box, turns crops upright and reads them. Regions scoring under MinScore or
+// reading as nothing are dropped.
+func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []geom.Quad, tm *Timings) ([]Region, error) {
+	start := time.Now()
+	crops := p.cut(dec.Image, quads)
+	tm.track(StageCrop, start)
+	if len(crops) == 0 {
+		return nil, nil
+	}
+	// Both batched stages sort by aspect ratio (as PaddleOCR does) so that crops of similar width
+	// share a batch and little of the batch is padding.
+	byWidth := make([]int, len(crops))
+	for i := range byWidth {
+		byWidth[i] = i
+	}
+	slices.SortStableFunc(byWidth, func(a, b int) int { return crops[a].img.Rect.Dx() - crops[b].img.Rect.Dx() })
+
+	if p.opt.UseClassifier {
+		if err := p.classify(ctx, crops, byWidth, tm); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.read(ctx, crops, byWidth, tm); err != nil {
+		return nil, err
+	}
+	regions := make([]Region, 0, len(crops))
+	for _, c := range crops {
+		if c.text == "" || c.score < p.opt.MinScore {
+			continue
+		}
+		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped})
+	}
+	return regions, nil
+}
+
+// cut warps every box out of the image at recognizer height. Boxes at least CropRotateRatio times
+// taller than wide hold vertical text: their corners are re-labelled so the warp itself turns them
+// 90° clockwise, which makes text running bottom to top upright (the classifier catches the
+// other direction).
+func (p *Pipeline) cut(img image.Image, quads []geom.Quad) []*crop {
+	crops := make([]*crop, len(quads))
+	parallel(len(quads), func(i int) {
+		q := quads[i]
+		w, h := q.Width(), q.Height()
+		if w < 1 || h < 1 {
+			return
+		}
+		vertical := h >= p.opt.CropRotateRatio*w
+		if vertical {
+			q = geom.Quad{q[3], q[0], q[1], q[2]}
+			w, h = h, w
+		}
+		cw := min(p.opt.RecMaxWidth, max(1, int(math.Ceil(float64(p.opt.RecHeight)*w/h))))
+		crops[i] = &crop{quad: q, vertical: vertical, img: imaging.Warp(img, q, cw, p.opt.RecHeight)}
+	})
+	return slices.DeleteFunc(crops, func(c *crop) bool { return c == nil })
+}
+
+// classify runs the 0°/180° classifier and turns the crops it is sure are upside down.
+func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, tm *Timings) error {
+	cw, ch := p.opt.ClsWidth, p.opt.ClsHeight
+	for lo := 0; lo < len(byWidth); lo += p.opt.ClsBatchSize {
+		start := time.Now()
+		batch := byWidth[lo:min(lo+p.opt.ClsBatchSize, len(byWidth))]
+		n := len(batch)
+		plane := 3 * ch * cw
+		in := Tensor{Shape: []int64{int64(n), 3, int64(ch), int64(cw)}, Data: make([]float32, n*plane)}
+		parallel(n, func(j int) {
+			img := crops[batch[j]].img
+			if img.Rect.Dx() > cw {
+				// PaddleOCR squeezes wide crops into the classifier's width rather than cutting them.
+				img = imaging.ResizeWidth(img, cw)
+			}
+			imaging.TensorInto(in.Data[j*plane:(j+1)*plane], img, cw, p.opt.ClsNorm)
+		})
+		start = tm.track(StageClsPre, start)
+		out, err := p.rt.Infer(ctx, Classifier, in)
+		if err != nil {
+			return fmt.Errorf("direction classifier: %w", err)
+		}
+		start = tm.track(StageClsInfer, start)
+		if len(out.Shape) != 2 || out.Shape[0] != int64(n) || out.Shape[1] != 2 || len(out.Data) != 2*n {
+			return fmt.Errorf("direction classifier: output shape %v, want [%d 2]: %w", out.Shape, n, ErrRuntimeFailed)
+		}
+		for j, idx := range batch {
+			p0, p180 := out.Data[2*j], out.Data[2*j+1]
+			if p180 > p0 && p180 >= p.opt.ClsThreshold {
+				c := crops[idx]
+				c.img = transform.FlipV(transform.FlipH(c.img))
+				c.quad = geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]}
+				c.flipped = true
+			}
+		}
+		tm.track(StageClsPre, start)
+	}
+	return nil
+}
+
+// read runs the recognizer batch by batch and decodes each line with CTC.
+func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *Timings) error {
+	rh := p.opt.RecHeight
+	for lo := 0; lo < len(byWidth); lo += p.opt.RecBatchSize {
+		start := time.Now()
+		batch := byWidth[lo:min(lo+p.opt.RecBatchSize, len(byWidth))]
+		n := len(batch)
+		rw := p.opt.RecMinWidth
+		for _, idx := range batch {
+			rw = max(rw, crops[idx].img.Rect.Dx())
+		}
+		plane := 3 * rh * rw
+		in := Tensor{Shape: []int64{int64(n), 3, int64(rh), int64(rw)}, Data: make([]float32, n*plane)}
+		parallel(n, func(j int) {
+			imaging.TensorInto(in.Data[j*plane:(j+1)*plane], crops[batch[j]].img, rw, p.opt.RecNorm)
+		})
+		start = tm.track(StageRecPre, start)
+		out, err := p.rt.Infer(ctx, Recognizer, in)
+		if err != nil {
+			return fmt.Errorf("recognition: %w", err)
+		}
+		start = tm.track(StageRecInfer, start)
+		classes := p.charset.NumClasses()
+		if len(out.Shape) != 3 || out.Shape[0] != int64(n) || out.Shape[2] != int64(classes) || len(out.Data) != n*int(out.Shape[1])*classes {
+			return fmt.Errorf("recognition: output shape %v, want [%d T %d]: %w", out.Shape, n, classes, ErrRuntimeFailed)
+		}
+		steps := int(out.Shape[1])
+		var mu sync.Mutex
+		var firstErr error
+		parallel(n, func(j int) {
+			r, err := p.charset.Decode(out.Data[j*steps*classes:(j+1)*steps*classes], steps, classes, p.opt.CTC)
+			if err != nil {
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+				return
+			}
+			c := crops[batch[j]]
+			c.text, c.score = r.Text, r.Score
+		})
+		if firstErr != nil {
+			return fmt.Errorf("recognition: %w: %w", firstErr, ErrRuntimeFailed)
+		}
+		tm.track(StageCTC, start)
+	}
+	return nil
+}
+
+// parallel calls fn(0..n-1) spread over the available cores. The stages it runs are short CPU
+// loops between inference calls, when the runtime's threads are idle.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,46 @@
+package ocr
+
+import (
+	"context"
+	"errors"
+)
+
+// Model names one of the three networks the pipeline runs. The runtime maps it to a session
+// (embedded) or a Triton model name.
+type Model string
+
+// The models of the pipeline.
+const (
+	Detector   Model = "det" // text detection (DB): [N,3,H,W] → [N,1,H,W] probability map
+	Recognizer Model = "rec" // text recognition (CTC): [N,3,48,W] → [N,T,classes] softmax
+	Classifier Model = "cls" // 0°/180° direction: [N,3,48,192] → [N,2] softmax
+)
+
+// Models lists every model the pipeline needs, for readiness checks.
+var Models = []Model{Detector, Recognizer, Classifier}
+
+// Tensor is a dense float32 tensor in row-major order.
+type Tensor struct {
+	Shape []int64
+	Data  []float32
+}
+
+// Runtime runs one model on one input tensor and returns its (single) output. It is the only thing
+// the pipeline needs from a model server, so the embedded ONNX Runtime and a Triton client can stand
+// in for each other. Implementations must be safe for concurrent use, must honour ctx (deadline and
+// cancellation), and should wrap their failures in the errors below so callers can tell a caller's
+// problem from an outage.
+type Runtime interface {
+	Infer(ctx context.Context, m Model, in Tensor) (Tensor, error)
+}
+
+var (
+	// ErrRuntimeUnavailable means the model runtime cannot serve right now (not started, not ready,
+	// unreachable). The request may succeed later.
+	ErrRuntimeUnavailable = errors.New("model runtime unavailable")
+	// ErrModelMissing means the runtime does not know the model.
+	ErrModelMissing = errors.New("model not found in runtime")
+	// ErrRuntimeFailed means the runtime accepted the request but failed to run it, or answered with
+	// something the pipeline cannot use.
+	ErrRuntimeFailed = errors.New("model runtime failed")
+)

@@ -1,0 +1,95 @@
+// Package service is ocrgate's HTTP layer: routes, request parsing, responses and the one mapping
+// from errors to statuses. Handlers stay thin: they bind and check the request, call the domain
+// (the OCR pipeline) and shape its answer.
+package service
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// Recognizer is what the HTTP layer needs from the OCR pipeline.
+type Recognizer interface {
+	Run(ctx context.Context, image []byte) (*ocr.Result, error)
+}
+
+// Options configure the HTTP layer.
+type Options struct {
+	RequestTimeout time.Duration // deadline of every request
+	MaxBodyBytes   int           // larger bodies are refused with 413
+	CORSOrigins    string        // comma-separated; "*" for any origin
+}
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	ocr Recognizer
+	log *slog.Logger
+	opt Options
+}
+
+// New returns the Fiber app with every route registered. Tests drive it with app.Test; main
+// listens with it.
+func New(rec Recognizer, log *slog.Logger, opt Options) *fiber.App {
+	s := &Server{ocr: rec, log: log, opt: opt}
+	app := fiber.New(fiber.Config{
+		AppName:               "ocrgate " + Version,
+		BodyLimit:             opt.MaxBodyBytes,
+		ErrorHandler:          errorHandler(log),
+		DisableStartupMessage: true,
+		// Long requests (a big scan on a busy CPU) must not be cut by the server before the
+		// request deadline answers with a proper 504.
+		ReadTimeout:  opt.RequestTimeout + 10*time.Second,
+		WriteTimeout: opt.RequestTimeout + 10*time.Second,
+		IdleTimeout:  2 * time.Minute,
+	})
+	app.Use(recover.New())
+	app.Use(cors.New(cors.Config{
+		AllowOrigins: normalizeOrigins(opt.CORSOrigins),
+		AllowMethods: "GET,POST,OPTIONS",
+		AllowHeaders: "Content-Type,Authorization,X-Request-ID",
+	}))
+	app.Get("/ping", s.ping)
+	app.Post("/ocr", s.ocrHandler)
+	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	return app
+}
+
+func normalizeOrigins(s string) string {
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return strings.Join(parts, ",")
+}
+
+// ping answers while the process runs, whatever the state of the models.
+func (s *Server) ping(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
+	return c.SendString("pong")
+}
+
+// ocrHandler runs OCR on the image of an {"image": "<base64>"} body.
+func (s *Server) ocrHandler(c *fiber.Ctx) error {
+	start := time.Now()
+	img, err := imageFromRequest(c)
+	if err != nil {
+		return err
+	}
+	// fasthttp does not cancel a request's context when the client goes away, so every request
+	// carries its own deadline into the model calls.
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout)
+	defer cancel()
+	res, err := s.ocr.Run(ctx, img)
+	if err != nil {
+		return err
+	}
+	return c.JSON(newOCRResponse(res, len(img), time.Since(start)))
+}

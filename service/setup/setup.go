@@ -1,0 +1,83 @@
+// Package setup builds what a Config describes — the model runtime and the OCR pipeline over it —
+// so that main, the benchmark command and the tests assemble the service the same way.
+package setup
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/ctc"
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/onnx"
+)
+
+// Engine is a ready pipeline and the runtime under it.
+type Engine struct {
+	Pipeline *ocr.Pipeline
+	Runtime  ocr.Runtime
+	closers  []io.Closer
+}
+
+// Close releases the runtime.
+func (e *Engine) Close() error {
+	var errs []error
+	for _, c := range e.closers {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// Charset loads the recognizer's dictionary from the model directory.
+func Charset(cfg config.Config) (*ctc.Charset, error) {
+	path := cfg.ModelPath(cfg.Dictionary)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open dictionary: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", err)
+	}
+	defer f.Close()
+	cs, err := ctc.LoadCharset(f)
+	if err != nil {
+		return nil, fmt.Errorf("dictionary %s: %w", path, err)
+	}
+	return cs, nil
+}
+
+// Embedded opens the in-process ONNX Runtime on the configured models and builds the pipeline.
+func Embedded(cfg config.Config) (*Engine, error) {
+	cs, err := Charset(cfg)
+	if err != nil {
+		return nil, err
+	}
+	models := map[ocr.Model]string{
+		ocr.Detector:   cfg.ModelPath(cfg.DetModel),
+		ocr.Recognizer: cfg.ModelPath(cfg.RecModel),
+		ocr.Classifier: cfg.ModelPath(cfg.ClsModel),
+	}
+	for m, p := range models {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("model %s: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", m, err)
+		}
+	}
+	rt, err := onnx.Open(onnx.Options{
+		LibraryPath:    cfg.ORTLibrary,
+		Models:         models,
+		IntraOpThreads: cfg.IntraOpThreads,
+		InterOpThreads: cfg.InterOpThreads,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p, err := ocr.New(rt, cs, cfg.OCR)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{closerFunc(rt.Close)}}, nil
+}
