@@ -97,9 +97,9 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 		steps    []int
 		sum      float32
 		kept     int
-		prev     = 0  // class of the previous timestep
+		prev     = 0     // class of the previous timestep
 		gapSpace float32 // highest space probability since the last kept character
-		lastKept = -1 // class of the last kept character (-1: none yet)
+		lastKept = -1    // class of the last kept character (-1: none yet)
 	)
 	for t := 0; t < T; t++ {
 		row := probs[t*C : (t+1)*C]
