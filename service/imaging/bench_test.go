@@ -1,0 +1,66 @@
+package imaging
+
+import (
+	"bytes"
+	"image"
+	"image/jpeg"
+	"testing"
+
+	"github.com/ocrgate/ocrgate/service/geom"
+)
+
+// syntheticScan is a page-like 4:2:0 YCbCr image: white paper with dark horizontal "text" strokes
+// and a little colour, so the benchmarks do not run on an unrealistically uniform image.
+func syntheticScan(w, h int) *image.YCbCr {
+	img := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio420)
+	for y := range h {
+		for x := range w {
+			v := uint8(235)
+			if (y/40)%2 == 0 && (x/7+y/3)%5 < 2 {
+				v = 30
+			}
+			img.Y[y*img.YStride+x] = v
+		}
+	}
+	for i := range img.Cb {
+		img.Cb[i] = uint8(120 + i%17)
+		img.Cr[i] = uint8(130 - i%13)
+	}
+	return img
+}
+
+func BenchmarkResizeTensorLargeScan(b *testing.B) {
+	src := syntheticScan(4961, 7016)
+	const w, h = 1824, 2560
+	dst := make([]float32, 3*w*h)
+	n := Norm{Mean: [3]float32{0.485, 0.456, 0.406}, Std: [3]float32{0.229, 0.224, 0.225}, BGR: true}
+	b.ResetTimer()
+	for b.Loop() {
+		ResizeTensor(dst, src, w, h, n)
+	}
+}
+
+func BenchmarkWarp(b *testing.B) {
+	src := syntheticScan(1200, 900)
+	// A 600×40 px line of text, tilted by a few degrees.
+	q := geom.Quad{{X: 100, Y: 300}, {X: 698.5, Y: 331.4}, {X: 696.4, Y: 371.4}, {X: 97.9, Y: 340}}
+	b.ResetTimer()
+	for b.Loop() {
+		Warp(src, q, 720, 48)
+	}
+}
+
+func BenchmarkDecodeJPEG(b *testing.B) {
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, syntheticScan(2000, 3000), &jpeg.Options{Quality: 85}); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Decode(data, Limits{MaxPixels: 50_000_000, MaxSide: 10_000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package imaging
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+
+	// Decoders are registered for their side effect on image.Decode; the set is deliberately the
+	// formats people actually upload for OCR (photos, scans, screenshots).
+	_ "image/gif"
+	_ "image/jpeg"
+	_ "image/png"
+
+	_ "golang.org/x/image/bmp"
+	_ "golang.org/x/image/tiff"
+	_ "golang.org/x/image/webp"
+)
+
+// Limits bounds the images Decode accepts. The check uses the size in the file's header, before any
+// pixel memory is allocated, so a tiny file that claims to be 60000×60000 costs nothing. Zero fields
+// mean no limit.
+type Limits struct {
+	MaxPixels int // refuse images with more pixels than this (0 = no limit); e.g. 50_000_000
+	MaxSide   int // refuse images with a side longer than this (0 = no limit); e.g. 10_000
+}
+
+// The errors Decode wraps. They are distinct because the HTTP layer answers them differently: the
+// client sent something that is not an image we read (415), a broken image (422), or one too large
+// to process (413). Match them with errors.Is; the wrapping error carries a message for people.
+var (
+	// ErrUnsupportedFormat means the bytes are not one of the formats Decode reads.
+	ErrUnsupportedFormat = errors.New("unsupported image format")
+	// ErrUndecodable means the bytes look like a supported format but are corrupt or truncated.
+	ErrUndecodable = errors.New("image cannot be decoded")
+	// ErrTooLarge means the image header declares more pixels, or a longer side, than Limits allows.
+	ErrTooLarge = errors.New("image too large")
+)
+
+// Decoded is an image ready for the pipeline together with what the caller reports about it.
+type Decoded struct {
+	Image         image.Image // upright (EXIF orientation applied); bounds start at (0, 0)
+	Format        string      // "jpeg", "png", "gif", "bmp", "tiff", "webp"
+	Width, Height int         // of Image (after orientation)
+}
+
+// supportedFormats are the names the registered decoders report. Another package in the binary
+// could register more decoders; they are refused so the accepted set stays what we test.
+var supportedFormats = map[string]bool{
+	"jpeg": true, "png": true, "gif": true, "bmp": true, "tiff": true, "webp": true,
+}
+
+// Decode reads an image from its bytes, recognizing the format by content (never by a file name,
+// which uploads often get wrong). It checks the header's dimensions against lim before decoding,
+// recovers from panics in third-party decoders, takes the first frame of a GIF and rotates JPEGs
+// upright according to their EXIF orientation. Errors wrap ErrUnsupportedFormat, ErrUndecodable or
+// ErrTooLarge.
+func Decode(data []byte, lim Limits) (Decoded, error) {
+	if len(data) == 0 {
+		return Decoded{}, fmt.Errorf("%w: the body is empty", ErrUnsupportedFormat)
+	}
+
+	var (
+		cfg    image.Config
+		format string
+	)
+	err := safely(func() (err error) {
+		cfg, format, err = image.DecodeConfig(bytes.NewReader(data))
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrUndecodable):
+		return Decoded{}, err
+	case errors.Is(err, image.ErrFormat):
+		return Decoded{}, fmt.Errorf("%w: expected JPEG, PNG, GIF, BMP, TIFF or WebP data", ErrUnsupportedFormat)
+	case err != nil:
+		return Decoded{}, fmt.Errorf("%w: bad %s header: %v", ErrUndecodable, formatName(format), err)
+	case !supportedFormats[format]:
+		return Decoded{}, fmt.Errorf("%w: %s images are not accepted", ErrUnsupportedFormat, format)
+	}
+	if err := checkSize(cfg.Width, cfg.Height, lim); err != nil {
+		return Decoded{}, err
+	}
+
+	var img image.Image
+	err = safely(func() (err error) {
+		img, _, err = image.Decode(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("%w: corrupt %s data: %v", ErrUndecodable, formatName(format), err)
+		}
+		img = toOrigin(img, cfg)
+		if format == "jpeg" {
+			if o := jpegOrientation(data); o > 1 {
+				img = orient(img, o)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Decoded{}, err
+	}
+	b := img.Bounds()
+	if err := checkSize(b.Dx(), b.Dy(), lim); err != nil {
+		return Decoded{}, err
+	}
+	return Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy()}, nil
+}
+
+// checkSize applies Limits to a width and height, refusing empty images as corrupt.
+func checkSize(w, h int, lim Limits) error {
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("%w: the image claims to be %d×%d px", ErrUndecodable, w, h)
+	}
+	if lim.MaxSide > 0 && (w > lim.MaxSide || h > lim.MaxSide) {
+		return fmt.Errorf("%w: image is %d×%d px; the limit is %d px a side", ErrTooLarge, w, h, lim.MaxSide)
+	}
+	// w*h may overflow int on 32-bit platforms; compare by division instead.
+	if lim.MaxPixels > 0 && w > lim.MaxPixels/h {
+		return fmt.Errorf("%w: image is %d×%d px (%.1f Mpx); the limit is %.1f Mpx",
+			ErrTooLarge, w, h, float64(w)*float64(h)/1e6, float64(lim.MaxPixels)/1e6)
+	}
+	return nil
+}
+
+// safely runs a decoder and turns its panic into ErrUndecodable: some decoders have panicked on
+// fuzzed input, and one hostile upload must not take the server down.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: the decoder failed: %v", ErrUndecodable, r)
+		}
+	}()
+	return fn()
+}
+
+// toOrigin makes the image's bounds start at (0, 0), which the rest of the pipeline and the API's
+// box coordinates assume. Only GIF produces anything else: its first frame may be a rectangle inside
+// the logical screen, and it is placed at its position on a transparent (so: white) screen.
+func toOrigin(img image.Image, cfg image.Config) image.Image {
+	b := img.Bounds()
+	if b.Min == (image.Point{}) {
+		return img
+	}
+	canvas := image.Rect(0, 0, cfg.Width, cfg.Height)
+	if !b.In(canvas) {
+		canvas = image.Rect(0, 0, b.Dx(), b.Dy())
+		b = canvas
+	}
+	out := image.NewNRGBA(canvas)
+	draw.Draw(out, b, img, img.Bounds().Min, draw.Src)
+	return out
+}
+
+func formatName(format string) string {
+	if format == "" {
+		return "image"
+	}
+	return format
+}
