@@ -33,7 +33,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	dataset := fs.String("dataset", filepath.Join("..", "shared", "datasets", "sroie-dev"), "dataset directory (img/, and box/ + key/ for scoring)")
 	out := fs.String("out", "", "write one prediction JSON per image here (for shared/tools/ocr_score.py)")
 	warmup := fs.Int("warmup", 1, "images run first and not measured (session warm-up)")
-	repeat := fs.Int("repeat", 1, "passes over the dataset")
+	repeat := fs.Int("repeat", 1, "passes over the dataset; each image counts with its fastest pass")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -65,7 +65,7 @@ type Options struct {
 	Dataset string // directory with img/ (and optionally box/, key/)
 	OutDir  string // where to write predictions; empty for none
 	Warmup  int    // unmeasured runs first
-	Repeat  int    // passes over the dataset
+	Repeat  int    // passes over the dataset; each image counts with its fastest pass
 }
 
 // Report is what one benchmark run measured.
@@ -118,38 +118,45 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 		gt[s.ID] = s.Lines
 	}
 
-	rep := &Report{}
-	var counts scoring.Counts
+	// With several passes, each image counts with its fastest pass: on a shared machine the
+	// minimum is the most repeatable estimate of what the code costs.
+	best := make([]*ocr.Result, len(paths))
+	bestWall := make([]time.Duration, len(paths))
 	runtime.GC()
-	for pass := range max(1, opt.Repeat) {
+	for range max(1, opt.Repeat) {
 		for i, path := range paths {
-			id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 			start := time.Now()
 			res, err := p.Run(ctx, images[i])
 			wall := time.Since(start)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			rep.Images++
-			rep.Wall += wall
-			for s, d := range res.Timings {
-				rep.Stages[s] += d
+			if best[i] == nil || wall < bestWall[i] {
+				best[i], bestWall[i] = res, wall
 			}
-			if pass > 0 {
-				continue
-			}
-			rep.PerImage = append(rep.PerImage, ImageTiming{ID: id, Wall: wall})
-			lines := make([]scoring.Line, len(res.Regions))
-			for k, r := range res.Regions {
-				lines[k] = scoring.Line{Text: r.Text, Quad: r.Quad}
-			}
-			if g, ok := gt[id]; ok {
-				counts.Add(scoring.ScoreImage(g, lines, 0.5))
-			}
-			if opt.OutDir != "" {
-				if err := writePrediction(filepath.Join(opt.OutDir, id+".json"), res); err != nil {
-					return nil, err
-				}
+		}
+	}
+	rep := &Report{}
+	var counts scoring.Counts
+	for i, path := range paths {
+		id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		res := best[i]
+		rep.Images++
+		rep.Wall += bestWall[i]
+		for s, d := range res.Timings {
+			rep.Stages[s] += d
+		}
+		rep.PerImage = append(rep.PerImage, ImageTiming{ID: id, Wall: bestWall[i]})
+		lines := make([]scoring.Line, len(res.Regions))
+		for k, r := range res.Regions {
+			lines[k] = scoring.Line{Text: r.Text, Quad: r.Quad}
+		}
+		if g, ok := gt[id]; ok {
+			counts.Add(scoring.ScoreImage(g, lines, scoring.DefaultIoU))
+		}
+		if opt.OutDir != "" {
+			if err := writePrediction(filepath.Join(opt.OutDir, id+".json"), res); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -32,6 +32,8 @@ type Config struct {
 	ORTLibrary     string        // path of libonnxruntime.so.1
 	IntraOpThreads int           // ONNX Runtime threads per inference (0: one per core)
 	InterOpThreads int           // ONNX Runtime threads across graph nodes (0: default)
+	ORTSpin        bool          // let ONNX Runtime threads busy-wait between runs
+	ORTKeepGraph   bool          // load models as they are, without the equivalent faster rewrite
 	RequestTimeout time.Duration // deadline of every request, carried into every model call
 	MaxBodyBytes   int           // largest request body accepted
 	CORSOrigins    string        // comma-separated allowed origins, "*" for any
@@ -87,6 +89,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_ORT_LIB", "ort-lib", "path of the ONNX Runtime shared library", (*stringValue)(&c.ORTLibrary)},
 		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "ONNX Runtime threads per inference (0: one per core)", (*intValue)(&c.IntraOpThreads)},
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
+		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
+		{"OCRGATE_ORT_KEEP_GRAPH", "ort-keep-graph", "load the models as they are instead of rewriting their graphs into an equivalent faster form", (*boolValue)(&c.ORTKeepGraph)},
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
 		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
 		{"OCRGATE_CORS_ORIGINS", "cors-origins", "comma-separated origins allowed to call the API from a browser (* for any)", (*stringValue)(&c.CORSOrigins)},

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 
@@ -27,6 +28,13 @@ type Options struct {
 	// physical core). InterOpThreads bounds parallelism between graph nodes (0: default).
 	IntraOpThreads int
 	InterOpThreads int
+	// KeepGraph loads the models as they are; by default their graphs are first rewritten into an
+	// equivalent form ONNX Runtime runs faster (see optimizeGraph).
+	KeepGraph bool
+	// Spin lets ONNX Runtime's worker threads busy-wait for work after a run. It shaves latency
+	// off back-to-back runs but takes the cores from the Go stages between model calls (crops,
+	// CTC), so it is off by default.
+	Spin bool
 }
 
 // Runtime is the embedded ONNX Runtime. It implements ocr.Runtime.
@@ -82,7 +90,18 @@ func Open(opt Options) (*Runtime, error) {
 }
 
 func newSession(path string, opt Options) (*session, error) {
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	model, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !opt.KeepGraph {
+		optimized, _, err := optimizeGraph(model)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		model = optimized
+	}
+	ins, outs, err := ort.GetInputOutputInfoWithONNXData(model)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -109,7 +128,16 @@ func newSession(path string, opt Options) (*session, error) {
 			return nil, err
 		}
 	}
-	s, err := ort.NewDynamicAdvancedSession(path, []string{ins[0].Name}, []string{outs[0].Name}, so)
+	spin := "0"
+	if opt.Spin {
+		spin = "1"
+	}
+	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+		if err := so.AddSessionConfigEntry(key, spin); err != nil {
+			return nil, err
+		}
+	}
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, []string{ins[0].Name}, []string{outs[0].Name}, so)
 	if err != nil {
 		return nil, fmt.Errorf("create session for %s: %w", path, err)
 	}

@@ -70,6 +70,8 @@ func Embedded(cfg config.Config) (*Engine, error) {
 		Models:         models,
 		IntraOpThreads: cfg.IntraOpThreads,
 		InterOpThreads: cfg.InterOpThreads,
+		Spin:           cfg.ORTSpin,
+		KeepGraph:      cfg.ORTKeepGraph,
 	})
 	if err != nil {
 		return nil, err
