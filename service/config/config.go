@@ -112,8 +112,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CLS_THRESH", "cls-thresh", "flip a crop when the classifier's 180° probability is at least this", (*float32Value)(&o.ClsThreshold)},
 		{"OCRGATE_CLS_BATCH", "cls-batch", "crops per classifier batch", (*intValue)(&o.ClsBatchSize)},
 		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
-		{"OCRGATE_REC_MIN_WIDTH", "rec-min-width", "recognizer batch width at least this", (*intValue)(&o.RecMinWidth)},
-		{"OCRGATE_REC_MAX_WIDTH", "rec-max-width", "crops wider than this are squeezed", (*intValue)(&o.RecMaxWidth)},
+		{"OCRGATE_REC_WIDTH_BUCKETS", "rec-width-buckets", "comma-separated widths recognizer batches are padded to, ascending; wider crops are squeezed to the last", (*intListValue)(&o.RecWidthBuckets)},
 		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},
 		{"OCRGATE_MIN_SCORE", "min-score", "drop regions recognized with a lower confidence", (*float32Value)(&o.MinScore)},
 		{"OCRGATE_ROW_OVERLAP", "row-overlap", "share of a box's height that must overlap a row for it to join the row", (*floatValue)(&o.RowOverlap)},
@@ -223,6 +222,29 @@ func (v *intValue) Set(s string) error {
 	return nil
 }
 func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+
+type intListValue []int
+
+func (v *intListValue) Set(s string) error {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return errors.New("not a comma-separated list of integers")
+		}
+		out = append(out, n)
+	}
+	*v = out
+	return nil
+}
+
+func (v *intListValue) String() string {
+	parts := make([]string, len(*v))
+	for i, n := range *v {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
 
 func (v *floatValue) Set(s string) error {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)

@@ -3,6 +3,7 @@ package ocr
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/dbnet"
@@ -38,13 +39,16 @@ type Options struct {
 	ClsBatchSize  int
 	ClsNorm       imaging.Norm
 	RecHeight     int
-	RecMinWidth   int // batch width is at least this (PaddleOCR's rec_image_shape width, 320)
-	RecMaxWidth   int // crops wider than this are squeezed (bounds memory for absurd boxes)
-	RecBatchSize  int
-	RecNorm       imaging.Norm
-	CTC           ctc.Options
-	MinScore      float32 // regions recognized with a lower score are dropped (the seed's 0.5)
-	RowOverlap    float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
+	// RecWidthBuckets are the widths recognizer batches are padded to, ascending. A crop goes
+	// into the narrowest bucket it fits; crops wider than the last are squeezed to it (which
+	// bounds memory for absurd boxes). Few fixed widths keep padding low and let a Triton dynamic
+	// batcher merge crops of concurrent requests, which it can only do for equal shapes.
+	RecWidthBuckets []int
+	RecBatchSize    int
+	RecNorm         imaging.Norm
+	CTC             ctc.Options
+	MinScore        float32 // regions recognized with a lower score are dropped (the seed's 0.5)
+	RowOverlap      float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
 }
 
 // DefaultOptions returns PaddleOCR's defaults plus ocrgate's detection size policy.
@@ -70,8 +74,7 @@ func DefaultOptions() Options {
 		ClsBatchSize:    6,
 		ClsNorm:         half,
 		RecHeight:       48,
-		RecMinWidth:     320,
-		RecMaxWidth:     48 * 50,
+		RecWidthBuckets: []int{320, 480, 640, 960, 1280, 1920, 2560},
 		RecBatchSize:    6,
 		RecNorm:         half,
 		CTC:             ctc.DefaultOptions(),
@@ -99,7 +102,8 @@ func (o Options) Validate() error {
 	check(o.ClsWidth > 0 && o.ClsBatchSize > 0, "classifier width and batch size must be positive")
 	check(o.ClsHeight == o.RecHeight, "classifier height (%d) must equal recognizer height (%d): both read the same crops", o.ClsHeight, o.RecHeight)
 	check(o.RecHeight > 0 && o.RecBatchSize > 0, "recognizer height and batch size must be positive")
-	check(o.RecMinWidth >= o.RecHeight && o.RecMaxWidth >= o.RecMinWidth, "recognizer widths must satisfy height ≤ min ≤ max")
+	check(len(o.RecWidthBuckets) > 0 && slices.IsSorted(o.RecWidthBuckets) && o.RecWidthBuckets[0] >= 8,
+		"recognizer width buckets must be ascending and at least 8 px, got %v", o.RecWidthBuckets)
 	check(o.MinScore >= 0 && o.MinScore <= 1, "minimum score must be in [0,1], got %v", o.MinScore)
 	check(o.RowOverlap > 0 && o.RowOverlap <= 1, "row overlap must be in (0,1], got %v", o.RowOverlap)
 	return errors.Join(errs...)

@@ -79,7 +79,7 @@ func (p *Pipeline) cut(img image.Image, quads []geom.Quad) []*crop {
 			q = geom.Quad{q[3], q[0], q[1], q[2]}
 			w, h = h, w
 		}
-		cw := min(p.opt.RecMaxWidth, max(1, int(math.Ceil(float64(p.opt.RecHeight)*w/h))))
+		cw := min(p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1], max(1, int(math.Ceil(float64(p.opt.RecHeight)*w/h))))
 		crops[i] = &crop{quad: q, vertical: vertical, img: imaging.Warp(img, q, cw, p.opt.RecHeight)}
 	})
 	return slices.DeleteFunc(crops, func(c *crop) bool { return c == nil })
@@ -125,17 +125,20 @@ func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, t
 	return nil
 }
 
-// read runs the recognizer batch by batch and decodes each line with CTC.
+// read runs the recognizer batch by batch and decodes each line with CTC. A batch holds crops of
+// one width bucket (byWidth is sorted, so they are neighbours), padded to the bucket's width.
 func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *Timings) error {
 	rh := p.opt.RecHeight
-	for lo := 0; lo < len(byWidth); lo += p.opt.RecBatchSize {
+	for lo := 0; lo < len(byWidth); {
 		start := time.Now()
-		batch := byWidth[lo:min(lo+p.opt.RecBatchSize, len(byWidth))]
-		n := len(batch)
-		rw := p.opt.RecMinWidth
-		for _, idx := range batch {
-			rw = max(rw, crops[idx].img.Rect.Dx())
+		rw := p.bucket(crops[byWidth[lo]].img.Rect.Dx())
+		hi := lo + 1
+		for hi < len(byWidth) && hi-lo < p.opt.RecBatchSize && p.bucket(crops[byWidth[hi]].img.Rect.Dx()) == rw {
+			hi++
 		}
+		batch := byWidth[lo:hi]
+		lo = hi
+		n := len(batch)
 		plane := 3 * rh * rw
 		in := Tensor{Shape: []int64{int64(n), 3, int64(rh), int64(rw)}, Data: make([]float32, n*plane)}
 		parallel(n, func(j int) {
@@ -171,6 +174,16 @@ func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *T
 		tm.track(StageCTC, start)
 	}
 	return nil
+}
+
+// bucket is the batch width for a crop of width w.
+func (p *Pipeline) bucket(w int) int {
+	for _, b := range p.opt.RecWidthBuckets {
+		if w <= b {
+			return b
+		}
+	}
+	return p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
 }
 
 // parallel calls fn(0..n-1) spread over the available cores. The stages it runs are short CPU
