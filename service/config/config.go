@@ -34,6 +34,7 @@ type Config struct {
 	InterOpThreads int           // ONNX Runtime threads across graph nodes (0: default)
 	ORTSpin        bool          // let ONNX Runtime threads busy-wait between runs
 	ORTKeepGraph   bool          // load models as they are, without the equivalent faster rewrite
+	ORTConfig      string        // extra ONNX Runtime session config entries: key=value,key=value
 	RequestTimeout time.Duration // deadline of every request, carried into every model call
 	MaxBodyBytes   int           // largest request body accepted
 	CORSOrigins    string        // comma-separated allowed origins, "*" for any
@@ -91,6 +92,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
 		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
 		{"OCRGATE_ORT_KEEP_GRAPH", "ort-keep-graph", "load the models as they are instead of rewriting their graphs into an equivalent faster form", (*boolValue)(&c.ORTKeepGraph)},
+		{"OCRGATE_ORT_SESSION_CONFIG", "ort-session-config", "extra ONNX Runtime session config entries, key=value,key=value", (*stringValue)(&c.ORTConfig)},
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
 		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
 		{"OCRGATE_CORS_ORIGINS", "cors-origins", "comma-separated origins allowed to call the API from a browser (* for any)", (*stringValue)(&c.CORSOrigins)},
@@ -160,6 +162,9 @@ func (c Config) Validate() error {
 	if c.IntraOpThreads < 0 || c.InterOpThreads < 0 {
 		errs = append(errs, errors.New("thread counts must not be negative"))
 	}
+	if _, err := c.SessionConfig(); err != nil {
+		errs = append(errs, err)
+	}
 	if _, err := c.SlogLevel(); err != nil {
 		errs = append(errs, err)
 	}
@@ -170,6 +175,23 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// SessionConfig parses ORTConfig.
+func (c Config) SessionConfig() (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(c.ORTConfig, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("ONNX Runtime session config %q is not key=value", kv)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
 }
 
 // ModelPath returns the path of a file in the model directory.

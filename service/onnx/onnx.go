@@ -31,6 +31,9 @@ type Options struct {
 	// KeepGraph loads the models as they are; by default their graphs are first rewritten into an
 	// equivalent form ONNX Runtime runs faster (see optimizeGraph).
 	KeepGraph bool
+	// SessionConfig holds extra ONNX Runtime session configuration entries (key=value, as in
+	// onnxruntime_session_options_config_keys.h), applied after ocrgate's own.
+	SessionConfig map[string]string
 	// Spin lets ONNX Runtime's worker threads busy-wait for work after a run. It shaves latency
 	// off back-to-back runs but takes the cores from the Go stages between model calls (crops,
 	// CTC), so it is off by default.
@@ -135,6 +138,11 @@ func newSession(path string, opt Options) (*session, error) {
 	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
 		if err := so.AddSessionConfigEntry(key, spin); err != nil {
 			return nil, err
+		}
+	}
+	for k, v := range opt.SessionConfig {
+		if err := so.AddSessionConfigEntry(k, v); err != nil {
+			return nil, fmt.Errorf("session config %s=%s: %w", k, v, err)
 		}
 	}
 	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, []string{ins[0].Name}, []string{outs[0].Name}, so)

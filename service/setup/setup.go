@@ -65,7 +65,12 @@ func Embedded(cfg config.Config) (*Engine, error) {
 			return nil, fmt.Errorf("model %s: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", m, err)
 		}
 	}
+	sessionConfig, err := cfg.SessionConfig()
+	if err != nil {
+		return nil, err
+	}
 	rt, err := onnx.Open(onnx.Options{
+		SessionConfig:  sessionConfig,
 		LibraryPath:    cfg.ORTLibrary,
 		Models:         models,
 		IntraOpThreads: cfg.IntraOpThreads,
