@@ -116,6 +116,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
 		{"OCRGATE_REC_WIDTH_BUCKETS", "rec-width-buckets", "comma-separated widths recognizer batches are padded to, ascending; wider crops are squeezed to the last", (*intListValue)(&o.RecWidthBuckets)},
 		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},
+		{"OCRGATE_ASCII_PUNCTUATION", "ascii-punctuation", "read fullwidth punctuation as ASCII in lines without CJK characters", (*boolValue)(&o.ASCIIPunctuation)},
 		{"OCRGATE_MIN_SCORE", "min-score", "drop regions recognized with a lower confidence", (*float32Value)(&o.MinScore)},
 		{"OCRGATE_ROW_OVERLAP", "row-overlap", "share of a box's height that must overlap a row for it to join the row", (*floatValue)(&o.RowOverlap)},
 	}

@@ -47,8 +47,10 @@ type Options struct {
 	RecBatchSize    int
 	RecNorm         imaging.Norm
 	CTC             ctc.Options
-	MinScore        float32 // regions recognized with a lower score are dropped (the seed's 0.5)
-	RowOverlap      float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
+	// ASCIIPunctuation reads fullwidth punctuation as ASCII in lines without CJK characters.
+	ASCIIPunctuation bool
+	MinScore         float32 // regions recognized with a lower score are dropped (the seed's 0.5)
+	RowOverlap       float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
 }
 
 // DefaultOptions returns PaddleOCR's defaults plus ocrgate's detection size policy.
@@ -65,21 +67,22 @@ func DefaultOptions() Options {
 			Std:  [3]float32{0.229, 0.224, 0.225},
 			BGR:  true,
 		},
-		DB:              dbnet.DefaultOptions(),
-		CropRotateRatio: 1.5,
-		UseClassifier:   true,
-		ClsThreshold:    0.9,
-		ClsWidth:        192,
-		ClsHeight:       48,
-		ClsBatchSize:    6,
-		ClsNorm:         half,
-		RecHeight:       48,
-		RecWidthBuckets: []int{160, 240, 320, 480, 640, 960, 1280, 1920, 2560},
-		RecBatchSize:    6,
-		RecNorm:         half,
-		CTC:             ctc.DefaultOptions(),
-		MinScore:        0.5,
-		RowOverlap:      0.5,
+		DB:               dbnet.DefaultOptions(),
+		CropRotateRatio:  1.5,
+		UseClassifier:    true,
+		ClsThreshold:     0.9,
+		ClsWidth:         192,
+		ClsHeight:        48,
+		ClsBatchSize:     6,
+		ClsNorm:          half,
+		RecHeight:        48,
+		RecWidthBuckets:  []int{160, 240, 320, 480, 640, 960, 1280, 1920, 2560},
+		RecBatchSize:     6,
+		RecNorm:          half,
+		CTC:              ctc.DefaultOptions(),
+		ASCIIPunctuation: true,
+		MinScore:         0.5,
+		RowOverlap:       0.5,
 	}
 }
 

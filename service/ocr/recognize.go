@@ -167,6 +167,9 @@ func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *T
 			}
 			c := crops[batch[j]]
 			c.text, c.score = r.Text, r.Score
+			if p.opt.ASCIIPunctuation {
+				c.text = asciiWidth(c.text)
+			}
 		})
 		if firstErr != nil {
 			return fmt.Errorf("recognition: %w: %w", firstErr, ErrRuntimeFailed)

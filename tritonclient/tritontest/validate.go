@@ -1,0 +1,255 @@
+package tritontest
+
+import (
+	"encoding/binary"
+	"math"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ocrgate/ocrgate/tritonclient"
+	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
+)
+
+// maxElements bounds a tensor's element count so byte sizes cannot overflow.
+const maxElements = math.MaxInt32 / 4
+
+// decodeRequest validates a request against the model's configuration the way Triton does and
+// returns the inputs in the configuration's order, with the batch size (0 when the model does not
+// batch). Failures are INVALID_ARGUMENT with Triton's wording where we know it.
+func decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest) ([]tritonclient.Tensor, int64, error) {
+	name := c.GetName()
+	ins, raw := req.GetInputs(), req.GetRawInputContents()
+	if len(raw) > 0 {
+		for _, in := range ins {
+			if in.Contents != nil {
+				return nil, 0, status.Error(codes.InvalidArgument, "contents field must not be specified when using raw_input_contents")
+			}
+		}
+		if len(raw) != len(ins) {
+			return nil, 0, status.Errorf(codes.InvalidArgument,
+				"expected %d raw_input_contents, one per input, but got %d for model '%s'", len(ins), len(raw), name)
+		}
+	}
+
+	byName := make(map[string]int, len(ins))
+	batch := int64(-1)
+	for i, in := range ins {
+		cfg := configInput(c, in.GetName())
+		if cfg == nil {
+			return nil, 0, status.Errorf(codes.InvalidArgument, "unexpected inference input '%s' for model '%s'", in.GetName(), name)
+		}
+		if _, dup := byName[in.GetName()]; dup {
+			return nil, 0, status.Errorf(codes.InvalidArgument, "input '%s' appears more than once in the request for model '%s'", in.GetName(), name)
+		}
+		byName[in.GetName()] = i
+		if want := wireType(cfg.GetDataType()); in.GetDatatype() != want {
+			return nil, 0, status.Errorf(codes.InvalidArgument,
+				"inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), in.GetDatatype(), name, want)
+		}
+		b, err := checkShape(c, in.GetName(), cfg.GetDims(), in.GetShape())
+		if err != nil {
+			return nil, 0, err
+		}
+		if batch >= 0 && b != batch {
+			return nil, 0, status.Errorf(codes.InvalidArgument,
+				"input '%s' has batch size %d, other inputs %d, for model '%s'", in.GetName(), b, batch, name)
+		}
+		batch = b
+	}
+	for _, cfg := range c.GetInput() {
+		if _, ok := byName[cfg.GetName()]; !ok && !cfg.GetOptional() {
+			return nil, 0, status.Errorf(codes.InvalidArgument,
+				"expected %d inputs but got %d inputs for model '%s'", countRequired(c), len(byName), name)
+		}
+	}
+	for _, out := range req.GetOutputs() {
+		if configOutput(c, out.GetName()) == nil {
+			return nil, 0, status.Errorf(codes.InvalidArgument, "unexpected inference output '%s' for model '%s'", out.GetName(), name)
+		}
+	}
+
+	tensors := make([]tritonclient.Tensor, 0, len(ins))
+	for _, cfg := range c.GetInput() {
+		i, ok := byName[cfg.GetName()]
+		if !ok {
+			continue
+		}
+		in := ins[i]
+		if in.GetDatatype() != tritonclient.FP32 {
+			return nil, 0, status.Errorf(codes.Unimplemented, "tritontest serves FP32 tensors only, input '%s' is %s", in.GetName(), in.GetDatatype())
+		}
+		n := elements(in.GetShape())
+		var data []float32
+		switch {
+		case len(raw) > 0:
+			if len(raw[i]) != 4*n {
+				return nil, 0, status.Errorf(codes.InvalidArgument,
+					"unexpected total byte size %d for input '%s', expecting %d", len(raw[i]), in.GetName(), 4*n)
+			}
+			data = decodeFP32(raw[i])
+		case in.GetContents() != nil:
+			data = in.GetContents().GetFp32Contents()
+			if len(data) != n {
+				return nil, 0, status.Errorf(codes.InvalidArgument,
+					"unexpected number of FP32 values %d for input '%s', expecting %d", len(data), in.GetName(), n)
+			}
+		default:
+			return nil, 0, status.Errorf(codes.InvalidArgument, "input '%s' has no data for model '%s'", in.GetName(), name)
+		}
+		tensors = append(tensors, tritonclient.Tensor{
+			Name: in.GetName(), Datatype: tritonclient.FP32, Shape: append([]int64(nil), in.GetShape()...), Data: data,
+		})
+	}
+	return tensors, max(batch, 0), nil
+}
+
+// checkShape compares a request shape with config dims (batch dimension excluded there, -1 for
+// any size) and returns the batch size (0 for a model without batching).
+func checkShape(c *inferencepb.ModelConfig, input string, dims, shape []int64) (int64, error) {
+	mismatch := status.Errorf(codes.InvalidArgument, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s",
+		input, c.GetName(), shapeString(fullShape(c, dims)), shapeString(shape))
+	var batch int64
+	if c.GetMaxBatchSize() > 0 {
+		if len(shape) == 0 {
+			return 0, mismatch
+		}
+		batch, shape = shape[0], shape[1:]
+		if batch < 1 || batch > int64(c.GetMaxBatchSize()) {
+			return 0, status.Errorf(codes.InvalidArgument,
+				"inference request batch-size must be <= %d for '%s'", c.GetMaxBatchSize(), c.GetName())
+		}
+	}
+	if len(shape) != len(dims) {
+		return 0, mismatch
+	}
+	n := max(batch, 1)
+	for i, d := range shape {
+		if d < 0 || (dims[i] != -1 && dims[i] != d) {
+			return 0, mismatch
+		}
+		if d > 0 && n > maxElements/d {
+			return 0, status.Errorf(codes.InvalidArgument, "input '%s' shape %s is too large", input, shapeString(shape))
+		}
+		n *= d
+	}
+	return batch, nil
+}
+
+// encodeResponse checks the model's outputs against its configuration (a mismatch is the model's
+// or the config's fault: INTERNAL) and returns the requested ones as raw contents, as Triton does.
+func encodeResponse(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest, outputs []tritonclient.Tensor, batch int64) (*inferencepb.ModelInferResponse, error) {
+	byName := make(map[string]tritonclient.Tensor, len(outputs))
+	for _, o := range outputs {
+		byName[o.Name] = o
+	}
+	for _, cfg := range c.GetOutput() {
+		o, ok := byName[cfg.GetName()]
+		if !ok {
+			return nil, status.Errorf(codes.Internal, "model '%s' did not produce output '%s'", c.GetName(), cfg.GetName())
+		}
+		if (o.Datatype != "" && o.Datatype != tritonclient.FP32) || cfg.GetDataType() != inferencepb.DataType_TYPE_FP32 {
+			return nil, status.Errorf(codes.Internal, "model '%s' output '%s': tritontest serves FP32 tensors only", c.GetName(), cfg.GetName())
+		}
+		want := fullShape(c, cfg.GetDims())
+		if c.GetMaxBatchSize() > 0 {
+			want[0] = batch
+		}
+		if !matches(want, o.Shape) || elements(o.Shape) != len(o.Data) {
+			return nil, status.Errorf(codes.Internal, "model '%s' output '%s' has shape %s and %d values; the config says %s",
+				c.GetName(), cfg.GetName(), shapeString(o.Shape), len(o.Data), shapeString(want))
+		}
+	}
+	names := make([]string, 0, len(c.GetOutput()))
+	if len(req.GetOutputs()) > 0 {
+		for _, o := range req.GetOutputs() {
+			names = append(names, o.GetName())
+		}
+	} else {
+		for _, o := range c.GetOutput() {
+			names = append(names, o.GetName())
+		}
+	}
+	resp := &inferencepb.ModelInferResponse{
+		ModelName:         c.GetName(),
+		ModelVersion:      version,
+		Id:                req.GetId(),
+		Outputs:           make([]*inferencepb.ModelInferResponse_InferOutputTensor, len(names)),
+		RawOutputContents: make([][]byte, len(names)),
+	}
+	for i, name := range names {
+		o := byName[name]
+		resp.Outputs[i] = &inferencepb.ModelInferResponse_InferOutputTensor{Name: name, Datatype: tritonclient.FP32, Shape: o.Shape}
+		resp.RawOutputContents[i] = encodeFP32(o.Data)
+	}
+	return resp, nil
+}
+
+// matches reports whether shape fits want, where -1 in want matches any size.
+func matches(want, shape []int64) bool {
+	if len(want) != len(shape) {
+		return false
+	}
+	for i, d := range shape {
+		if d < 0 || (want[i] != -1 && want[i] != d) {
+			return false
+		}
+	}
+	return true
+}
+
+func configInput(c *inferencepb.ModelConfig, name string) *inferencepb.ModelInput {
+	for _, in := range c.GetInput() {
+		if in.GetName() == name {
+			return in
+		}
+	}
+	return nil
+}
+
+func configOutput(c *inferencepb.ModelConfig, name string) *inferencepb.ModelOutput {
+	for _, out := range c.GetOutput() {
+		if out.GetName() == name {
+			return out
+		}
+	}
+	return nil
+}
+
+func countRequired(c *inferencepb.ModelConfig) int {
+	n := 0
+	for _, in := range c.GetInput() {
+		if !in.GetOptional() {
+			n++
+		}
+	}
+	return n
+}
+
+// elements is the value count of a shape already checked by checkShape or matches.
+func elements(shape []int64) int {
+	n := 1
+	for _, d := range shape {
+		n *= int(d)
+	}
+	return n
+}
+
+// The double has its own codec rather than sharing tritonclient's, so a bug in one is not hidden
+// by the same bug in the other.
+
+func encodeFP32(values []float32) []byte {
+	b := make([]byte, 0, 4*len(values))
+	for _, v := range values {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
+}
+
+func decodeFP32(b []byte) []float32 {
+	values := make([]float32, 0, len(b)/4)
+	for ; len(b) >= 4; b = b[4:] {
+		values = append(values, math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	}
+	return values
+}
