@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# make_model_repository.sh — lays out a Triton model repository for ocrgate's models:
+#
+#   scripts/make_model_repository.sh cpu|gpu OUT
+#
+# writes OUT/<model>/config.pbtxt (from model_repository/<variant>/) and OUT/<model>/1/model.onnx
+# (copied from $OCRGATE_HOME/models, default ~/.ocrgate/models) for ppocr_det, ppocr_rec and
+# ppocr_cls. Serve it with: tritonserver --model-repository=OUT. Running it again replaces those
+# three models and leaves anything else in OUT alone.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODELS_DIR="${OCRGATE_HOME:-$HOME/.ocrgate}/models"
+
+# Triton model name | ONNX file in $MODELS_DIR
+MODELS=(
+  "ppocr_det|ch_PP-OCRv4_det_infer.onnx"
+  "ppocr_rec|ch_PP-OCRv4_rec_infer.onnx"
+  "ppocr_cls|ch_ppocr_mobile_v2.0_cls_infer.onnx"
+)
+
+usage() {
+  echo "usage: scripts/make_model_repository.sh cpu|gpu OUT" >&2
+  exit 1
+}
+
+[[ $# -eq 2 ]] || usage
+variant="$1" out="$2"
+case "$variant" in cpu | gpu) ;; *) usage ;; esac
+[[ -n "$out" ]] || usage
+
+for entry in "${MODELS[@]}"; do
+  file="${entry#*|}"
+  if [[ ! -f "$MODELS_DIR/$file" ]]; then
+    echo "make_model_repository: $MODELS_DIR/$file is missing: run scripts/fetch_models.sh (or set OCRGATE_HOME)" >&2
+    exit 1
+  fi
+done
+
+for entry in "${MODELS[@]}"; do
+  name="${entry%%|*}" file="${entry#*|}"
+  config="$ROOT/model_repository/$variant/$name/config.pbtxt"
+  [[ -f "$config" ]] || { echo "make_model_repository: $config is missing" >&2; exit 1; }
+  rm -rf "${out:?}/$name"
+  mkdir -p "$out/$name/1"
+  cp "$config" "$out/$name/config.pbtxt"
+  # A copy, not a link: the repository is often mounted into a container that cannot follow links
+  # out of it.
+  cp "$MODELS_DIR/$file" "$out/$name/1/model.onnx"
+done
+echo "make_model_repository: wrote $variant repository to $out" >&2

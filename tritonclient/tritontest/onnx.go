@@ -1,0 +1,62 @@
+package tritontest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/tritonclient"
+)
+
+// PPOCRModels maps the Triton model names in model_repository/ to the pipeline's models.
+var PPOCRModels = map[string]ocr.Model{
+	"ppocr_det": ocr.Detector,
+	"ppocr_rec": ocr.Recognizer,
+	"ppocr_cls": ocr.Classifier,
+}
+
+// ONNXModels returns the PP-OCR models under their Triton names, configured from repoDir (one
+// variant of model_repository/, e.g. "model_repository/cpu") and run by rt, normally ocrgate's
+// embedded ONNX Runtime (service/onnx) opened on the same .onnx files Triton would load. A test
+// server built from them therefore reads the same configs as a real Triton and computes the same
+// numbers as the embedded runtime.
+func ONNXModels(rt ocr.Runtime, repoDir string) ([]Model, error) {
+	configs, err := ReadRepository(repoDir)
+	if err != nil {
+		return nil, fmt.Errorf("tritontest: %w", err)
+	}
+	var models []Model
+	for _, name := range slices.Sorted(maps.Keys(PPOCRModels)) {
+		c, ok := configs[name]
+		if !ok {
+			return nil, fmt.Errorf("tritontest: %s has no model %s", repoDir, name)
+		}
+		if len(c.GetInput()) != 1 || len(c.GetOutput()) != 1 {
+			return nil, fmt.Errorf("tritontest: %s: model %s needs one input and one output", filepath.Join(repoDir, name), name)
+		}
+		m, output := PPOCRModels[name], c.GetOutput()[0].GetName()
+		models = append(models, Model{
+			Config: c,
+			Run: func(ctx context.Context, inputs []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
+				out, err := rt.Infer(ctx, m, ocr.Tensor{Shape: inputs[0].Shape, Data: inputs[0].Data})
+				switch {
+				case err == nil:
+					return []tritonclient.Tensor{{Name: output, Datatype: tritonclient.FP32, Shape: out.Shape, Data: out.Data}}, nil
+				case ctx.Err() != nil:
+					return nil, status.FromContextError(ctx.Err()).Err()
+				case errors.Is(err, ocr.ErrModelMissing):
+					return nil, status.Errorf(codes.NotFound, "Request for unknown model: '%s' is not found", name)
+				}
+				return nil, err
+			},
+		})
+	}
+	return models, nil
+}
