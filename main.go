@@ -67,18 +67,25 @@ func newLogger(cfg config.Config) *slog.Logger {
 
 func serve(cfg config.Config, log *slog.Logger) error {
 	log.Info("starting ocrgate", "version", service.Version, "config", cfg)
-	if cfg.Runtime != "embedded" {
-		return fmt.Errorf("runtime %q is not available in this build", cfg.Runtime)
-	}
 	start := time.Now()
-	eng, err := setup.Embedded(cfg)
+	eng, err := setup.Open(cfg)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	log.Info("models loaded", "runtime", cfg.Runtime, "took", time.Since(start).Round(time.Millisecond))
+	log.Info("runtime opened", "runtime", cfg.Runtime, "took", time.Since(start).Round(time.Millisecond))
+	if cfg.Runtime == "triton" {
+		// Say once at start whether Triton is there; /readyz keeps answering the question.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := eng.Ready(ctx); err != nil {
+			log.Warn("triton not ready yet; serving, /readyz answers 503 until it is", "addr", cfg.TritonAddr, "err", err)
+		} else {
+			log.Info("triton ready", "addr", cfg.TritonAddr)
+		}
+		cancel()
+	}
 
-	app := service.New(eng.Pipeline, log, service.Options{
+	app := service.New(eng.Pipeline, eng, log, service.Options{
 		RequestTimeout: cfg.RequestTimeout,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		CORSOrigins:    cfg.CORSOrigins,

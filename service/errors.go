@@ -57,6 +57,8 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "runtime_unavailable", msg: "the model runtime is not ready; try again shortly", retryAfter: 5}
 	case errors.Is(err, ocr.ErrModelMissing):
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "model_missing", msg: "a model the pipeline needs is not loaded in the runtime", retryAfter: 30}
+	case errors.Is(err, ocr.ErrRuntimeFailed):
+		return &apiError{status: fiber.StatusBadGateway, code: "runtime_error", msg: "the model runtime failed to process the request"}
 	case errors.As(err, &fe):
 		return fiberError(fe)
 	}

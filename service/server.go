@@ -21,6 +21,11 @@ type Recognizer interface {
 	Run(ctx context.Context, image []byte) (*ocr.Result, error)
 }
 
+// Readiness reports whether the model runtime can serve (nil) or why not.
+type Readiness interface {
+	Ready(ctx context.Context) error
+}
+
 // Options configure the HTTP layer.
 type Options struct {
 	RequestTimeout time.Duration // deadline of every request
@@ -30,15 +35,16 @@ type Options struct {
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	ocr Recognizer
-	log *slog.Logger
-	opt Options
+	ocr   Recognizer
+	ready Readiness
+	log   *slog.Logger
+	opt   Options
 }
 
 // New returns the Fiber app with every route registered. Tests drive it with app.Test; main
 // listens with it.
-func New(rec Recognizer, log *slog.Logger, opt Options) *fiber.App {
-	s := &Server{ocr: rec, log: log, opt: opt}
+func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.App {
+	s := &Server{ocr: rec, ready: ready, log: log, opt: opt}
 	app := fiber.New(fiber.Config{
 		AppName:               "ocrgate " + Version,
 		BodyLimit:             opt.MaxBodyBytes,
@@ -57,6 +63,8 @@ func New(rec Recognizer, log *slog.Logger, opt Options) *fiber.App {
 		AllowHeaders: "Content-Type,Authorization,X-Request-ID",
 	}))
 	app.Get("/ping", s.ping)
+	app.Get("/healthz", s.healthz)
+	app.Get("/readyz", s.readyz)
 	app.Post("/ocr", s.ocrHandler)
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
@@ -75,6 +83,28 @@ func (s *Server) ping(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
 	return c.SendString("pong")
 }
+
+// healthz answers 200 while the process is healthy enough to serve HTTP: a liveness probe must not
+// depend on the model runtime, or an orchestrator restarts ocrgate for Triton's outage.
+func (s *Server) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// readyz answers 200 when the model runtime can serve requests and 503 with the reason otherwise,
+// so a load balancer sends traffic only to instances whose models are loaded.
+func (s *Server) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), readinessTimeout)
+	defer cancel()
+	if err := s.ready.Ready(ctx); err != nil {
+		s.log.Warn("not ready", "err", err)
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return c.Status(fiber.StatusServiceUnavailable).JSON(errorBody{Error: "not ready: " + err.Error(), Code: "not_ready"})
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+// readinessTimeout bounds one readiness check: probes are frequent and must answer quickly.
+const readinessTimeout = 2 * time.Second
 
 // ocrHandler runs OCR on the image of an {"image": "<base64>"} body.
 func (s *Server) ocrHandler(c *fiber.Ctx) error {

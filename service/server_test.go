@@ -44,7 +44,7 @@ func app(t testing.TB) *fiber.App {
 			return
 		}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		testApp = service.New(eng.Pipeline, log, service.Options{
+		testApp = service.New(eng.Pipeline, eng, log, service.Options{
 			RequestTimeout: time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
 		})
 	})
@@ -255,5 +255,14 @@ func checkError(t *testing.T, resp *http.Response, raw []byte, status int, code 
 	}
 	if e.Code != code || e.Error == "" {
 		t.Errorf("error = %+v, want code %q and a message", e, code)
+	}
+}
+
+func TestProbes(t *testing.T) {
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, body := do(t, httptest.NewRequest(http.MethodGet, path, nil))
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"status"`) {
+			t.Errorf("GET %s = %d %s", path, resp.StatusCode, body)
+		}
 	}
 }

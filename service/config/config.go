@@ -21,25 +21,30 @@ import (
 
 // Config holds every setting of the service.
 type Config struct {
-	Addr           string        // listen address
-	Runtime        string        // "embedded" (ONNX Runtime in-process) or "triton"
-	Home           string        // ~/.ocrgate: models/ and lib/ live here
-	ModelDir       string        // directory with the .onnx files and the dictionary
-	DetModel       string        // file names inside ModelDir
-	RecModel       string        //
-	ClsModel       string        //
-	Dictionary     string        //
-	ORTLibrary     string        // path of libonnxruntime.so.1
-	IntraOpThreads int           // ONNX Runtime threads per inference (0: one per core)
-	InterOpThreads int           // ONNX Runtime threads across graph nodes (0: default)
-	ORTSpin        bool          // let ONNX Runtime threads busy-wait between runs
-	ORTKeepGraph   bool          // load models as they are, without the equivalent faster rewrite
-	ORTConfig      string        // extra ONNX Runtime session config entries: key=value,key=value
-	RequestTimeout time.Duration // deadline of every request, carried into every model call
-	MaxBodyBytes   int           // largest request body accepted
-	CORSOrigins    string        // comma-separated allowed origins, "*" for any
-	LogLevel       string        // debug, info, warn, error
-	LogFormat      string        // text or json
+	Addr               string        // listen address
+	Runtime            string        // "embedded" (ONNX Runtime in-process) or "triton"
+	Home               string        // ~/.ocrgate: models/ and lib/ live here
+	ModelDir           string        // directory with the .onnx files and the dictionary
+	DetModel           string        // file names inside ModelDir
+	RecModel           string        //
+	ClsModel           string        //
+	Dictionary         string        //
+	ORTLibrary         string        // path of libonnxruntime.so.1
+	IntraOpThreads     int           // ONNX Runtime threads per inference (0: one per core)
+	InterOpThreads     int           // ONNX Runtime threads across graph nodes (0: default)
+	ORTSpin            bool          // let ONNX Runtime threads busy-wait between runs
+	ORTKeepGraph       bool          // load models as they are, without the equivalent faster rewrite
+	ORTConfig          string        // extra ONNX Runtime session config entries: key=value,key=value
+	TritonAddr         string        // host:port of Triton's gRPC endpoint
+	TritonDetModel     string        // Triton model names
+	TritonRecModel     string        //
+	TritonClsModel     string        //
+	TritonMaxRecvBytes int           // largest gRPC response accepted from Triton
+	RequestTimeout     time.Duration // deadline of every request, carried into every model call
+	MaxBodyBytes       int           // largest request body accepted
+	CORSOrigins        string        // comma-separated allowed origins, "*" for any
+	LogLevel           string        // debug, info, warn, error
+	LogFormat          string        // text or json
 
 	OCR ocr.Options // pipeline settings
 }
@@ -62,21 +67,26 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		}
 	}
 	c := Config{
-		Addr:           ":5000",
-		Runtime:        "embedded",
-		Home:           home,
-		ModelDir:       filepath.Join(home, "models"),
-		DetModel:       "ch_PP-OCRv4_det_infer.onnx",
-		RecModel:       "ch_PP-OCRv4_rec_infer.onnx",
-		ClsModel:       "ch_ppocr_mobile_v2.0_cls_infer.onnx",
-		Dictionary:     "ppocr_keys_v1.txt",
-		ORTLibrary:     filepath.Join(home, "lib", "libonnxruntime.so.1"),
-		RequestTimeout: 30 * time.Second,
-		MaxBodyBytes:   20 << 20,
-		CORSOrigins:    "*",
-		LogLevel:       "info",
-		LogFormat:      "text",
-		OCR:            ocr.DefaultOptions(),
+		Addr:               ":5000",
+		Runtime:            "embedded",
+		Home:               home,
+		ModelDir:           filepath.Join(home, "models"),
+		DetModel:           "ch_PP-OCRv4_det_infer.onnx",
+		RecModel:           "ch_PP-OCRv4_rec_infer.onnx",
+		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+		Dictionary:         "ppocr_keys_v1.txt",
+		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
+		TritonAddr:         "localhost:8001",
+		TritonDetModel:     "ppocr_det",
+		TritonRecModel:     "ppocr_rec",
+		TritonClsModel:     "ppocr_cls",
+		TritonMaxRecvBytes: 256 << 20,
+		RequestTimeout:     30 * time.Second,
+		MaxBodyBytes:       20 << 20,
+		CORSOrigins:        "*",
+		LogLevel:           "info",
+		LogFormat:          "text",
+		OCR:                ocr.DefaultOptions(),
 	}
 	o := &c.OCR
 	settings := []setting{
@@ -93,6 +103,11 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
 		{"OCRGATE_ORT_KEEP_GRAPH", "ort-keep-graph", "load the models as they are instead of rewriting their graphs into an equivalent faster form", (*boolValue)(&c.ORTKeepGraph)},
 		{"OCRGATE_ORT_SESSION_CONFIG", "ort-session-config", "extra ONNX Runtime session config entries, key=value,key=value", (*stringValue)(&c.ORTConfig)},
+		{"OCRGATE_TRITON_ADDR", "triton-addr", "Triton gRPC endpoint (host:port) for -runtime triton", (*stringValue)(&c.TritonAddr)},
+		{"OCRGATE_TRITON_DET_MODEL", "triton-det-model", "Triton model name of the detector", (*stringValue)(&c.TritonDetModel)},
+		{"OCRGATE_TRITON_REC_MODEL", "triton-rec-model", "Triton model name of the recognizer", (*stringValue)(&c.TritonRecModel)},
+		{"OCRGATE_TRITON_CLS_MODEL", "triton-cls-model", "Triton model name of the direction classifier", (*stringValue)(&c.TritonClsModel)},
+		{"OCRGATE_TRITON_MAX_RECV_BYTES", "triton-max-recv-bytes", "largest gRPC response accepted from Triton, in bytes", (*intValue)(&c.TritonMaxRecvBytes)},
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
 		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
 		{"OCRGATE_CORS_ORIGINS", "cors-origins", "comma-separated origins allowed to call the API from a browser (* for any)", (*stringValue)(&c.CORSOrigins)},
@@ -154,6 +169,12 @@ func (c Config) Validate() error {
 	if c.Runtime != "embedded" && c.Runtime != "triton" {
 		errs = append(errs, fmt.Errorf("runtime must be embedded or triton, got %q", c.Runtime))
 	}
+	if c.Runtime == "triton" && (c.TritonAddr == "" || c.TritonDetModel == "" || c.TritonRecModel == "" || c.TritonClsModel == "") {
+		errs = append(errs, errors.New("triton runtime needs an address and three model names"))
+	}
+	if c.TritonMaxRecvBytes < 4<<20 {
+		errs = append(errs, fmt.Errorf("triton max receive bytes must be at least 4 MiB, got %d", c.TritonMaxRecvBytes))
+	}
 	if c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("request timeout must be positive, got %s", c.RequestTimeout))
 	}
@@ -214,6 +235,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("runtime", c.Runtime),
 		slog.String("model_dir", c.ModelDir),
 		slog.String("ort_lib", c.ORTLibrary),
+		slog.String("triton_addr", c.TritonAddr),
 		slog.Int("ort_intra_threads", c.IntraOpThreads),
 		slog.Duration("request_timeout", c.RequestTimeout),
 		slog.Int("max_body_bytes", c.MaxBodyBytes),

@@ -3,6 +3,7 @@
 package setup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/onnx"
+	"github.com/ocrgate/ocrgate/service/triton"
+	"github.com/ocrgate/ocrgate/tritonclient"
 )
 
 // Engine is a ready pipeline and the runtime under it.
@@ -19,6 +22,53 @@ type Engine struct {
 	Pipeline *ocr.Pipeline
 	Runtime  ocr.Runtime
 	closers  []io.Closer
+}
+
+// Ready reports whether the runtime can serve: always for the embedded runtime (its sessions
+// exist once Embedded returns), and Triton's own readiness check otherwise.
+func (e *Engine) Ready(ctx context.Context) error {
+	if r, ok := e.Runtime.(interface{ Ready(context.Context) error }); ok {
+		return r.Ready(ctx)
+	}
+	return nil
+}
+
+// Open builds the engine for the configured runtime.
+func Open(cfg config.Config) (*Engine, error) {
+	if cfg.Runtime == "triton" {
+		return Triton(cfg)
+	}
+	return Embedded(cfg)
+}
+
+// Triton builds the pipeline on a Triton server. It does not wait for the server: the engine
+// reports not ready until Triton and its models are.
+func Triton(cfg config.Config) (*Engine, error) {
+	cs, err := Charset(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := triton.Open(cfg.TritonAddr, triton.Options{
+		Models: map[ocr.Model]string{
+			ocr.Detector:   cfg.TritonDetModel,
+			ocr.Recognizer: cfg.TritonRecModel,
+			ocr.Classifier: cfg.TritonClsModel,
+		},
+		RecClasses: cs.NumClasses(),
+		Client: tritonclient.Options{
+			Timeout:      cfg.RequestTimeout,
+			MaxRecvBytes: cfg.TritonMaxRecvBytes,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	p, err := ocr.New(rt, cs, cfg.OCR)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{rt}}, nil
 }
 
 // Close releases the runtime.
