@@ -6,13 +6,22 @@ DATASET ?= ../shared/datasets/sroie-dev
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models build run test bench vet fmt clean
+.PHONY: all models proto-tools proto build run test bench vet fmt clean
 
 all: build
 
 ## models: fetch the models and ONNX Runtime into $OCRGATE_HOME (default ~/.ocrgate) when missing
 models:
 	@scripts/fetch_models.sh
+
+## proto-tools: pinned protoc (Debian protobuf-compiler, installed with apt-get as root) and
+## protoc-gen-go / protoc-gen-go-grpc (go install) into bin/tools
+proto-tools:
+	@scripts/gen_proto.sh --tools
+
+## proto: regenerate tritonclient/inferencepb after editing tritonclient/proto
+proto:
+	@scripts/gen_proto.sh
 
 ## build: compile the service into bin/ocrgate
 build:
@@ -23,7 +32,7 @@ run: models build
 	./$(BIN) serve
 
 ## test: fetch what is missing, run every test with the race detector
-test: models
+test: models proto-tools
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 30m ./...
 

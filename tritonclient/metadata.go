@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
 )
 
@@ -164,11 +167,15 @@ func (c *Client) UnregisterSystemSharedMemory(ctx context.Context, name string) 
 	return err
 }
 
-// SystemSharedMemoryStatus lists the registered regions, sorted by name: the one called name, or
-// every region when name is "".
+// SystemSharedMemoryStatus lists the registered regions, sorted by name: the one called name
+// (none when it is not registered), or every region when name is "".
 func (c *Client) SystemSharedMemoryStatus(ctx context.Context, name string) ([]SharedMemoryRegion, error) {
 	return idempotent(ctx, c, "SystemSharedMemoryStatus", "", func(ctx context.Context) ([]SharedMemoryRegion, error) {
 		resp, err := c.rpc.SystemSharedMemoryStatus(ctx, &inferencepb.SystemSharedMemoryStatusRequest{Name: name})
+		if status.Code(err) == codes.NotFound {
+			// Triton's answer for a name it does not know; not a missing model.
+			return nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,144 @@
+package tritonclient_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ocrgate/ocrgate/tritonclient"
+	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
+	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
+)
+
+// checkGoroutines fails the test when goroutines started during it outlive it. Call it first, so
+// its cleanup runs after every other (servers stopped, clients closed). gRPC closes connections
+// asynchronously, so the count may take a moment to settle.
+func checkGoroutines(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n := runtime.NumGoroutine()
+			if n <= before {
+				return
+			}
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				buf = buf[:runtime.Stack(buf, true)]
+				t.Errorf("%d goroutines before the test, %d after:\n%s", before, n, buf)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// startServer starts a test server that stops when the test ends.
+func startServer(t *testing.T, models ...tritontest.Model) *tritontest.Server {
+	t.Helper()
+	srv, err := tritontest.Start(models...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// newClient connects to addr and closes the client when the test ends.
+func newClient(t *testing.T, addr string, opt tritonclient.Options) *tritonclient.Client {
+	t.Helper()
+	c, err := tritonclient.New(addr, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return c
+}
+
+// addModel sums and subtracts two vectors: SUM = A + B, DIFF = A - B, with a batch dimension of
+// at most 8.
+func addModel() tritontest.Model {
+	vec := func(name string) *inferencepb.ModelInput {
+		return &inferencepb.ModelInput{Name: name, DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{-1}}
+	}
+	out := func(name string) *inferencepb.ModelOutput {
+		return &inferencepb.ModelOutput{Name: name, DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{-1}}
+	}
+	return tritontest.Model{
+		Config: &inferencepb.ModelConfig{
+			Name:         "add",
+			Backend:      "go",
+			MaxBatchSize: 8,
+			Input:        []*inferencepb.ModelInput{vec("A"), vec("B")},
+			Output:       []*inferencepb.ModelOutput{out("SUM"), out("DIFF")},
+		},
+		Run: func(_ context.Context, in []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
+			a, b := in[0], in[1]
+			if len(a.Data) != len(b.Data) {
+				return nil, status.Error(codes.InvalidArgument, "A and B differ in shape")
+			}
+			sum := make([]float32, len(a.Data))
+			diff := make([]float32, len(a.Data))
+			for i := range a.Data {
+				sum[i], diff[i] = a.Data[i]+b.Data[i], a.Data[i]-b.Data[i]
+			}
+			return []tritonclient.Tensor{
+				{Name: "SUM", Shape: a.Shape, Data: sum},
+				{Name: "DIFF", Shape: a.Shape, Data: diff},
+			}, nil
+		},
+	}
+}
+
+// identityModel returns its input, without a batch dimension: IN and OUT are [2,-1].
+func identityModel() tritontest.Model {
+	return tritontest.Model{
+		Config: &inferencepb.ModelConfig{
+			Name:     "identity",
+			Platform: "go",
+			Input:    []*inferencepb.ModelInput{{Name: "IN", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{2, -1}}},
+			Output:   []*inferencepb.ModelOutput{{Name: "OUT", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{2, -1}}},
+		},
+		Run: func(_ context.Context, in []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
+			return []tritonclient.Tensor{{Name: "OUT", Shape: in[0].Shape, Data: in[0].Data}}, nil
+		},
+	}
+}
+
+// int32Model declares an INT32 input, which this client never sends.
+func int32Model() tritontest.Model {
+	return tritontest.Model{
+		Config: &inferencepb.ModelConfig{
+			Name:   "ints",
+			Input:  []*inferencepb.ModelInput{{Name: "X", DataType: inferencepb.DataType_TYPE_INT32, Dims: []int64{4}}},
+			Output: []*inferencepb.ModelOutput{{Name: "Y", DataType: inferencepb.DataType_TYPE_INT32, Dims: []int64{4}}},
+		},
+		Run: func(context.Context, []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
+			return nil, status.Error(codes.Internal, "not reached")
+		},
+	}
+}
+
+// ocrgateHome is where scripts/fetch_models.sh installs the models and ONNX Runtime.
+func ocrgateHome(t *testing.T) string {
+	t.Helper()
+	if h := os.Getenv("OCRGATE_HOME"); h != "" {
+		return h
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(h, ".ocrgate")
+}
