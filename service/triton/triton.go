@@ -72,10 +72,12 @@ func (r *Runtime) Ready(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("triton server not reachable: %w", translate(err))
 	}
-	if !ok {
-		return fmt.Errorf("triton server is not ready: %w", ocr.ErrRuntimeUnavailable)
-	}
 	var errs []error
+	if !ok {
+		// Triton's server readiness is strict by default (every model must be ready), so look
+		// at the models too and name the ones holding it back.
+		errs = append(errs, fmt.Errorf("triton server is not ready: %w", ocr.ErrRuntimeUnavailable))
+	}
 	for _, m := range ocr.Models {
 		if _, err := r.names(ctx, m, true); err != nil {
 			errs = append(errs, err)
