@@ -111,6 +111,13 @@ type Client struct {
 	opt  Options
 }
 
+// transferWindow is the HTTP/2 flow-control window (stream and connection) the client grants;
+// transferBuffer the size of its socket read and write buffers.
+const (
+	transferWindow = 1 << 30
+	transferBuffer = 1 << 20
+)
+
 // New returns a client for the server at addr ("host:port", or any gRPC target such as
 // "dns:///triton:8001"). It fails only on a malformed address or options; it neither waits for
 // nor requires a running server.
@@ -125,6 +132,13 @@ func New(addr string, opt Options) (*Client, error) {
 			PermitWithoutStream: false,
 		}),
 		grpc.WithConnectParams(reconnectBackoff),
+		// Tensors are megabytes (a recognizer batch's output is 6–50 MB). With HTTP/2's default
+		// 64 KiB windows a response crawls in window-update round trips; windows as large as
+		// the largest message let it stream at memory speed. Larger socket buffers cut syscalls.
+		grpc.WithInitialWindowSize(transferWindow),
+		grpc.WithInitialConnWindowSize(transferWindow),
+		grpc.WithReadBufferSize(transferBuffer),
+		grpc.WithWriteBufferSize(transferBuffer),
 	}
 	conn, err := grpc.NewClient(addr, append(dial, opt.DialOptions...)...)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
 )
@@ -160,8 +161,17 @@ func elements(shape []int64) (int, error) {
 	return int(n), nil
 }
 
-// encodeFP32 lays out values as little-endian IEEE 754 bytes, the protocol's raw format.
+// encodeFP32 lays out values as little-endian IEEE 754 bytes, the protocol's raw format. On a
+// little-endian machine that is already their memory layout, so the bytes alias values (no copy:
+// a recognizer batch is megabytes and this sits on every request's critical path); callers must
+// not change values while the bytes are in use.
 func encodeFP32(values []float32) []byte {
+	if len(values) == 0 {
+		return []byte{}
+	}
+	if nativeLittleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), 4*len(values))
+	}
 	b := make([]byte, 4*len(values))
 	for i, v := range values {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
@@ -169,11 +179,26 @@ func encodeFP32(values []float32) []byte {
 	return b
 }
 
-// decodeFP32 is the inverse of encodeFP32; len(b) must be a multiple of 4.
+// decodeFP32 is the inverse of encodeFP32; len(b) must be a multiple of 4. On a little-endian
+// machine, when b is 4-byte aligned (protobuf allocates each bytes field afresh, so it is), the
+// floats alias b instead of being copied.
 func decodeFP32(b []byte) []float32 {
+	if len(b) == 0 {
+		return []float32{}
+	}
+	if nativeLittleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
 	values := make([]float32, len(b)/4)
 	for i := range values {
 		values[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return values
 }
+
+// nativeLittleEndian reports whether this machine stores numbers little-endian, as the protocol's
+// raw tensor contents are.
+var nativeLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()

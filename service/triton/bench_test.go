@@ -1,0 +1,100 @@
+package triton_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/setup"
+	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
+)
+
+// BenchmarkTritonOverhead runs the SROIE dev receipts through the pipeline on the embedded ONNX
+// Runtime and through Triton's gRPC protocol on loopback (the KServe v2 test server, running the
+// same ONNX Runtime sessions), alternating image by image so both see the same machine load. It
+// reports milliseconds per image for each and the time the Triton path adds, in percent (target
+// ≤ 5 %). Each image counts with its fastest of b.N passes.
+//
+//	go test -run x -bench TritonOverhead -benchtime 2x ./service/triton/
+func BenchmarkTritonOverhead(b *testing.B) {
+	cfg, err := config.Load(nil, os.Getenv, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	emb, err := setup.Embedded(cfg)
+	if err != nil {
+		b.Fatalf("%v (run `make test` or `make bench`, which fetch the models first)", err)
+	}
+	defer emb.Close()
+	models, err := tritontest.ONNXModels(emb.Runtime, filepath.Join("..", "..", "model_repository", "cpu"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := tritontest.Start(models...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Stop()
+	cfg.Runtime, cfg.TritonAddr = "triton", srv.Addr()
+	tri, err := setup.Triton(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tri.Close()
+	if err := tri.Ready(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "*.jpg"))
+	if len(paths) == 0 {
+		b.Fatal("no images in ../shared/datasets/sroie-dev (the benchmark expects shared/ beside the checkout)")
+	}
+	slices.Sort(paths)
+	images := make([][]byte, len(paths))
+	for i, p := range paths {
+		if images[i], err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pipelines := []*ocr.Pipeline{emb.Pipeline, tri.Pipeline}
+	best := make([][2]time.Duration, len(images))
+	ctx := context.Background()
+	// Warm both paths (sessions, connection) on one image.
+	for _, p := range pipelines {
+		if _, err := p.Run(ctx, images[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for n := 0; b.Loop(); n++ {
+		for i, img := range images {
+			for k := range 2 {
+				which := (k + i + n) % 2 // alternate which runtime goes first
+				start := time.Now()
+				if _, err := pipelines[which].Run(ctx, img); err != nil {
+					b.Fatal(err)
+				}
+				d := time.Since(start)
+				if best[i][which] == 0 || d < best[i][which] {
+					best[i][which] = d
+				}
+			}
+		}
+	}
+	var sum [2]time.Duration
+	for _, d := range best {
+		sum[0] += d[0]
+		sum[1] += d[1]
+	}
+	per := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(len(images)) }
+	b.ReportMetric(per(sum[0]), "embedded-ms/img")
+	b.ReportMetric(per(sum[1]), "triton-ms/img")
+	b.ReportMetric(100*(float64(sum[1])/float64(sum[0])-1), "triton-added-%")
+	b.ReportMetric(0, "ns/op")
+}
