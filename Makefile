@@ -6,7 +6,7 @@ DATASET ?= ../shared/datasets/sroie-dev
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools proto build run test bench vet fmt clean
+.PHONY: all models proto-tools proto build run test bench bench-triton vet fmt clean
 
 all: build
 
@@ -39,6 +39,10 @@ test: models proto-tools
 ## bench: per-stage times, images/s and overhead ratio over the SROIE dev receipts
 bench: models build
 	./$(BIN) bench -dataset $(DATASET)
+
+## bench-triton: the Triton path (gRPC on loopback) beside the embedded runtime, same receipts
+bench-triton: models
+	$(GO) test -run x -bench TritonOverhead -benchtime 2x ./service/triton/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
