@@ -129,6 +129,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CLS_THRESH", "cls-thresh", "flip a crop when the classifier's 180° probability is at least this", (*float32Value)(&o.ClsThreshold)},
 		{"OCRGATE_CLS_BATCH", "cls-batch", "crops per classifier batch", (*intValue)(&o.ClsBatchSize)},
 		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
+		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer batches of one image in flight at once", (*intValue)(&o.RecParallel)},
 		{"OCRGATE_REC_WIDTH_BUCKETS", "rec-width-buckets", "comma-separated widths recognizer batches are padded to, ascending; wider crops are squeezed to the last", (*intListValue)(&o.RecWidthBuckets)},
 		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},
 		{"OCRGATE_ASCII_PUNCTUATION", "ascii-punctuation", "read fullwidth punctuation as ASCII in lines without CJK characters", (*boolValue)(&o.ASCIIPunctuation)},

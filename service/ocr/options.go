@@ -45,8 +45,12 @@ type Options struct {
 	// batcher merge crops of concurrent requests, which it can only do for equal shapes.
 	RecWidthBuckets []int
 	RecBatchSize    int
-	RecNorm         imaging.Norm
-	CTC             ctc.Options
+	// RecParallel is how many recognizer batches of one image may be in flight at once. Above 1,
+	// stage timings overlap (they are summed per batch), so per-stage shares no longer add up to
+	// the wall time.
+	RecParallel int
+	RecNorm     imaging.Norm
+	CTC         ctc.Options
 	// ASCIIPunctuation reads fullwidth punctuation as ASCII in lines without CJK characters.
 	ASCIIPunctuation bool
 	MinScore         float32 // regions recognized with a lower score are dropped (the seed's 0.5)

@@ -116,6 +116,13 @@ func (t *Timings) Total() time.Duration {
 	return d
 }
 
+// add adds o's times to t.
+func (t *Timings) add(o *Timings) {
+	for i := range t {
+		t[i] += o[i]
+	}
+}
+
 // track adds the time since start to stage s and returns now, for chaining.
 func (t *Timings) track(s Stage, start time.Time) time.Time {
 	now := time.Now()

@@ -128,54 +128,104 @@ func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, t
 // read runs the recognizer batch by batch and decodes each line with CTC. A batch holds crops of
 // one width bucket (byWidth is sorted, so they are neighbours), padded to the bucket's width.
 func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *Timings) error {
-	rh := p.opt.RecHeight
+	var batches [][]int
 	for lo := 0; lo < len(byWidth); {
-		start := time.Now()
 		rw := p.bucket(crops[byWidth[lo]].img.Rect.Dx())
 		hi := lo + 1
 		for hi < len(byWidth) && hi-lo < p.opt.RecBatchSize && p.bucket(crops[byWidth[hi]].img.Rect.Dx()) == rw {
 			hi++
 		}
-		batch := byWidth[lo:hi]
+		batches = append(batches, byWidth[lo:hi])
 		lo = hi
-		n := len(batch)
-		plane := 3 * rh * rw
-		in := Tensor{Shape: []int64{int64(n), 3, int64(rh), int64(rw)}, Data: make([]float32, n*plane)}
-		parallel(n, func(j int) {
-			imaging.TensorInto(in.Data[j*plane:(j+1)*plane], crops[batch[j]].img, rw, p.opt.RecNorm)
-		})
-		start = tm.track(StageRecPre, start)
-		out, err := p.rt.Infer(ctx, Recognizer, in)
-		if err != nil {
-			return fmt.Errorf("recognition: %w", err)
-		}
-		start = tm.track(StageRecInfer, start)
-		classes := p.charset.NumClasses()
-		if len(out.Shape) != 3 || out.Shape[0] != int64(n) || out.Shape[2] != int64(classes) || len(out.Data) != n*int(out.Shape[1])*classes {
-			return fmt.Errorf("recognition: output shape %v, want [%d T %d]: %w", out.Shape, n, classes, ErrRuntimeFailed)
-		}
-		steps := int(out.Shape[1])
-		var mu sync.Mutex
-		var firstErr error
-		parallel(n, func(j int) {
-			r, err := p.charset.Decode(out.Data[j*steps*classes:(j+1)*steps*classes], steps, classes, p.opt.CTC)
-			if err != nil {
-				mu.Lock()
-				firstErr = err
-				mu.Unlock()
-				return
-			}
-			c := crops[batch[j]]
-			c.text, c.score = r.Text, r.Score
-			if p.opt.ASCIIPunctuation {
-				c.text = asciiWidth(c.text)
-			}
-		})
-		if firstErr != nil {
-			return fmt.Errorf("recognition: %w: %w", firstErr, ErrRuntimeFailed)
-		}
-		tm.track(StageCTC, start)
 	}
+	if p.opt.RecParallel <= 1 {
+		for _, b := range batches {
+			if err := p.readBatch(ctx, crops, b, tm); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Several batches in flight: one is being prepared or decoded while another runs, which keeps
+	// both cores busy with the embedded runtime and hides transfer time with Triton.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		slots    = make(chan struct{}, p.opt.RecParallel)
+	)
+	for _, b := range batches {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			var local Timings
+			err := p.readBatch(ctx, crops, b, &local)
+			mu.Lock()
+			defer mu.Unlock()
+			tm.add(&local)
+			if err != nil && firstErr == nil {
+				firstErr = err
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// readBatch runs the recognizer on one batch of crops of one width bucket and decodes each crop.
+func (p *Pipeline) readBatch(ctx context.Context, crops []*crop, batch []int, tm *Timings) error {
+	start := time.Now()
+	rh := p.opt.RecHeight
+	rw := p.bucket(crops[batch[0]].img.Rect.Dx())
+	n := len(batch)
+	plane := 3 * rh * rw
+	in := Tensor{Shape: []int64{int64(n), 3, int64(rh), int64(rw)}, Data: make([]float32, n*plane)}
+	parallel(n, func(j int) {
+		imaging.TensorInto(in.Data[j*plane:(j+1)*plane], crops[batch[j]].img, rw, p.opt.RecNorm)
+	})
+	start = tm.track(StageRecPre, start)
+	out, err := p.rt.Infer(ctx, Recognizer, in)
+	if err != nil {
+		return fmt.Errorf("recognition: %w", err)
+	}
+	start = tm.track(StageRecInfer, start)
+	classes := p.charset.NumClasses()
+	if len(out.Shape) != 3 || out.Shape[0] != int64(n) || out.Shape[2] != int64(classes) || len(out.Data) != n*int(out.Shape[1])*classes {
+		return fmt.Errorf("recognition: output shape %v, want [%d T %d]: %w", out.Shape, n, classes, ErrRuntimeFailed)
+	}
+	steps := int(out.Shape[1])
+	var mu sync.Mutex
+	var firstErr error
+	parallel(n, func(j int) {
+		r, err := p.charset.Decode(out.Data[j*steps*classes:(j+1)*steps*classes], steps, classes, p.opt.CTC)
+		if err != nil {
+			mu.Lock()
+			firstErr = err
+			mu.Unlock()
+			return
+		}
+		c := crops[batch[j]]
+		c.text, c.score = r.Text, r.Score
+		if p.opt.ASCIIPunctuation {
+			c.text = asciiWidth(c.text)
+		}
+	})
+	if firstErr != nil {
+		return fmt.Errorf("recognition: %w: %w", firstErr, ErrRuntimeFailed)
+	}
+	tm.track(StageCTC, start)
 	return nil
 }
 
