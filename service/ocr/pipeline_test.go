@@ -238,3 +238,43 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestRecParallelSameResult: recognizer batches in flight at once read exactly what one at a time
+// reads.
+func TestRecParallelSameResult(t *testing.T) {
+	base := pipeline(t)
+	data, err := os.ReadFile("../../../shared/datasets/sroie-dev/img/034.jpg")
+	if err != nil {
+		t.Fatalf("dataset image: %v", err)
+	}
+	want, err := base.Run(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := setup.Charset(mustConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := base.Options()
+	opt.RecParallel = 3
+	par, err := ocr.New(engine.Runtime, cs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := par.Run(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != want.Text || len(got.Regions) != len(want.Regions) {
+		t.Fatalf("parallel recognition differs:\n%s\n---\n%s", got.Text, want.Text)
+	}
+}
+
+func mustConfig(t *testing.T) config.Config {
+	t.Helper()
+	cfg, err := config.Load(nil, os.Getenv, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
