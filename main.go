@@ -3,6 +3,8 @@
 //	ocrgate [serve] [flags]   run the HTTP service (default :5000)
 //	ocrgate version           print the version
 //	ocrgate bench [flags]     measure the pipeline on a dataset
+//	ocrgate healthcheck [URL] exit 0 when URL (default http://127.0.0.1:$PORT/healthz) answers 200;
+//	                          for container HEALTHCHECKs, where no curl is installed
 //
 // main only wires things together; see the service packages for the work.
 package main
@@ -13,8 +15,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +40,8 @@ func run(args []string) int {
 			return 0
 		case "bench":
 			return bench.Main(args[1:], os.Getenv, os.Stdout, os.Stderr)
+		case "healthcheck":
+			return healthcheck(args[1:])
 		case "serve":
 			args = args[1:]
 		}
@@ -54,6 +60,34 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// healthcheck probes the running service's /healthz, for a container HEALTHCHECK.
+func healthcheck(args []string) int {
+	url := "http://127.0.0.1" + portOf(os.Getenv("OCRGATE_ADDR")) + "/healthz"
+	if len(args) > 0 {
+		url = args[0]
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "healthcheck: %v\n", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "healthcheck: %s answered %d\n", url, resp.StatusCode)
+		return 1
+	}
+	return 0
+}
+
+// portOf returns ":port" of a listen address, ":5000" (the default) when there is none.
+func portOf(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 && i < len(addr)-1 {
+		return addr[i:]
+	}
+	return ":5000"
 }
 
 func newLogger(cfg config.Config) *slog.Logger {
