@@ -23,8 +23,10 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/bench"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
 
@@ -119,11 +121,20 @@ func serve(cfg config.Config, log *slog.Logger) error {
 		cancel()
 	}
 
+	keys, err := cfg.Keys()
+	if err != nil {
+		return err
+	}
+	inflight, queue := cfg.Admission()
 	app := service.New(eng.Pipeline, eng, log, service.Options{
 		RequestTimeout: cfg.RequestTimeout,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		CORSOrigins:    cfg.CORSOrigins,
+		APIKeys:        keys,
+		Gate:           admission.New(inflight, queue, cfg.QueueTimeout),
+		Metrics:        metrics.New(),
 	})
+	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout, "auth", len(keys) > 0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
@@ -136,6 +147,8 @@ func serve(cfg config.Config, log *slog.Logger) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Stop accepting, let requests in flight finish (they carry their own deadline), then the
+	// deferred eng.Close releases the sessions or the Triton connection.
 	log.Info("shutting down: finishing requests in flight")
 	if err := app.ShutdownWithTimeout(cfg.RequestTimeout + 5*time.Second); err != nil {
 		return fmt.Errorf("shutdown: %w", err)

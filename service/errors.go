@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -42,6 +43,8 @@ func classify(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, admission.ErrOverloaded):
+		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.Is(err, imaging.ErrTooLarge):
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "image_too_large", msg: err.Error()}
 	case errors.Is(err, imaging.ErrUnsupportedFormat):
@@ -89,9 +92,20 @@ func fiberError(fe *fiber.Error) *apiError {
 
 // errorHandler is Fiber's ErrorHandler: it writes the JSON error and logs what a person operating
 // the service needs (the caller's mistakes at debug level, our failures at error level).
-func errorHandler(log *slog.Logger) fiber.ErrorHandler {
+func errorHandler(s *Server) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		ae := classify(err)
+		log := s.logger(c)
+		if s.metrics != nil {
+			switch {
+			case errors.Is(err, ocr.ErrRuntimeUnavailable), errors.Is(err, ocr.ErrModelMissing):
+				s.metrics.RuntimeError("unavailable")
+			case errors.Is(err, context.DeadlineExceeded):
+				s.metrics.RuntimeError("timeout")
+			case errors.Is(err, ocr.ErrRuntimeFailed):
+				s.metrics.RuntimeError("failed")
+			}
+		}
 		level := slog.LevelDebug
 		if ae.status >= 500 {
 			level = slog.LevelError

@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/cors"
-	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
@@ -31,24 +34,34 @@ type Options struct {
 	RequestTimeout time.Duration // deadline of every request
 	MaxBodyBytes   int           // larger bodies are refused with 413
 	CORSOrigins    string        // comma-separated; "*" for any origin
+	// APIKeys, when not empty, are the bearer tokens /ocr and /ocr-json require.
+	APIKeys []string
+	// Gate bounds the OCR jobs in flight and waiting; nil admits everything.
+	Gate *admission.Gate
+	// Metrics receives request and stage metrics and is served on /metrics; nil for none.
+	Metrics *metrics.Metrics
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	ocr   Recognizer
-	ready Readiness
-	log   *slog.Logger
-	opt   Options
+	ocr     Recognizer
+	ready   Readiness
+	log     *slog.Logger
+	opt     Options
+	keys    keyring
+	metrics *metrics.Metrics
+	errors  fiber.ErrorHandler
 }
 
 // New returns the Fiber app with every route registered. Tests drive it with app.Test; main
 // listens with it.
 func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.App {
-	s := &Server{ocr: rec, ready: ready, log: log, opt: opt}
+	s := &Server{ocr: rec, ready: ready, log: log, opt: opt, keys: newKeyring(opt.APIKeys), metrics: opt.Metrics}
+	s.errors = errorHandler(s)
 	app := fiber.New(fiber.Config{
 		AppName:               "ocrgate " + Version,
 		BodyLimit:             opt.MaxBodyBytes,
-		ErrorHandler:          errorHandler(log),
+		ErrorHandler:          s.errors,
 		DisableStartupMessage: true,
 		// Long requests (a big scan on a busy CPU) must not be cut by the server before the
 		// request deadline answers with a proper 504.
@@ -56,7 +69,7 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		WriteTimeout: opt.RequestTimeout + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
 	})
-	app.Use(recover.New())
+	app.Use(s.observe)
 	app.Use(cors.New(cors.Config{
 		AllowOrigins: normalizeOrigins(opt.CORSOrigins),
 		AllowMethods: "GET,POST,OPTIONS",
@@ -65,7 +78,10 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Get("/ping", s.ping)
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
-	app.Post("/ocr", s.ocrHandler)
+	if s.metrics != nil {
+		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})))
+	}
+	app.Post("/ocr", s.requireKey, s.ocrHandler)
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
 }
@@ -96,7 +112,7 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), readinessTimeout)
 	defer cancel()
 	if err := s.ready.Ready(ctx); err != nil {
-		s.log.Warn("not ready", "err", err)
+		s.logger(c).Warn("not ready", "err", err)
 		c.Set(fiber.HeaderRetryAfter, "5")
 		return c.Status(fiber.StatusServiceUnavailable).JSON(errorBody{Error: "not ready: " + err.Error(), Code: "not_ready"})
 	}
@@ -117,9 +133,35 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	// carries its own deadline into the model calls.
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout)
 	defer cancel()
-	res, err := s.ocr.Run(ctx, img)
+	res, err := s.runOCR(ctx, img)
 	if err != nil {
 		return err
 	}
 	return c.JSON(newOCRResponse(res, len(img), time.Since(start)))
+}
+
+// runOCR runs one OCR job under admission control and records its stage metrics.
+func (s *Server) runOCR(ctx context.Context, img []byte) (*ocr.Result, error) {
+	if s.opt.Gate != nil {
+		release, err := s.opt.Gate.Acquire(ctx)
+		if err != nil {
+			if s.metrics != nil {
+				s.metrics.Rejected("overloaded")
+			}
+			return nil, err
+		}
+		defer release()
+	}
+	if s.metrics != nil {
+		s.metrics.JobStarted()
+		defer s.metrics.JobDone()
+	}
+	res, err := s.ocr.Run(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	if s.metrics != nil {
+		s.metrics.Stages(&res.Timings)
+	}
+	return res, nil
 }

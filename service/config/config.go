@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,11 @@ type Config struct {
 	RequestTimeout     time.Duration // deadline of every request, carried into every model call
 	MaxBodyBytes       int           // largest request body accepted
 	CORSOrigins        string        // comma-separated allowed origins, "*" for any
+	APIKeys            string        // comma-separated API keys required on /ocr and /ocr-json (empty: open)
+	APIKeysFile        string        // file with one API key per line (# comments), added to APIKeys
+	MaxInFlight        int           // OCR jobs running at once (0: one per CPU core)
+	MaxQueue           int           // OCR jobs waiting for a slot; more are refused with 429 (-1: 2 × MaxInFlight)
+	QueueTimeout       time.Duration // longest wait for a slot before 429
 	LogLevel           string        // debug, info, warn, error
 	LogFormat          string        // text or json
 
@@ -84,6 +90,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		RequestTimeout:     30 * time.Second,
 		MaxBodyBytes:       20 << 20,
 		CORSOrigins:        "*",
+		MaxQueue:           -1,
+		QueueTimeout:       10 * time.Second,
 		LogLevel:           "info",
 		LogFormat:          "text",
 		OCR:                ocr.DefaultOptions(),
@@ -111,6 +119,11 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
 		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
 		{"OCRGATE_CORS_ORIGINS", "cors-origins", "comma-separated origins allowed to call the API from a browser (* for any)", (*stringValue)(&c.CORSOrigins)},
+		{"OCRGATE_API_KEYS", "api-keys", "comma-separated API keys required as Bearer tokens on /ocr and /ocr-json (empty: no auth)", (*stringValue)(&c.APIKeys)},
+		{"OCRGATE_API_KEYS_FILE", "api-keys-file", "file with one API key per line (# comments), in addition to OCRGATE_API_KEYS", (*stringValue)(&c.APIKeysFile)},
+		{"OCRGATE_MAX_INFLIGHT", "max-inflight", "OCR jobs running at once (0: one per CPU core)", (*intValue)(&c.MaxInFlight)},
+		{"OCRGATE_MAX_QUEUE", "max-queue", "OCR jobs waiting for a slot; beyond, 429 at once (-1: twice max-inflight)", (*intValue)(&c.MaxQueue)},
+		{"OCRGATE_QUEUE_TIMEOUT", "queue-timeout", "longest wait for a slot before 429", (*durationValue)(&c.QueueTimeout)},
 		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
 		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
 		{"OCRGATE_MAX_IMAGE_PIXELS", "max-image-pixels", "largest image accepted, in pixels (checked before decoding)", (*intValue)(&o.Limits.MaxPixels)},
@@ -182,6 +195,12 @@ func (c Config) Validate() error {
 	if c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Errorf("max body bytes must be at least 1024, got %d", c.MaxBodyBytes))
 	}
+	if c.MaxInFlight < 0 || c.MaxQueue < -1 || c.QueueTimeout < 0 {
+		errs = append(errs, errors.New("max inflight must be ≥ 0, max queue ≥ -1 and queue timeout ≥ 0"))
+	}
+	if _, err := c.Keys(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.IntraOpThreads < 0 || c.InterOpThreads < 0 {
 		errs = append(errs, errors.New("thread counts must not be negative"))
 	}
@@ -198,6 +217,44 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Keys returns the configured API keys: OCRGATE_API_KEYS plus the lines of OCRGATE_API_KEYS_FILE.
+func (c Config) Keys() ([]string, error) {
+	var keys []string
+	for _, k := range strings.Split(c.APIKeys, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if c.APIKeysFile != "" {
+		data, err := os.ReadFile(c.APIKeysFile)
+		if err != nil {
+			return nil, fmt.Errorf("API keys file: %w", err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				keys = append(keys, line)
+			}
+		}
+		if len(keys) == 0 {
+			return nil, fmt.Errorf("API keys file %s holds no key", c.APIKeysFile)
+		}
+	}
+	return keys, nil
+}
+
+// Admission returns the effective in-flight limit and queue length.
+func (c Config) Admission() (inflight, queue int) {
+	inflight = c.MaxInFlight
+	if inflight == 0 {
+		inflight = runtime.NumCPU()
+	}
+	queue = c.MaxQueue
+	if queue < 0 {
+		queue = 2 * inflight
+	}
+	return inflight, queue
 }
 
 // SessionConfig parses ORTConfig.
@@ -241,6 +298,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("request_timeout", c.RequestTimeout),
 		slog.Int("max_body_bytes", c.MaxBodyBytes),
 		slog.String("cors_origins", c.CORSOrigins),
+		slog.Bool("api_keys", c.APIKeys != "" || c.APIKeysFile != ""), // whether auth is on, never the keys
+		slog.Int("max_inflight", c.MaxInFlight),
+		slog.Int("max_queue", c.MaxQueue),
 		slog.Int("det_limit_side", c.OCR.DetLimitSide),
 		slog.Bool("use_cls", c.OCR.UseClassifier),
 		slog.Float64("min_score", float64(c.OCR.MinScore)),

@@ -1,0 +1,162 @@
+package service_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/metrics"
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// newApp builds the service on the real embedded pipeline with the given options (rec replaces
+// the pipeline when not nil).
+func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *fiber.App {
+	t.Helper()
+	eng := embeddedEngine(t)
+	if rec == nil {
+		rec = eng.Pipeline
+	}
+	if opt.RequestTimeout == 0 {
+		opt.RequestTimeout = time.Minute
+	}
+	if opt.MaxBodyBytes == 0 {
+		opt.MaxBodyBytes = 20 << 20
+	}
+	return service.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt)
+}
+
+func withAuth(req *http.Request, token string) *http.Request {
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	return req
+}
+
+func TestAPIKeys(t *testing.T) {
+	app := newApp(t, service.Options{APIKeys: []string{"k-one", "k-two-longer"}}, nil)
+	img := readImage(t, "583.jpg")
+	tests := []struct {
+		name   string
+		req    *http.Request
+		status int
+	}{
+		{"no token", ocrRequest(img), 401},
+		{"wrong token", withAuth(ocrRequest(img), "Bearer nope"), 401},
+		{"prefix of a key", withAuth(ocrRequest(img), "Bearer k-one-"), 401},
+		{"basic auth", withAuth(ocrRequest(img), "Basic ay1vbmU6"), 401},
+		{"first key", withAuth(ocrRequest(img), "Bearer k-one"), 200},
+		{"second key", withAuth(ocrRequest(img), "Bearer k-two-longer"), 200},
+		{"ping stays open", get("/ping"), 200},
+		{"healthz stays open", get("/healthz"), 200},
+		{"readyz stays open", get("/readyz"), 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := call(t, app, tt.req)
+			if code != tt.status {
+				t.Fatalf("status %d, want %d: %s", code, tt.status, body)
+			}
+			if code == 401 {
+				checkJSONError(t, code, body, 401, "unauthorized")
+			}
+		})
+	}
+}
+
+func TestOverloadIsRefusedAtOnce(t *testing.T) {
+	gate := admission.New(1, 0, time.Second)
+	app := newApp(t, service.Options{Gate: gate}, nil)
+	release, err := gate.Acquire(context.Background()) // the one slot is busy
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := app.Test(ocrRequest(readImage(t, "583.jpg")), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	checkJSONError(t, resp.StatusCode, body, 429, "overloaded")
+	if resp.Header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("refusal took %v; it must not wait", took)
+	}
+	release()
+	if code, body := call(t, app, ocrRequest(readImage(t, "583.jpg"))); code != 200 {
+		t.Fatalf("after the slot freed: %d %s", code, body)
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	app := newApp(t, service.Options{}, nil)
+	req := get("/ping")
+	req.Header.Set("X-Request-ID", "abc-123")
+	resp, _ := app.Test(req, -1)
+	if got := resp.Header.Get("X-Request-ID"); got != "abc-123" {
+		t.Errorf("echoed %q", got)
+	}
+	for _, bad := range []string{"", strings.Repeat("x", 200), "has space"} {
+		req := get("/ping")
+		if bad != "" {
+			req.Header.Set("X-Request-ID", bad)
+		}
+		resp, _ := app.Test(req, -1)
+		if got := resp.Header.Get("X-Request-ID"); got == "" || got == bad || len(got) > 128 {
+			t.Errorf("for %q the service answered request ID %q, want a fresh one", bad, got)
+		}
+	}
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	app := newApp(t, service.Options{Metrics: metrics.New(), APIKeys: []string{"key"}}, nil)
+	if code, body := call(t, app, withAuth(ocrRequest(readImage(t, "583.jpg")), "Bearer key")); code != 200 {
+		t.Fatalf("ocr: %d %s", code, body)
+	}
+	call(t, app, ocrRequest([]byte("no key"))) // a 401
+	code, body := call(t, app, get("/metrics"))
+	if code != 200 {
+		t.Fatalf("/metrics = %d", code)
+	}
+	for _, want := range []string{
+		`ocrgate_http_requests_total{code="200",route="/ocr"} 1`,
+		`ocrgate_http_requests_total{code="401",route="/ocr"} 1`,
+		`ocrgate_http_request_duration_seconds_count{route="/ocr"} 2`,
+		`ocrgate_stage_duration_seconds_count{stage="recognition"} 1`,
+		`ocrgate_stage_duration_seconds_count{stage="decode"} 1`,
+		`ocrgate_rejected_total{reason="unauthorized"} 1`,
+		`ocrgate_jobs_in_flight 0`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// panicking is fault injection: a recognizer that panics, as a bug in a handler would.
+type panicking struct{}
+
+func (panicking) Run(context.Context, []byte) (*ocr.Result, error) { panic("boom") }
+
+func TestPanicBecomes500(t *testing.T) {
+	app := newApp(t, service.Options{}, panicking{})
+	code, body := call(t, app, ocrRequest(readImage(t, "583.jpg")))
+	checkJSONError(t, code, body, 500, "internal")
+	if strings.Contains(string(body), "boom") || strings.Contains(string(body), "goroutine") {
+		t.Errorf("panic details leaked: %s", body)
+	}
+	if code, _ := call(t, app, get("/ping")); code != 200 {
+		t.Errorf("service dead after a panic: /ping = %d", code)
+	}
+}

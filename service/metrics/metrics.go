@@ -1,0 +1,85 @@
+// Package metrics holds ocrgate's Prometheus collectors: what an operator needs to see load,
+// latency per pipeline stage, refusals and runtime failures, on one registry per server (so
+// tests can build several servers without colliding on a global registry).
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// Metrics are the service's collectors.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	requests      *prometheus.CounterVec
+	latency       *prometheus.HistogramVec
+	stages        *prometheus.HistogramVec
+	inFlight      prometheus.Gauge
+	rejected      *prometheus.CounterVec
+	runtimeErrors *prometheus.CounterVec
+}
+
+// New registers the collectors, plus Go runtime and process collectors, on a new registry.
+func New() *Metrics {
+	reg := prometheus.NewRegistry()
+	latencyBuckets := []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
+	m := &Metrics{
+		Registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocrgate_http_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ocrgate_http_request_duration_seconds", Help: "HTTP request latency by route.", Buckets: latencyBuckets,
+		}, []string{"route"}),
+		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "ocrgate_stage_duration_seconds", Help: "Time per request spent in each stage: decode, detection, classification, recognition, chat.", Buckets: latencyBuckets,
+		}, []string{"stage"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ocrgate_jobs_in_flight", Help: "OCR jobs running now.",
+		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocrgate_rejected_total", Help: "Requests refused before running, by reason (overloaded, unauthorized).",
+		}, []string{"reason"}),
+		runtimeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocrgate_runtime_errors_total", Help: "Failed model-runtime or chat-model calls, by kind (unavailable, timeout, failed, chat).",
+		}, []string{"kind"}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.stages, m.inFlight, m.rejected, m.runtimeErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Request records one finished HTTP request.
+func (m *Metrics) Request(route string, code int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// Stages records one image's pipeline timings, grouped the way an operator reads them.
+func (m *Metrics) Stages(t *ocr.Timings) {
+	m.stages.WithLabelValues("decode").Observe(t[ocr.StageDecode].Seconds())
+	m.stages.WithLabelValues("detection").Observe((t[ocr.StageDetPre] + t[ocr.StageDetInfer] + t[ocr.StageDetPost]).Seconds())
+	m.stages.WithLabelValues("classification").Observe((t[ocr.StageCrop] + t[ocr.StageClsPre] + t[ocr.StageClsInfer]).Seconds())
+	m.stages.WithLabelValues("recognition").Observe((t[ocr.StageRecPre] + t[ocr.StageRecInfer] + t[ocr.StageCTC] + t[ocr.StageOrder]).Seconds())
+}
+
+// Chat records the time one structured extraction spent with the chat model.
+func (m *Metrics) Chat(d time.Duration) { m.stages.WithLabelValues("chat").Observe(d.Seconds()) }
+
+// JobStarted and JobDone track OCR jobs in flight.
+func (m *Metrics) JobStarted() { m.inFlight.Inc() }
+
+// JobDone marks the end of a job counted by JobStarted.
+func (m *Metrics) JobDone() { m.inFlight.Dec() }
+
+// Rejected counts a request refused for reason.
+func (m *Metrics) Rejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+
+// RuntimeError counts a failed runtime or chat call of a kind.
+func (m *Metrics) RuntimeError(kind string) { m.runtimeErrors.WithLabelValues(kind).Inc() }
