@@ -6,7 +6,7 @@ DATASET ?= ../shared/datasets/sroie-dev
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools proto build run test bench bench-triton vet fmt clean
+.PHONY: all models proto-tools proto build run test bench bench-triton load soak vet fmt clean
 
 all: build
 
@@ -43,6 +43,14 @@ bench: models build
 ## bench-triton: the Triton path (gRPC on loopback) beside the embedded runtime, same receipts
 bench-triton: models
 	$(GO) test -run x -bench TritonOverhead -benchtime 2x ./service/triton/
+
+## load: 8 concurrent clients (4× what the 2-core default admits) for 60 s against a fresh service
+load: models build
+	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 8 -d 60s
+
+## soak: 1000 requests one after another; RSS after the first 100 and after all 1000
+soak: models build
+	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 1 -n 1000 -d 60m -checkpoint 100
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -125,14 +125,21 @@ const readinessTimeout = 2 * time.Second
 // ocrHandler runs OCR on the image of an {"image": "<base64>"} body.
 func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	start := time.Now()
-	img, err := imageFromRequest(c)
-	if err != nil {
-		return err
-	}
 	// fasthttp does not cancel a request's context when the client goes away, so every request
 	// carries its own deadline into the model calls.
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout)
 	defer cancel()
+	// Admission comes first: refusing an overloaded request must cost nothing, not a JSON parse
+	// and a base64 decode of megabytes.
+	release, err := s.admit(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	img, err := imageFromRequest(c)
+	if err != nil {
+		return err
+	}
 	res, err := s.runOCR(ctx, img)
 	if err != nil {
 		return err
@@ -140,18 +147,23 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	return c.JSON(newOCRResponse(res, len(img), time.Since(start)))
 }
 
-// runOCR runs one OCR job under admission control and records its stage metrics.
-func (s *Server) runOCR(ctx context.Context, img []byte) (*ocr.Result, error) {
-	if s.opt.Gate != nil {
-		release, err := s.opt.Gate.Acquire(ctx)
-		if err != nil {
-			if s.metrics != nil {
-				s.metrics.Rejected("overloaded")
-			}
-			return nil, err
-		}
-		defer release()
+// admit takes an admission slot (a no-op release when there is no gate).
+func (s *Server) admit(ctx context.Context) (func(), error) {
+	if s.opt.Gate == nil {
+		return func() {}, nil
 	}
+	release, err := s.opt.Gate.Acquire(ctx)
+	if err != nil {
+		if s.metrics != nil {
+			s.metrics.Rejected("overloaded")
+		}
+		return nil, err
+	}
+	return release, nil
+}
+
+// runOCR runs one admitted OCR job and records its stage metrics.
+func (s *Server) runOCR(ctx context.Context, img []byte) (*ocr.Result, error) {
 	if s.metrics != nil {
 		s.metrics.JobStarted()
 		defer s.metrics.JobDone()

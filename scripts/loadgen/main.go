@@ -1,0 +1,264 @@
+// Command loadgen drives ocrgate with concurrent clients on loopback and reports throughput,
+// latency percentiles, status counts and the service's memory.
+//
+// It starts the service binary itself (so the memory it reports is the service's alone), waits for
+// /readyz, sends POST /ocr requests built from a dataset's images from -c clients until -d has
+// passed or -n requests were sent, then stops the service with SIGTERM (a graceful shutdown) and
+// prints the report. Every request loop is bounded in count and time, and all traffic stays on
+// 127.0.0.1.
+//
+//	go run ./scripts/loadgen -c 8 -d 60s                  # load: 4× what 2 cores run at once
+//	go run ./scripts/loadgen -c 1 -n 1000 -checkpoint 100 # soak: RSS after 100 and after 1000
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/ocrgate", "ocrgate binary to start")
+	dataset := flag.String("dataset", filepath.Join("..", "shared", "datasets", "sroie-dev"), "dataset whose img/ files are sent")
+	clients := flag.Int("c", 8, "concurrent clients")
+	duration := flag.Duration("d", 60*time.Second, "stop sending after this long")
+	total := flag.Int("n", 0, "stop after this many requests (0: only the duration bounds it)")
+	checkpoint := flag.Int("checkpoint", 0, "also report the service's RSS after this many requests")
+	timeout := flag.Duration("timeout", 60*time.Second, "client timeout per request")
+	flag.BoolVar(&hammer, "hammer", false, "retry refused requests at once instead of honouring Retry-After")
+	flag.Parse()
+	if err := run(*bin, *dataset, *clients, *duration, *total, *checkpoint, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+// hammer makes clients ignore Retry-After (an abusive client).
+var hammer bool
+
+type sample struct {
+	status int
+	took   time.Duration
+}
+
+func run(bin, dataset string, clients int, duration time.Duration, total, checkpoint int, timeout time.Duration) error {
+	bodies, err := loadBodies(dataset)
+	if err != nil {
+		return err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "OCRGATE_ADDR="+addr, "OCRGATE_LOG_LEVEL=warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	defer cmd.Process.Kill()
+	base := "http://" + addr
+	if err := waitReady(base, 90*time.Second); err != nil {
+		return err
+	}
+	fmt.Printf("service pid %d on %s ready; RSS %s\n", cmd.Process.Pid, addr, mib(rss(cmd.Process.Pid, "VmRSS")))
+
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	ctx, cancel := context.WithTimeout(context.Background(), duration)
+	defer cancel()
+	var (
+		mu        sync.Mutex
+		samples   []sample
+		sent      int
+		atCheck   int64
+		wg        sync.WaitGroup
+		start     = time.Now()
+		errorsOut int
+	)
+	next := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() != nil || (total > 0 && sent >= total) {
+			return 0, false
+		}
+		sent++
+		return sent, true
+	}
+	for range clients {
+		wg.Go(func() {
+			for {
+				n, ok := next()
+				if !ok {
+					return
+				}
+				t0 := time.Now()
+				resp, err := client.Post(base+"/ocr", "application/json", bytes.NewReader(bodies[n%len(bodies)]))
+				s := sample{took: time.Since(t0)}
+				if err != nil {
+					mu.Lock()
+					errorsOut++
+					mu.Unlock()
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				s.status = resp.StatusCode
+				if s.status == http.StatusTooManyRequests && !hammer {
+					// A well-behaved client waits as told (bounded, and never past the run).
+					if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+						select {
+						case <-time.After(min(time.Duration(secs)*time.Second, 5*time.Second)):
+						case <-ctx.Done():
+						}
+					}
+				}
+				mu.Lock()
+				samples = append(samples, s)
+				if checkpoint > 0 && len(samples) == checkpoint {
+					atCheck = rss(cmd.Process.Pid, "VmRSS")
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	rssEnd, hwm := rss(cmd.Process.Pid, "VmRSS"), rss(cmd.Process.Pid, "VmHWM")
+
+	// Graceful stop: SIGTERM, then the service must exit on its own.
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Printf("service exit: %v\n", err)
+		}
+	case <-time.After(45 * time.Second):
+		fmt.Println("service did not exit within 45s of SIGTERM")
+	}
+
+	report(samples, errorsOut, clients, elapsed)
+	if checkpoint > 0 && atCheck > 0 {
+		fmt.Printf("RSS after %d requests %s, after %d %s (%+.1f%%)\n", checkpoint, mib(atCheck), len(samples), mib(rssEnd),
+			100*(float64(rssEnd)/float64(atCheck)-1))
+	}
+	fmt.Printf("service RSS at end %s, peak %s\n", mib(rssEnd), mib(hwm))
+	return nil
+}
+
+func report(samples []sample, transportErrors, clients int, elapsed time.Duration) {
+	counts := map[int]int{}
+	var ok, refused []time.Duration
+	for _, s := range samples {
+		counts[s.status]++
+		switch s.status {
+		case http.StatusOK:
+			ok = append(ok, s.took)
+		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			refused = append(refused, s.took)
+		}
+	}
+	fmt.Printf("\n%d clients, %s: %d requests, %.2f requests/s, %.2f OK/s\n", clients, elapsed.Round(time.Millisecond),
+		len(samples), float64(len(samples))/elapsed.Seconds(), float64(len(ok))/elapsed.Seconds())
+	codes := make([]int, 0, len(counts))
+	for c := range counts {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	var parts []string
+	for _, c := range codes {
+		parts = append(parts, fmt.Sprintf("%d×%d", counts[c], c))
+	}
+	fmt.Printf("statuses: %s; transport errors %d\n", strings.Join(parts, " "), transportErrors)
+	fmt.Printf("200 latency   p50 %s  p95 %s  p99 %s  max %s\n", pct(ok, 50), pct(ok, 95), pct(ok, 99), pct(ok, 100))
+	if len(refused) > 0 {
+		fmt.Printf("429/503 latency p50 %s  p99 %s  max %s\n", pct(refused, 50), pct(refused, 99), pct(refused, 100))
+	}
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i].Round(time.Millisecond)
+}
+
+func loadBodies(dataset string) ([][]byte, error) {
+	paths, _ := filepath.Glob(filepath.Join(dataset, "img", "*"))
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no images in %s/img", dataset)
+	}
+	slices.Sort(paths)
+	var bodies [][]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(map[string]string{"image": base64.StdEncoding.EncodeToString(data)})
+		bodies = append(bodies, b)
+	}
+	return bodies, nil
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitReady(base string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("service at %s not ready within %s", base, within)
+}
+
+// rss reads a memory field (VmRSS, VmHWM) of a process, in bytes.
+func rss(pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
