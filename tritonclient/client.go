@@ -7,19 +7,25 @@
 // yet: the connection is made in the background and re-made after the server restarts, so a
 // Client outlives its server.
 //
+// With Options.SharedMemory, Infer has the server write outputs into system shared-memory
+// regions instead of sending them over the socket, which saves most of the transfer cost of
+// large outputs when the server runs on the same host (see SharedMemoryOptions).
+//
 // Every call carries a deadline: the caller's, or Options.Timeout when ctx has none. Calls that
 // only read state (health, metadata, configuration, statistics, shared-memory status) are retried
 // with backoff, within that deadline, while the server is unavailable; Infer and the
-// shared-memory register and unregister calls are never retried, since the server may already
-// have acted on them.
+// shared-memory register and unregister calls are not, since the server may already have acted
+// on them (Infer's only retries are the shared-memory ones its documentation lists).
 //
 // Failures come back wrapped around one of this package's sentinel errors (ErrUnavailable,
-// ErrTimeout, ErrModelNotFound, ErrInvalidTensor, ErrTooLarge, ErrCanceled, ErrServer) together
-// with the server's message. Callers test them with errors.Is and never see gRPC status codes.
+// ErrTimeout, ErrModelNotFound, ErrInvalidTensor, ErrTooLarge, ErrCanceled, ErrSharedMemory,
+// ErrServer) together with the server's message. Callers test them with errors.Is and never see
+// gRPC status codes.
 package tritonclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,6 +90,8 @@ type Options struct {
 	// DialOptions are added after the client's own, for TLS credentials, interceptors or stats
 	// handlers.
 	DialOptions []grpc.DialOption
+	// SharedMemory lets the server write inference outputs into shared memory (default off).
+	SharedMemory SharedMemoryOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -101,6 +109,7 @@ func (o Options) withDefaults() Options {
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = DefaultRetryBackoff
 	}
+	o.SharedMemory = o.SharedMemory.withDefaults()
 	return o
 }
 
@@ -109,6 +118,7 @@ type Client struct {
 	conn *grpc.ClientConn
 	rpc  inferencepb.GRPCInferenceServiceClient
 	opt  Options
+	shm  *shmPool // nil when shared memory is off
 }
 
 // transferWindow is the HTTP/2 flow-control window (stream and connection) the client grants;
@@ -120,9 +130,16 @@ const (
 
 // New returns a client for the server at addr ("host:port", or any gRPC target such as
 // "dns:///triton:8001"). It fails only on a malformed address or options; it neither waits for
-// nor requires a running server.
+// nor requires a running server, and creates no shared-memory region yet.
 func New(addr string, opt Options) (*Client, error) {
 	opt = opt.withDefaults()
+	if err := opt.SharedMemory.check(); err != nil {
+		return nil, fmt.Errorf("triton client for %q: %w", addr, err)
+	}
+	pool, err := newSHMPool(opt.SharedMemory)
+	if err != nil {
+		return nil, fmt.Errorf("triton client for %q: %w", addr, err)
+	}
 	dial := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opt.MaxRecvBytes)),
@@ -146,13 +163,20 @@ func New(addr string, opt Options) (*Client, error) {
 	}
 	// Start connecting now, in the background, so the first call does not pay for it.
 	conn.Connect()
-	return &Client{conn: conn, rpc: inferencepb.NewGRPCInferenceServiceClient(conn), opt: opt}, nil
+	return &Client{conn: conn, rpc: inferencepb.NewGRPCInferenceServiceClient(conn), opt: opt, shm: pool}, nil
 }
 
 // Close closes the connection. Calls in flight fail with ErrCanceled; the Client must not be used
-// afterwards.
+// afterwards. With shared memory, Close first unregisters the regions from the server (best
+// effort, for at most 2 seconds), and returns once the calls in flight have let go of them and
+// they are unmapped and their files removed.
 func (c *Client) Close() error {
-	return c.conn.Close()
+	if c.shm == nil {
+		return c.conn.Close()
+	}
+	c.shm.unregisterAll(c)
+	err := c.conn.Close()
+	return errors.Join(err, c.shm.destroy())
 }
 
 // withTimeout applies Options.Timeout when ctx has no deadline of its own.
@@ -189,7 +213,7 @@ func idempotent[T any](ctx context.Context, c *Client, op, model string, call fu
 	}
 }
 
-// once runs a call that must not be repeated (inference, shared-memory changes).
+// once runs a call that must not be repeated (shared-memory unregistration).
 func once[T any](ctx context.Context, c *Client, op, model string, call func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()

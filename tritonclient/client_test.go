@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +23,8 @@ import (
 // sentinels are every error the client wraps; each failure must match exactly one.
 var sentinels = []error{
 	tritonclient.ErrUnavailable, tritonclient.ErrTimeout, tritonclient.ErrModelNotFound,
-	tritonclient.ErrInvalidTensor, tritonclient.ErrTooLarge, tritonclient.ErrCanceled, tritonclient.ErrServer,
+	tritonclient.ErrInvalidTensor, tritonclient.ErrTooLarge, tritonclient.ErrCanceled, tritonclient.ErrSharedMemory,
+	tritonclient.ErrServer,
 }
 
 // checkErr fails unless err matches want and no other sentinel, and its text contains msg.
@@ -668,16 +671,38 @@ func TestMetadataAndConfig(t *testing.T) {
 func TestSystemSharedMemory(t *testing.T) {
 	checkGoroutines(t)
 	srv := startServer(t, addModel())
+	dir := t.TempDir()
+	srv.SetSharedMemoryDir(dir)
 	c := newClient(t, srv.Addr(), tritonclient.Options{})
 	ctx := t.Context()
+	page := uint64(os.Getpagesize())
+	for name, size := range map[string]int64{"ocrgate_input": 1 << 20, "ocrgate_output": int64(2 * page)} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	in := tritonclient.SharedMemoryRegion{Name: "input", Key: "/ocrgate_input", ByteSize: 1 << 20}
-	out := tritonclient.SharedMemoryRegion{Name: "output", Key: "/ocrgate_output", Offset: 64, ByteSize: 4096}
+	out := tritonclient.SharedMemoryRegion{Name: "output", Key: "/ocrgate_output", Offset: page, ByteSize: page}
 	for _, r := range []tritonclient.SharedMemoryRegion{out, in} {
 		if err := c.RegisterSystemSharedMemory(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	checkErr(t, c.RegisterSystemSharedMemory(ctx, in), tritonclient.ErrServer, "already")
+	refused := []struct {
+		name   string
+		region tritonclient.SharedMemoryRegion
+		msg    string
+	}{
+		{"name taken", in, "shared memory region 'input' already in manager"},
+		{"no such key", tritonclient.SharedMemoryRegion{Name: "x", Key: "/missing", ByteSize: 1}, "Unable to open shared memory region: '/missing'"},
+		{"beyond the file", tritonclient.SharedMemoryRegion{Name: "x", Key: "/ocrgate_output", Offset: page, ByteSize: page + 1}, "failed to register shared memory region 'x': invalid args"},
+		{"offset not page-aligned", tritonclient.SharedMemoryRegion{Name: "x", Key: "/ocrgate_output", Offset: 64, ByteSize: 64}, "failed to register shared memory region 'x': unable to process address space"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			checkErr(t, c.RegisterSystemSharedMemory(ctx, tt.region), tritonclient.ErrSharedMemory, tt.msg)
+		})
+	}
 
 	regions, err := c.SystemSharedMemoryStatus(ctx, "")
 	if err != nil || !slices.Equal(regions, []tritonclient.SharedMemoryRegion{in, out}) {

@@ -31,6 +31,13 @@ var (
 	// ErrCanceled means the caller's ctx was canceled, or the Client was closed, before the call
 	// finished. Errors wrapping it also match context.Canceled.
 	ErrCanceled = errors.New("triton call canceled")
+	// ErrSharedMemory means a shared-memory region could not be set up: it could not be
+	// created, or the server refused to register it (it cannot open the key from another host
+	// or IPC namespace, Triton runs without --allow-client-shm=true, the name is taken, or the
+	// server lacks the system_shared_memory extension). Infer returns it only in SharedMemoryOn
+	// mode; in auto mode the same failure is the reason for falling back to gRPC
+	// (Client.SharedMemoryError).
+	ErrSharedMemory = errors.New("triton shared memory unusable")
 	// ErrServer is any other failure: the model failed to run, the server hit an internal
 	// error, or it answered with something this package cannot read.
 	ErrServer = errors.New("triton server error")

@@ -28,21 +28,33 @@ type Tensor struct {
 // that order, or every output the model has, in the server's order, when none are named.
 //
 // Inputs travel as raw little-endian bytes (raw_input_contents), which the protocol recommends
-// for speed. Outputs are read from raw_output_contents, which Triton always uses, or from typed
-// fp32_contents, which other KServe servers may send. Infer is never retried: on ErrUnavailable
-// or ErrTimeout the server may or may not have run the model.
+// for speed. With Options.SharedMemory on or auto, a call that names its outputs and finds a
+// free region has the server write them into that region and copies them out; the returned
+// tensors never refer to the region. Otherwise outputs are read from raw_output_contents, which
+// Triton always uses, or from typed fp32_contents, which other KServe servers may send. Infer is
+// never retried, except when the server has forgotten a shared-memory region (it restarted),
+// which it reports before running the model, and when the outputs do not fit their region,
+// which sends the call again over gRPC. On ErrUnavailable or ErrTimeout the server may or may
+// not have run the model.
 func (c *Client) Infer(ctx context.Context, model string, inputs []Tensor, outputs ...string) ([]Tensor, error) {
 	req, err := newInferRequest(model, inputs, outputs)
 	if err != nil {
 		return nil, fmt.Errorf("triton ModelInfer %s: %w", model, err)
 	}
-	resp, err := once(ctx, c, "ModelInfer", model, func(ctx context.Context) (*inferencepb.ModelInferResponse, error) {
-		return c.rpc.ModelInfer(ctx, req)
-	})
-	if err != nil {
-		return nil, err
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	if c.shm != nil && len(outputs) > 0 {
+		out, done, err := c.inferShared(ctx, req, outputs)
+		if done {
+			return out, err
+		}
+		unshareOutputs(req)
 	}
-	out, err := decodeOutputs(resp, outputs)
+	resp, err := c.rpc.ModelInfer(ctx, req)
+	if err != nil {
+		return nil, translate("ModelInfer", model, err)
+	}
+	out, err := decodeOutputs(resp, outputs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("triton ModelInfer %s: %w: %w", model, ErrServer, err)
 	}
@@ -92,8 +104,11 @@ func newInferRequest(model string, inputs []Tensor, outputs []string) (*inferenc
 
 // decodeOutputs reads a response, checking everything it relies on: one raw entry per output
 // (when raw contents are used), FP32 datatypes, byte lengths that match the shapes, and the
-// presence of every requested output.
-func decodeOutputs(resp *inferencepb.ModelInferResponse, want []string) ([]Tensor, error) {
+// presence of every requested output. shared holds the slice of a shared-memory region each
+// output was asked to be written to, by name; Triton then sends an empty raw entry for it. The
+// values are copied out of the region. An output that comes with data anyway (from a server that
+// ignored the request) is read from the response.
+func decodeOutputs(resp *inferencepb.ModelInferResponse, want []string, shared map[string][]byte) ([]Tensor, error) {
 	outs := resp.GetOutputs()
 	raw := resp.GetRawOutputContents()
 	if len(raw) > 0 && len(raw) != len(outs) {
@@ -108,13 +123,19 @@ func decodeOutputs(resp *inferencepb.ModelInferResponse, want []string) ([]Tenso
 		if err != nil {
 			return nil, fmt.Errorf("output %q: %w", o.GetName(), err)
 		}
+		region, inRegion := shared[o.GetName()]
 		var data []float32
 		switch {
-		case len(raw) > 0:
+		case len(raw) > 0 && (len(raw[i]) > 0 || !inRegion):
 			if len(raw[i]) != 4*n {
 				return nil, fmt.Errorf("output %q: shape %v needs %d bytes, got %d", o.GetName(), o.GetShape(), 4*n, len(raw[i]))
 			}
 			data = decodeFP32(raw[i])
+		case inRegion && len(o.GetContents().GetFp32Contents()) == 0:
+			if 4*n > len(region) {
+				return nil, fmt.Errorf("output %q: shape %v needs %d bytes, its shared-memory slice holds %d", o.GetName(), o.GetShape(), 4*n, len(region))
+			}
+			data = copyFP32(region[:4*n])
 		default:
 			data = o.GetContents().GetFp32Contents()
 			if len(data) != n {
@@ -190,6 +211,23 @@ func decodeFP32(b []byte) []float32 {
 		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 	}
 	values := make([]float32, len(b)/4)
+	for i := range values {
+		values[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return values
+}
+
+// copyFP32 decodes b (len(b) a multiple of 4) into new memory, as decodeFP32 does but never
+// aliasing b: b is part of a shared-memory region that the next call overwrites.
+func copyFP32(b []byte) []float32 {
+	values := make([]float32, len(b)/4)
+	if len(values) == 0 {
+		return values
+	}
+	if nativeLittleEndian {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(b)), b)
+		return values
+	}
 	for i := range values {
 		values[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}

@@ -89,13 +89,56 @@ func TestDecodeOutputs(t *testing.T) {
 		return o
 	}
 	raw := func(v ...float32) []byte { return encodeFP32(v) }
+	region := raw(7, 8, 9, 10)
 	tests := []struct {
 		name    string
 		resp    *inferencepb.ModelInferResponse
-		want    []string // requested
+		want    []string          // requested
+		shared  map[string][]byte // outputs in shared memory
 		got     []Tensor
 		wantErr string
 	}{
+		{
+			name: "shared memory, as Triton answers",
+			resp: &inferencepb.ModelInferResponse{
+				Outputs:           []*inferencepb.ModelInferResponse_InferOutputTensor{out("a", "FP32", 1, 2), out("b", "FP32", 1), out("c", "FP32", 0)},
+				RawOutputContents: [][]byte{{}, raw(3), {}},
+			},
+			want:   []string{"a", "b", "c"},
+			shared: map[string][]byte{"a": region[8:], "c": region},
+			got:    []Tensor{{"a", FP32, []int64{1, 2}, []float32{9, 10}}, {"b", FP32, []int64{1}, []float32{3}}, {"c", FP32, []int64{0}, []float32{}}},
+		},
+		{
+			name:   "shared memory, no raw contents at all",
+			resp:   &inferencepb.ModelInferResponse{Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{out("a", "FP32", 3)}},
+			want:   []string{"a"},
+			shared: map[string][]byte{"a": region},
+			got:    []Tensor{{"a", FP32, []int64{3}, []float32{7, 8, 9}}},
+		},
+		{
+			name: "shared memory ignored by the server: raw contents win",
+			resp: &inferencepb.ModelInferResponse{
+				Outputs:           []*inferencepb.ModelInferResponse_InferOutputTensor{out("a", "FP32", 1)},
+				RawOutputContents: [][]byte{raw(5)},
+			},
+			want:   []string{"a"},
+			shared: map[string][]byte{"a": region},
+			got:    []Tensor{{"a", FP32, []int64{1}, []float32{5}}},
+		},
+		{
+			name:   "shared memory ignored by the server: typed contents win",
+			resp:   &inferencepb.ModelInferResponse{Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{typed(out("a", "FP32", 1), 6)}},
+			want:   []string{"a"},
+			shared: map[string][]byte{"a": region},
+			got:    []Tensor{{"a", FP32, []int64{1}, []float32{6}}},
+		},
+		{
+			name:    "shared memory slice too small for the shape",
+			resp:    &inferencepb.ModelInferResponse{Outputs: []*inferencepb.ModelInferResponse_InferOutputTensor{out("a", "FP32", 5)}},
+			want:    []string{"a"},
+			shared:  map[string][]byte{"a": region},
+			wantErr: `output "a": shape [5] needs 20 bytes, its shared-memory slice holds 16`,
+		},
 		{
 			name: "raw, all outputs",
 			resp: &inferencepb.ModelInferResponse{
@@ -179,7 +222,7 @@ func TestDecodeOutputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeOutputs(tt.resp, tt.want)
+			got, err := decodeOutputs(tt.resp, tt.want, tt.shared)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -203,19 +246,24 @@ func TestDecodeOutputs(t *testing.T) {
 }
 
 func TestOptionsDefaults(t *testing.T) {
+	shmDefaults := SharedMemoryOptions{Mode: SharedMemoryOff, RegionBytes: DefaultSharedMemoryRegionBytes, Regions: DefaultSharedMemoryRegions, Dir: DefaultSharedMemoryDir}
 	tests := []struct {
 		name string
 		in   Options
 		want Options
 	}{
-		{"zero", Options{}, Options{Timeout: DefaultTimeout, MaxRecvBytes: DefaultMaxRecvBytes, Retries: DefaultRetries, RetryBackoff: DefaultRetryBackoff}},
-		{"no retries", Options{Retries: -1}, Options{Timeout: DefaultTimeout, MaxRecvBytes: DefaultMaxRecvBytes, Retries: 0, RetryBackoff: DefaultRetryBackoff}},
-		{"kept", Options{Timeout: 1, MaxRecvBytes: 2, Retries: 3, RetryBackoff: 4}, Options{Timeout: 1, MaxRecvBytes: 2, Retries: 3, RetryBackoff: 4}},
+		{"zero", Options{}, Options{Timeout: DefaultTimeout, MaxRecvBytes: DefaultMaxRecvBytes, Retries: DefaultRetries, RetryBackoff: DefaultRetryBackoff, SharedMemory: shmDefaults}},
+		{"no retries", Options{Retries: -1}, Options{Timeout: DefaultTimeout, MaxRecvBytes: DefaultMaxRecvBytes, Retries: 0, RetryBackoff: DefaultRetryBackoff, SharedMemory: shmDefaults}},
+		{
+			"kept",
+			Options{Timeout: 1, MaxRecvBytes: 2, Retries: 3, RetryBackoff: 4, SharedMemory: SharedMemoryOptions{Mode: SharedMemoryAuto, RegionBytes: 5, Regions: 6, Dir: "/tmp"}},
+			Options{Timeout: 1, MaxRecvBytes: 2, Retries: 3, RetryBackoff: 4, SharedMemory: SharedMemoryOptions{Mode: SharedMemoryAuto, RegionBytes: 5, Regions: 6, Dir: "/tmp"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.in.withDefaults()
-			if got.Timeout != tt.want.Timeout || got.MaxRecvBytes != tt.want.MaxRecvBytes || got.Retries != tt.want.Retries || got.RetryBackoff != tt.want.RetryBackoff {
+			if got.Timeout != tt.want.Timeout || got.MaxRecvBytes != tt.want.MaxRecvBytes || got.Retries != tt.want.Retries || got.RetryBackoff != tt.want.RetryBackoff || got.SharedMemory != tt.want.SharedMemory {
 				t.Errorf("withDefaults() = %+v, want %+v", got, tt.want)
 			}
 		})

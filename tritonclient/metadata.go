@@ -2,6 +2,7 @@ package tritonclient
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -146,17 +147,25 @@ type SharedMemoryRegion struct {
 // RegisterSystemSharedMemory registers region with the server, which maps it so that inference
 // tensors can refer to it instead of carrying their data. Triton refuses it unless started with
 // --allow-client-shm=true (the default is false since 26.05) and unless both processes see the
-// same /dev/shm. It is not retried: the server may have registered the region already.
+// same /dev/shm. A refusal wraps ErrSharedMemory. It is not retried: the server may have
+// registered the region already.
 func (c *Client) RegisterSystemSharedMemory(ctx context.Context, region SharedMemoryRegion) error {
-	_, err := once(ctx, c, "SystemSharedMemoryRegister", "", func(ctx context.Context) (*inferencepb.SystemSharedMemoryRegisterResponse, error) {
-		return c.rpc.SystemSharedMemoryRegister(ctx, &inferencepb.SystemSharedMemoryRegisterRequest{
-			Name:     region.Name,
-			Key:      region.Key,
-			Offset:   region.Offset,
-			ByteSize: region.ByteSize,
-		})
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	_, err := c.rpc.SystemSharedMemoryRegister(ctx, &inferencepb.SystemSharedMemoryRegisterRequest{
+		Name:     region.Name,
+		Key:      region.Key,
+		Offset:   region.Offset,
+		ByteSize: region.ByteSize,
 	})
-	return err
+	switch {
+	case err == nil:
+		return nil
+	case transient(err):
+		return translate("SystemSharedMemoryRegister", "", err)
+	}
+	st := status.Convert(err)
+	return fmt.Errorf("triton SystemSharedMemoryRegister %s: %w: %s: %s", region.Name, ErrSharedMemory, st.Code(), st.Message())
 }
 
 // UnregisterSystemSharedMemory drops the region called name, or every region when name is "".

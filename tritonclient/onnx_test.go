@@ -45,7 +45,8 @@ func embeddedRuntime(t *testing.T) *onnx.Runtime {
 
 // TestPPOCRThroughTriton serves the real models from model_repository/cpu through the test server
 // and checks that the client returns exactly what the embedded runtime computes for the same
-// tensors: the wire adds nothing and loses nothing.
+// tensors, with outputs over gRPC and through shared memory: the wire adds nothing and loses
+// nothing.
 func TestPPOCRThroughTriton(t *testing.T) {
 	checkGoroutines(t)
 	rt := embeddedRuntime(t)
@@ -55,6 +56,13 @@ func TestPPOCRThroughTriton(t *testing.T) {
 	}
 	srv := startServer(t, models...)
 	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	shm, log, dir := shmClient(t, srv.Addr(), tritonclient.SharedMemoryOptions{Mode: tritonclient.SharedMemoryOn, RegionBytes: 16 << 20})
+	srv.SetSharedMemoryDir(dir)
+	clients := []struct {
+		name string
+		c    *tritonclient.Client
+		want []wireCall // logged
+	}{{"gRPC", c, nil}, {"shared memory", shm, []wireCall{viaSHM}}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	random := func(shape ...int64) []float32 {
 		n := 1
@@ -80,25 +88,30 @@ func TestPPOCRThroughTriton(t *testing.T) {
 		{"ppocr_det", ocr.Detector, "x", "sigmoid_0.tmp_0", []int64{1, 3, 64, 96}, []int64{1, 1, 64, 96}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.triton, func(t *testing.T) {
-			data := random(tt.shape...)
-			got, err := c.Infer(t.Context(), tt.triton, []tritonclient.Tensor{{Name: tt.input, Shape: tt.shape, Data: data}}, tt.output)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := rt.Infer(context.Background(), tt.model, ocr.Tensor{Shape: tt.shape, Data: data})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 1 || got[0].Name != tt.output || !slices.Equal(got[0].Shape, tt.wantShape) || !slices.Equal(want.Shape, tt.wantShape) {
-				t.Fatalf("output %+v (embedded shape %v), want %s %v", got[0].Shape, want.Shape, tt.output, tt.wantShape)
-			}
-			for i := range want.Data {
-				if math.Float32bits(got[0].Data[i]) != math.Float32bits(want.Data[i]) {
-					t.Fatalf("value %d: %v through Triton, %v embedded", i, got[0].Data[i], want.Data[i])
+		data := random(tt.shape...)
+		want, err := rt.Infer(context.Background(), tt.model, ocr.Tensor{Shape: tt.shape, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cl := range clients {
+			t.Run(tt.triton+"/"+cl.name, func(t *testing.T) {
+				got, err := cl.c.Infer(t.Context(), tt.triton, []tritonclient.Tensor{{Name: tt.input, Shape: tt.shape, Data: data}}, tt.output)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				if len(got) != 1 || got[0].Name != tt.output || !slices.Equal(got[0].Shape, tt.wantShape) || !slices.Equal(want.Shape, tt.wantShape) {
+					t.Fatalf("output %+v (embedded shape %v), want %s %v", got[0].Shape, want.Shape, tt.output, tt.wantShape)
+				}
+				for i := range want.Data {
+					if math.Float32bits(got[0].Data[i]) != math.Float32bits(want.Data[i]) {
+						t.Fatalf("value %d: %v through Triton, %v embedded", i, got[0].Data[i], want.Data[i])
+					}
+				}
+				if cl.want != nil {
+					checkCalls(t, log, cl.want...)
+				}
+			})
+		}
 	}
 
 	t.Run("metadata", func(t *testing.T) {

@@ -12,6 +12,15 @@
 // raw_output_contents, readiness is strict (the server is ready only when every model is), and
 // metadata reports the batch dimension as -1.
 //
+// System shared memory works as in Triton for outputs: SystemSharedMemoryRegister opens and maps
+// the client's file (looked up in SetSharedMemoryDir's directory, /dev/shm by default), with
+// Triton's errors for a key it cannot open, a name already registered and a range beyond the
+// file; ModelInfer writes each output that names a region into it, answering for it with shape
+// and datatype but an empty raw entry, and fails with Triton's codes and messages for an unknown
+// region, a range outside it, or an output larger than its byte size. Inputs in shared memory
+// are not supported (UNIMPLEMENTED). Like an exiting Triton, a stopped server forgets and
+// unmaps every region.
+//
 // Tests control it with Stop and Restart (an outage and recovery on the same address),
 // SetServerReady and SetModelReady, SetDelay (slow inferences), FailInfer and Fail (injected
 // errors), and read what happened with Calls. All methods are safe for concurrent use. Models
@@ -52,16 +61,17 @@ type Model struct {
 type Server struct {
 	addr string
 
-	mu        sync.Mutex
-	gs        *grpc.Server  // nil while stopped
-	served    chan struct{} // closed when the current Serve returns
-	models    map[string]*model
-	order     []string // model names, in the order given to Start
-	notReady  bool     // SetServerReady(false)
-	delay     time.Duration
-	failures  map[string]failure // by RPC name
-	calls     map[string]int
-	shmRegion map[string]*inferencepb.SystemSharedMemoryStatusResponse_RegionStatus
+	mu         sync.Mutex
+	gs         *grpc.Server  // nil while stopped
+	served     chan struct{} // closed when the current Serve returns
+	models     map[string]*model
+	order      []string // model names, in the order given to Start
+	notReady   bool     // SetServerReady(false)
+	delay      time.Duration
+	failures   map[string]failure // by RPC name
+	calls      map[string]int
+	shmDir     string
+	shmRegions map[string]*shmRegion // by name
 }
 
 type model struct {
@@ -78,10 +88,11 @@ type failure struct {
 // Start serves models on a new loopback port.
 func Start(models ...Model) (*Server, error) {
 	s := &Server{
-		models:    make(map[string]*model, len(models)),
-		failures:  make(map[string]failure),
-		calls:     make(map[string]int),
-		shmRegion: make(map[string]*inferencepb.SystemSharedMemoryStatusResponse_RegionStatus),
+		models:     make(map[string]*model, len(models)),
+		failures:   make(map[string]failure),
+		calls:      make(map[string]int),
+		shmDir:     DefaultSharedMemoryDir,
+		shmRegions: make(map[string]*shmRegion),
 	}
 	for _, m := range models {
 		if err := checkModel(m); err != nil {
@@ -161,8 +172,9 @@ func (s *Server) serve(lis net.Listener) {
 func (s *Server) Addr() string { return s.addr }
 
 // Stop closes the listener and every connection, cancelling calls in flight, and returns once
-// their handlers have returned. Clients see ErrUnavailable until Restart. Stopping a stopped
-// server does nothing.
+// their handlers have returned. Clients see ErrUnavailable until Restart. Like a Triton process
+// that exits, it forgets (and unmaps) every shared-memory region. Stopping a stopped server does
+// nothing.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	gs, served := s.gs, s.served
@@ -173,10 +185,16 @@ func (s *Server) Stop() {
 	}
 	gs.Stop()
 	<-served
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.shmRegions {
+		s.unregister(name)
+	}
 }
 
 // Restart serves again on the same address after Stop, keeping models, readiness, injected
-// failures and counters.
+// failures, counters and the shared-memory directory; shared-memory registrations are gone, as
+// in a restarted Triton.
 func (s *Server) Restart() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

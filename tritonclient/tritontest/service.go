@@ -120,9 +120,9 @@ func (v *service) SystemSharedMemoryStatus(_ context.Context, req *inferencepb.S
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	resp := &inferencepb.SystemSharedMemoryStatusResponse{Regions: map[string]*inferencepb.SystemSharedMemoryStatusResponse_RegionStatus{}}
-	for name, r := range s.shmRegion {
+	for name, r := range s.shmRegions {
 		if req.GetName() == "" || req.GetName() == name {
-			resp.Regions[name] = proto.CloneOf(r)
+			resp.Regions[name] = proto.CloneOf(r.status)
 		}
 	}
 	if req.GetName() != "" && len(resp.Regions) == 0 {
@@ -131,8 +131,7 @@ func (v *service) SystemSharedMemoryStatus(_ context.Context, req *inferencepb.S
 	return resp, nil
 }
 
-// SystemSharedMemoryRegister records the region; the double never maps it, so inference requests
-// cannot refer to it.
+// SystemSharedMemoryRegister opens and maps the region as Triton does (see mapRegion).
 func (v *service) SystemSharedMemoryRegister(_ context.Context, req *inferencepb.SystemSharedMemoryRegisterRequest) (*inferencepb.SystemSharedMemoryRegisterResponse, error) {
 	s := v.s
 	s.mu.Lock()
@@ -140,23 +139,34 @@ func (v *service) SystemSharedMemoryRegister(_ context.Context, req *inferencepb
 	if req.GetName() == "" || req.GetKey() == "" || req.GetByteSize() == 0 {
 		return nil, status.Error(codes.InvalidArgument, "shared memory region needs a name, a key and a byte size")
 	}
-	if _, dup := s.shmRegion[req.GetName()]; dup {
+	if _, dup := s.shmRegions[req.GetName()]; dup {
 		return nil, status.Errorf(codes.AlreadyExists, "shared memory region '%s' already in manager", req.GetName())
 	}
-	s.shmRegion[req.GetName()] = &inferencepb.SystemSharedMemoryStatusResponse_RegionStatus{
-		Name: req.GetName(), Key: req.GetKey(), Offset: req.GetOffset(), ByteSize: req.GetByteSize(),
+	data, err := mapRegion(s.shmDir, req)
+	if err != nil {
+		return nil, err
+	}
+	s.shmRegions[req.GetName()] = &shmRegion{
+		status: &inferencepb.SystemSharedMemoryStatusResponse_RegionStatus{
+			Name: req.GetName(), Key: req.GetKey(), Offset: req.GetOffset(), ByteSize: req.GetByteSize(),
+		},
+		data: data,
 	}
 	return &inferencepb.SystemSharedMemoryRegisterResponse{}, nil
 }
 
+// SystemSharedMemoryUnregister forgets the region called name, or every region when name is "";
+// an unknown name is not an error. A region is unmapped once the inferences using it are done.
 func (v *service) SystemSharedMemoryUnregister(_ context.Context, req *inferencepb.SystemSharedMemoryUnregisterRequest) (*inferencepb.SystemSharedMemoryUnregisterResponse, error) {
 	s := v.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if req.GetName() == "" {
-		clear(s.shmRegion)
-	} else {
-		delete(s.shmRegion, req.GetName())
+	if req.GetName() != "" {
+		s.unregister(req.GetName())
+		return &inferencepb.SystemSharedMemoryUnregisterResponse{}, nil
+	}
+	for name := range s.shmRegions {
+		s.unregister(name)
 	}
 	return &inferencepb.SystemSharedMemoryUnregisterResponse{}, nil
 }
@@ -171,17 +181,22 @@ func (v *service) ModelInfer(ctx context.Context, req *inferencepb.ModelInferReq
 	if err != nil {
 		return nil, err
 	}
+	targets, release, err := s.outputRegions(req)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	s.mu.Lock()
 	delay := s.delay
 	s.mu.Unlock()
 
 	start := time.Now()
-	resp, err := v.run(ctx, m, req, inputs, batch, delay)
+	resp, err := v.run(ctx, m, req, inputs, batch, delay, targets)
 	s.record(m, start, batch, err)
 	return resp, err
 }
 
-func (v *service) run(ctx context.Context, m *model, req *inferencepb.ModelInferRequest, inputs []tritonclient.Tensor, batch int64, delay time.Duration) (*inferencepb.ModelInferResponse, error) {
+func (v *service) run(ctx context.Context, m *model, req *inferencepb.ModelInferRequest, inputs []tritonclient.Tensor, batch int64, delay time.Duration, targets map[string][]byte) (*inferencepb.ModelInferResponse, error) {
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
@@ -201,7 +216,7 @@ func (v *service) run(ctx context.Context, m *model, req *inferencepb.ModelInfer
 		}
 		return nil, status.Errorf(codes.Internal, "model '%s' failed: %v", m.Config.GetName(), err)
 	}
-	return encodeResponse(m.Config, req, outputs, batch)
+	return encodeResponse(m.Config, req, outputs, batch, targets)
 }
 
 // lookup finds a model that can serve, answering as Triton's model lookup does otherwise.

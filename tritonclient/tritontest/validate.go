@@ -44,6 +44,11 @@ func decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferReques
 			return nil, 0, status.Errorf(codes.InvalidArgument, "input '%s' appears more than once in the request for model '%s'", in.GetName(), name)
 		}
 		byName[in.GetName()] = i
+		if p, err := sharedMemoryParams(in.GetName(), in.GetParameters()); err != nil {
+			return nil, 0, err
+		} else if p != nil {
+			return nil, 0, status.Errorf(codes.Unimplemented, "tritontest does not read inputs from shared memory, input '%s' asks for it", in.GetName())
+		}
 		if want := wireType(cfg.GetDataType()); in.GetDatatype() != want {
 			return nil, 0, status.Errorf(codes.InvalidArgument,
 				"inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), in.GetDatatype(), name, want)
@@ -138,8 +143,10 @@ func checkShape(c *inferencepb.ModelConfig, input string, dims, shape []int64) (
 }
 
 // encodeResponse checks the model's outputs against its configuration (a mismatch is the model's
-// or the config's fault: INTERNAL) and returns the requested ones as raw contents, as Triton does.
-func encodeResponse(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest, outputs []tritonclient.Tensor, batch int64) (*inferencepb.ModelInferResponse, error) {
+// or the config's fault: INTERNAL) and returns the requested ones as raw contents, as Triton does,
+// except those with a target (their slice of a shared-memory region, by name): they are written
+// there and get an empty raw entry.
+func encodeResponse(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest, outputs []tritonclient.Tensor, batch int64, targets map[string][]byte) (*inferencepb.ModelInferResponse, error) {
 	byName := make(map[string]tritonclient.Tensor, len(outputs))
 	for _, o := range outputs {
 		byName[o.Name] = o
@@ -181,7 +188,22 @@ func encodeResponse(c *inferencepb.ModelConfig, req *inferencepb.ModelInferReque
 	for i, name := range names {
 		o := byName[name]
 		resp.Outputs[i] = &inferencepb.ModelInferResponse_InferOutputTensor{Name: name, Datatype: tritonclient.FP32, Shape: o.Shape}
-		resp.RawOutputContents[i] = encodeFP32(o.Data)
+		target, shared := targets[name]
+		if !shared || len(o.Data) == 0 {
+			resp.RawOutputContents[i] = encodeFP32(o.Data)
+			continue
+		}
+		// Triton's allocator answers this way when the output does not fit (server
+		// src/grpc/infer_handler.cc ResponseAllocatorHelper), after the model has run.
+		if need := 4 * len(o.Data); need > len(target) {
+			return nil, status.Errorf(codes.Internal,
+				"shared memory size specified with the request for output '%s' (%d bytes) should be at least %d bytes to hold the results",
+				name, len(target), need)
+		}
+		if _, err := binary.Encode(target, binary.LittleEndian, o.Data); err != nil {
+			return nil, status.Errorf(codes.Internal, "write output '%s' to shared memory: %v", name, err)
+		}
+		resp.RawOutputContents[i] = []byte{}
 	}
 	return resp, nil
 }
