@@ -26,6 +26,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/bench"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
@@ -125,6 +126,16 @@ func serve(cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	var extractor service.Extractor
+	switch ex, err := extract.New(cfg.Chat); {
+	case err == nil:
+		extractor = ex
+		log.Info("chat model configured for /ocr-json", "model", cfg.Chat.Model)
+	case errors.Is(err, extract.ErrNotConfigured):
+		log.Info("no chat model configured: /ocr-json answers 503 until CHAT_BOT_MODEL and CHAT_BOT_BASEURL are set")
+	default:
+		return fmt.Errorf("chat model: %w", err)
+	}
 	inflight, queue := cfg.Admission()
 	app := service.New(eng.Pipeline, eng, log, service.Options{
 		RequestTimeout: cfg.RequestTimeout,
@@ -133,6 +144,8 @@ func serve(cfg config.Config, log *slog.Logger) error {
 		APIKeys:        keys,
 		Gate:           admission.New(inflight, queue, cfg.QueueTimeout),
 		Metrics:        metrics.New(),
+		Extractor:      extractor,
+		SchemaLimits:   cfg.Chat.Schema,
 	})
 	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout, "auth", len(keys) > 0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -60,6 +61,20 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "runtime_unavailable", msg: "the model runtime is not ready; try again shortly", retryAfter: 5}
 	case errors.Is(err, ocr.ErrModelMissing):
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "model_missing", msg: "a model the pipeline needs is not loaded in the runtime", retryAfter: 30}
+	case errors.Is(err, extract.ErrNotConfigured):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_not_configured", msg: err.Error()}
+	case errors.Is(err, extract.ErrInvalidSchema):
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "invalid_schema", msg: err.Error()}
+	case errors.Is(err, extract.ErrUnknownTemplate):
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "unknown_template", msg: err.Error()}
+	case errors.Is(err, extract.ErrUnreachable):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_unreachable", msg: err.Error(), retryAfter: 10}
+	case errors.Is(err, extract.ErrAuth):
+		return &apiError{status: fiber.StatusBadGateway, code: "chat_auth", msg: err.Error()}
+	case errors.Is(err, extract.ErrBadAnswer):
+		return &apiError{status: fiber.StatusBadGateway, code: "chat_bad_answer", msg: err.Error()}
+	case errors.Is(err, extract.ErrUpstream):
+		return &apiError{status: fiber.StatusBadGateway, code: "chat_upstream_error", msg: err.Error()}
 	case errors.Is(err, ocr.ErrRuntimeFailed):
 		return &apiError{status: fiber.StatusBadGateway, code: "runtime_error", msg: "the model runtime failed to process the request"}
 	case errors.As(err, &fe):
@@ -102,6 +117,20 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 				s.metrics.RuntimeError("unavailable")
 			case errors.Is(err, context.DeadlineExceeded):
 				s.metrics.RuntimeError("timeout")
+			case errors.Is(err, extract.ErrNotConfigured):
+				return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_not_configured", msg: err.Error()}
+			case errors.Is(err, extract.ErrInvalidSchema):
+				return &apiError{status: fiber.StatusUnprocessableEntity, code: "invalid_schema", msg: err.Error()}
+			case errors.Is(err, extract.ErrUnknownTemplate):
+				return &apiError{status: fiber.StatusUnprocessableEntity, code: "unknown_template", msg: err.Error()}
+			case errors.Is(err, extract.ErrUnreachable):
+				return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_unreachable", msg: err.Error(), retryAfter: 10}
+			case errors.Is(err, extract.ErrAuth):
+				return &apiError{status: fiber.StatusBadGateway, code: "chat_auth", msg: err.Error()}
+			case errors.Is(err, extract.ErrBadAnswer):
+				return &apiError{status: fiber.StatusBadGateway, code: "chat_bad_answer", msg: err.Error()}
+			case errors.Is(err, extract.ErrUpstream):
+				return &apiError{status: fiber.StatusBadGateway, code: "chat_upstream_error", msg: err.Error()}
 			case errors.Is(err, ocr.ErrRuntimeFailed):
 				s.metrics.RuntimeError("failed")
 			}

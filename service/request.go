@@ -23,25 +23,36 @@ func imageFromRequest(c *fiber.Ctx) ([]byte, error) {
 	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
 		return nil, err
 	}
-	body := c.Body()
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, badRequest("empty_body", `request body is empty; send {"image": "<base64>"}`)
-	}
 	var req imageRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field == "image" {
-			return nil, badRequest("invalid_image_field", `"image" must be a string holding base64 image data`)
-		}
-		if errors.As(err, &te) {
-			return nil, badRequest("invalid_json", `request body must be a JSON object like {"image": "<base64>"}`)
-		}
-		return nil, badRequest("invalid_json", "request body is not valid JSON: %s", err.Error())
+	if err := decodeBody(c.Body(), &req); err != nil {
+		return nil, err
 	}
 	if req.Image == nil {
 		return nil, badRequest("missing_image", `request body has no "image" field`)
 	}
 	return decodeBase64Image(*req.Image)
+}
+
+// decodeBody parses a JSON object body into v. Every failure is a 400 with a message that says
+// what to send; a non-string "image" is called out, as it is the usual mistake.
+func decodeBody(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("empty_body", `request body is empty; send {"image": "<base64>"}`)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "image" {
+			return badRequest("invalid_image_field", `"image" must be a string holding base64 image data`)
+		}
+		if errors.As(err, &te) && te.Field == "template" {
+			return badRequest("invalid_template_field", `"template" must be a string naming a built-in template`)
+		}
+		if errors.As(err, &te) {
+			return badRequest("invalid_json", `request body must be a JSON object like {"image": "<base64>"}`)
+		}
+		return badRequest("invalid_json", "request body is not valid JSON: %s", err.Error())
+	}
+	return nil
 }
 
 // requireJSON accepts application/json and any application/*+json, with parameters.

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	Gate *admission.Gate
 	// Metrics receives request and stage metrics and is served on /metrics; nil for none.
 	Metrics *metrics.Metrics
+	// Extractor fills schemas for /ocr-json; nil when no chat model is configured (503).
+	Extractor Extractor
+	// SchemaLimits bound the schemas callers send to /ocr-json.
+	SchemaLimits extract.Limits
 }
 
 // Server holds the handlers' dependencies.
@@ -51,12 +56,13 @@ type Server struct {
 	keys    keyring
 	metrics *metrics.Metrics
 	errors  fiber.ErrorHandler
+	extract Extractor
 }
 
 // New returns the Fiber app with every route registered. Tests drive it with app.Test; main
 // listens with it.
 func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.App {
-	s := &Server{ocr: rec, ready: ready, log: log, opt: opt, keys: newKeyring(opt.APIKeys), metrics: opt.Metrics}
+	s := &Server{ocr: rec, ready: ready, log: log, opt: opt, keys: newKeyring(opt.APIKeys), metrics: opt.Metrics, extract: opt.Extractor}
 	s.errors = errorHandler(s)
 	app := fiber.New(fiber.Config{
 		AppName:               "ocrgate " + Version,
@@ -82,6 +88,8 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})))
 	}
 	app.Post("/ocr", s.requireKey, s.ocrHandler)
+	app.Post("/ocr-json", s.requireKey, s.ocrJSON)
+	app.Get("/templates", s.requireKey, s.templates)
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
 }

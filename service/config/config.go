@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
@@ -51,6 +52,8 @@ type Config struct {
 	QueueTimeout       time.Duration // longest wait for a slot before 429
 	LogLevel           string        // debug, info, warn, error
 	LogFormat          string        // text or json
+
+	Chat extract.Options // /ocr-json: chat model (CHAT_BOT_*), timeout, re-asks, schema limits
 
 	OCR ocr.Options // pipeline settings
 }
@@ -95,6 +98,15 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		LogLevel:           "info",
 		LogFormat:          "text",
 		OCR:                ocr.DefaultOptions(),
+		Chat: extract.Options{
+			Timeout: extract.DefaultTimeout,
+			Reasks:  extract.DefaultReasks,
+			Schema: extract.Limits{
+				MaxBytes:      extract.DefaultMaxSchemaBytes,
+				MaxDepth:      extract.DefaultMaxSchemaDepth,
+				MaxProperties: extract.DefaultMaxProperties,
+			},
+		},
 	}
 	o := &c.OCR
 	settings := []setting{
@@ -126,6 +138,14 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_QUEUE_TIMEOUT", "queue-timeout", "longest wait for a slot before 429", (*durationValue)(&c.QueueTimeout)},
 		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
 		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
+		{"CHAT_BOT_MODEL", "chat-model", "chat model for /ocr-json (e.g. gpt-4o-mini, qwen2.5:7b); empty: /ocr-json answers 503", (*stringValue)(&c.Chat.Model)},
+		{"CHAT_BOT_BASEURL", "chat-baseurl", "OpenAI-compatible API root with its version segment, e.g. http://localhost:11434/v1", (*stringValue)(&c.Chat.BaseURL)},
+		{"CHAT_BOT_APIKEY", "chat-apikey", "API key for the chat model, sent as a bearer token (never logged)", (*stringValue)(&c.Chat.APIKey)},
+		{"OCRGATE_CHAT_TIMEOUT", "chat-timeout", "bound on one chat call", (*durationValue)(&c.Chat.Timeout)},
+		{"OCRGATE_CHAT_REASKS", "chat-reasks", "times an invalid answer is sent back with what is wrong (negative: never)", (*intValue)(&c.Chat.Reasks)},
+		{"OCRGATE_SCHEMA_MAX_BYTES", "schema-max-bytes", "largest caller schema for /ocr-json, in bytes", (*intValue)(&c.Chat.Schema.MaxBytes)},
+		{"OCRGATE_SCHEMA_MAX_DEPTH", "schema-max-depth", "deepest nesting of a caller schema", (*intValue)(&c.Chat.Schema.MaxDepth)},
+		{"OCRGATE_SCHEMA_MAX_PROPERTIES", "schema-max-properties", "most properties in a caller schema", (*intValue)(&c.Chat.Schema.MaxProperties)},
 		{"OCRGATE_MAX_IMAGE_PIXELS", "max-image-pixels", "largest image accepted, in pixels (checked before decoding)", (*intValue)(&o.Limits.MaxPixels)},
 		{"OCRGATE_MAX_IMAGE_SIDE", "max-image-side", "longest image side accepted, in pixels", (*intValue)(&o.Limits.MaxSide)},
 		{"OCRGATE_DET_LIMIT_SIDE", "det-limit-side", "first detection pass: long side of the detector input at most this", (*intValue)(&o.DetLimitSide)},
@@ -301,6 +321,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("api_keys", c.APIKeys != "" || c.APIKeysFile != ""), // whether auth is on, never the keys
 		slog.Int("max_inflight", c.MaxInFlight),
 		slog.Int("max_queue", c.MaxQueue),
+		slog.Any("chat", c.Chat), // Options.LogValue redacts the key
 		slog.Int("det_limit_side", c.OCR.DetLimitSide),
 		slog.Bool("use_cls", c.OCR.UseClassifier),
 		slog.Float64("min_score", float64(c.OCR.MinScore)),

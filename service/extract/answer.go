@@ -64,8 +64,12 @@ func (s *Schema) check(content string) (json.RawMessage, *badAnswer) {
 		if !errors.As(err, &ve) {
 			return nil, &badAnswer{reasons: []string{truncate(err.Error(), maxReasonLength)}}
 		}
-		reasons := leaves(ve, maxReasons)
-		return nil, &badAnswer{reasons: reasons, more: max(countLeaves(ve)-len(reasons), 0)}
+		all := leaves(ve)
+		if len(all) == 0 {
+			all = []string{"the answer does not match the schema"}
+		}
+		n := min(len(all), maxReasons)
+		return nil, &badAnswer{reasons: all[:n], more: len(all) - n}
 	}
 	out, err := encodeTree(obj, "")
 	if err != nil {

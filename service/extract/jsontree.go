@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -95,11 +96,17 @@ func decodeTree(data []byte, maxNesting int) (any, error) {
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder, depth, maxNesting int) (any, error) {
+// token reads the next token; the input ending inside a value is io.ErrUnexpectedEOF.
+func token(dec *json.Decoder) (json.Token, error) {
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil, io.ErrUnexpectedEOF
 	}
+	return tok, err
+}
+
+func decodeValue(dec *json.Decoder, depth, maxNesting int) (any, error) {
+	tok, err := token(dec)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +121,7 @@ func decodeValue(dec *json.Decoder, depth, maxNesting int) (any, error) {
 	case '{':
 		o := newObject()
 		for dec.More() {
-			kt, err := dec.Token()
+			kt, err := token(dec)
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +138,7 @@ func decodeValue(dec *json.Decoder, depth, maxNesting int) (any, error) {
 			}
 			o.set(k, v)
 		}
-		if _, err := dec.Token(); err != nil { // '}'
+		if _, err := token(dec); err != nil { // '}'
 			return nil, err
 		}
 		return o, nil
@@ -144,7 +151,7 @@ func decodeValue(dec *json.Decoder, depth, maxNesting int) (any, error) {
 			}
 			arr = append(arr, v)
 		}
-		if _, err := dec.Token(); err != nil { // ']'
+		if _, err := token(dec); err != nil { // ']'
 			return nil, err
 		}
 		return arr, nil
@@ -198,17 +205,32 @@ func writeJSON(b *bytes.Buffer, v any, prefix, indent string) error {
 			b.WriteString("[]")
 			return nil
 		}
+		// Short lists of names and values (type, required, enum) stay on one line.
+		flat := indent != "" && !slices.ContainsFunc(x, func(e any) bool {
+			switch e.(type) {
+			case *object, []any:
+				return true
+			}
+			return false
+		})
 		b.WriteByte('[')
 		for i, e := range x {
 			if i > 0 {
 				b.WriteByte(',')
+				if flat {
+					b.WriteByte(' ')
+				}
 			}
-			newline(next)
+			if !flat {
+				newline(next)
+			}
 			if err := writeJSON(b, e, next, indent); err != nil {
 				return err
 			}
 		}
-		newline(prefix)
+		if !flat {
+			newline(prefix)
+		}
 		b.WriteByte(']')
 	case string:
 		writeString(b, x)

@@ -493,8 +493,8 @@ func compile(doc *object) (*jsonschema.Schema, error) {
 	case errors.As(err, &metaErr):
 		var ve *jsonschema.ValidationError
 		if errors.As(metaErr.Err, &ve) {
-			reasons := leaves(ve, 3)
-			return nil, invalidf("the schema is not valid JSON Schema: %s", strings.Join(reasons, "; "))
+			reasons := leaves(ve)
+			return nil, invalidf("the schema is not valid JSON Schema: %s", strings.Join(reasons[:min(len(reasons), 3)], "; "))
 		}
 		return nil, invalidf("the schema is not valid JSON Schema")
 	case errors.As(err, &loadErr):
@@ -512,21 +512,20 @@ func fragment(u string) string {
 	return f
 }
 
-// leaves lists up to max of the innermost validation errors, each as "at '/path': what is
-// wrong". The innermost errors name the exact place and reason; their parents only repeat
-// "some subschema failed".
-func leaves(ve *jsonschema.ValidationError, max int) []string {
+// leaves lists the innermost validation errors, each as "at '/path': what is
+// wrong", sorted so the same answer always gives the same message (the validator walks
+// properties in map order). The innermost errors name the exact place and reason; their
+// parents only repeat "some subschema failed".
+func leaves(ve *jsonschema.ValidationError) []string {
 	var out []string
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(out) >= max {
-			return
-		}
 		if len(e.Causes) == 0 {
-			msg := truncate(e.Error(), 300)
-			if !slices.Contains(out, msg) {
-				out = append(out, msg)
+			msg := e.Error()
+			if rest, ok := strings.CutPrefix(msg, "at '':"); ok {
+				msg = "at the top level:" + rest
 			}
+			out = append(out, truncate(msg, maxReasonLength))
 			return
 		}
 		for _, c := range e.Causes {
@@ -534,19 +533,8 @@ func leaves(ve *jsonschema.ValidationError, max int) []string {
 		}
 	}
 	walk(ve)
-	return out
-}
-
-// countLeaves counts the innermost validation errors.
-func countLeaves(ve *jsonschema.ValidationError) int {
-	if len(ve.Causes) == 0 {
-		return 1
-	}
-	n := 0
-	for _, c := range ve.Causes {
-		n += countLeaves(c)
-	}
-	return n
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
