@@ -117,7 +117,11 @@ func chatApp(t *testing.T, cs *chatServer, key string, timeout time.Duration) *s
 	return &serviceApp{newApp(t, service.Options{Extractor: ex, RequestTimeout: timeout}, nil)}
 }
 
-type serviceApp struct{ app interface{ Test(*http.Request, ...int) (*http.Response, error) } }
+type serviceApp struct {
+	app interface {
+		Test(*http.Request, ...int) (*http.Response, error)
+	}
+}
 
 func (a *serviceApp) do(t *testing.T, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
