@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +161,48 @@ func TestPanicBecomes500(t *testing.T) {
 	}
 	if code, _ := call(t, app, get("/ping")); code != 200 {
 		t.Errorf("service dead after a panic: /ping = %d", code)
+	}
+}
+
+// TestFaultsLeaveNothingBehind: a slow model runtime (a deadline shorter than the work), a slow chat
+// model and a chat model that is down each end with their status, promptly, and leave no goroutine
+// behind.
+func TestFaultsLeaveNothingBehind(t *testing.T) {
+	big := readImage(t, "525.jpg") // a 600-dpi A4 scan: seconds of work
+	small := readImage(t, "583.jpg")
+	slowChat := newChatServer(t, receiptReader)
+	slowChat.delay = 20 * time.Second
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	downURL := "http://" + lis.Addr().String()
+	lis.Close()
+	downChat := &chatServer{Server: &httptest.Server{URL: downURL}}
+
+	tests := []struct {
+		name    string
+		app     *serviceApp
+		req     func() *http.Request
+		status  int
+		code    string
+		promptw time.Duration
+	}{
+		{"runtime slower than the deadline", &serviceApp{newApp(t, service.Options{RequestTimeout: 300 * time.Millisecond}, nil)},
+			func() *http.Request { return ocrRequest(big) }, 504, "timeout", 3 * time.Second},
+		{"chat model slower than the deadline", chatApp(t, slowChat, "", 4*time.Second),
+			func() *http.Request { return ocrJSONRequest(t, small, nil) }, 504, "timeout", 8 * time.Second},
+		{"chat model down", chatApp(t, downChat, "", time.Minute),
+			func() *http.Request { return ocrJSONRequest(t, small, nil) }, 503, "chat_unreachable", 8 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.app.do(t, get("/ping")) // warm the app
+			before := runtime.NumGoroutine()
+			start := time.Now()
+			resp, body := tt.app.do(t, tt.req())
+			checkJSONError(t, resp.StatusCode, body, tt.status, tt.code)
+			if took := time.Since(start); took > tt.promptw {
+				t.Errorf("answered after %v", took)
+			}
+			waitGoroutines(t, before)
+		})
 	}
 }
