@@ -117,22 +117,11 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 				s.metrics.RuntimeError("unavailable")
 			case errors.Is(err, context.DeadlineExceeded):
 				s.metrics.RuntimeError("timeout")
-			case errors.Is(err, extract.ErrNotConfigured):
-				return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_not_configured", msg: err.Error()}
-			case errors.Is(err, extract.ErrInvalidSchema):
-				return &apiError{status: fiber.StatusUnprocessableEntity, code: "invalid_schema", msg: err.Error()}
-			case errors.Is(err, extract.ErrUnknownTemplate):
-				return &apiError{status: fiber.StatusUnprocessableEntity, code: "unknown_template", msg: err.Error()}
-			case errors.Is(err, extract.ErrUnreachable):
-				return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_unreachable", msg: err.Error(), retryAfter: 10}
-			case errors.Is(err, extract.ErrAuth):
-				return &apiError{status: fiber.StatusBadGateway, code: "chat_auth", msg: err.Error()}
-			case errors.Is(err, extract.ErrBadAnswer):
-				return &apiError{status: fiber.StatusBadGateway, code: "chat_bad_answer", msg: err.Error()}
-			case errors.Is(err, extract.ErrUpstream):
-				return &apiError{status: fiber.StatusBadGateway, code: "chat_upstream_error", msg: err.Error()}
 			case errors.Is(err, ocr.ErrRuntimeFailed):
 				s.metrics.RuntimeError("failed")
+			case errors.Is(err, extract.ErrUnreachable), errors.Is(err, extract.ErrAuth),
+				errors.Is(err, extract.ErrBadAnswer), errors.Is(err, extract.ErrUpstream):
+				s.metrics.RuntimeError("chat")
 			}
 		}
 		level := slog.LevelDebug

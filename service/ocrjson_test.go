@@ -15,6 +15,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/metrics"
 )
 
 // chatServer is an OpenAI-compatible chat-completions server for tests (a hosted chat model is not
@@ -114,7 +115,8 @@ func chatApp(t *testing.T, cs *chatServer, key string, timeout time.Duration) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &serviceApp{newApp(t, service.Options{Extractor: ex, RequestTimeout: timeout}, nil)}
+	// Metrics on, as in production: the error path records them before rendering.
+	return &serviceApp{newApp(t, service.Options{Extractor: ex, RequestTimeout: timeout, Metrics: metrics.New()}, nil)}
 }
 
 type serviceApp struct {
@@ -216,6 +218,12 @@ func TestOCRJSONErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := tt.app.do(t, ocrJSONRequest(t, img, tt.extra))
 			checkJSONError(t, resp.StatusCode, body, tt.status, tt.code)
+			if tt.status == 502 || tt.code == "chat_unreachable" {
+				_, m := tt.app.do(t, get("/metrics"))
+				if !strings.Contains(string(m), `ocrgate_runtime_errors_total{kind="chat"} 1`) {
+					t.Errorf("chat failure not counted in /metrics")
+				}
+			}
 			if strings.Contains(string(body), "bad") && tt.code == "chat_auth" && strings.Contains(string(body), "Bearer") {
 				t.Errorf("key leaked: %s", body)
 			}
