@@ -63,12 +63,17 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	return assemble(rt, rt, cs, cfg)
+}
+
+// assemble builds the pipeline over an opened runtime, closing the runtime if that fails.
+func assemble(rt ocr.Runtime, closer io.Closer, cs *ctc.Charset, cfg config.Config) (*Engine, error) {
 	p, err := ocr.New(rt, cs, cfg.OCR)
 	if err != nil {
-		rt.Close()
+		closer.Close()
 		return nil, err
 	}
-	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{rt}}, nil
+	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{closer}}, nil
 }
 
 // Close releases the runtime.
@@ -131,10 +136,5 @@ func Embedded(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := ocr.New(rt, cs, cfg.OCR)
-	if err != nil {
-		rt.Close()
-		return nil, err
-	}
-	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{closerFunc(rt.Close)}}, nil
+	return assemble(rt, closerFunc(rt.Close), cs, cfg)
 }
