@@ -6,7 +6,7 @@ DATASET ?= ../shared/datasets/sroie-dev
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools proto build run test bench bench-triton load soak vet fmt clean
+.PHONY: all models proto-tools proto build run test bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
 
 all: build
 
@@ -51,6 +51,14 @@ load: models build
 ## soak: 1000 requests one after another; RSS after the first 100 and after all 1000
 soak: models build
 	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 1 -n 1000 -d 60m -checkpoint 100
+
+## docker-cpu, docker-gpu: build the container image ocrgate:<variant>-<version>
+docker-cpu docker-gpu: models
+	scripts/build_docker_image.sh $(@:docker-%=%)
+
+## deploy-check: Dockerfile, build script, compose files and Helm chart tests
+deploy-check:
+	$(GO) test -race -count=1 ./helm/... ./scripts/...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,98 @@
+# syntax=docker/dockerfile:1
+#
+# ocrgate container image. Build it with the script, which stages the models first:
+#
+#   scripts/build_docker_image.sh cpu|gpu        -> ocrgate:cpu-<version> / ocrgate:gpu-<version>
+#
+# The script copies $OCRGATE_HOME/models, $OCRGATE_HOME/lib/libonnxruntime.so.1 and the Triton model
+# repository of the variant into build/docker/ (inside this build context), then runs
+#
+#   docker build --build-arg VARIANT=cpu|gpu --build-arg VERSION=<version> -t ocrgate:<variant>-<version> .
+#
+# Image layout (both variants hold everything; the variant picks the Triton configs and the default
+# runtime):
+#   /usr/local/bin/ocrgate                    the service, listening on :8000
+#   /opt/ocrgate/models/                      PP-OCRv4 det/rec, mobile v2.0 cls, dictionary
+#   /opt/ocrgate/lib/libonnxruntime.so.1      ONNX Runtime for the embedded runtime (CPU)
+#   /opt/ocrgate/model_repository/            Triton model repository, cpu or gpu configs + ONNX files;
+#                                             a Triton sidecar gets it by copying it into a shared
+#                                             volume (`cp -R /opt/ocrgate/model_repository/. /models/`)
+#   /models                                   empty, owned by the service user: mount point for that
+#                                             shared volume
+#
+# cpu: OCRGATE_RUNTIME=embedded, works out of the box: docker run -p 8000:8000 ocrgate:cpu-<version>
+# gpu: OCRGATE_RUNTIME=triton at localhost:8001; ocrgate itself never uses the GPU (its ONNX Runtime
+#      is CPU-only), the image exists to hand the GPU model repository to a Triton beside it.
+
+# Both stages on the same Debian release, so the cgo binary finds the glibc it was linked against.
+ARG DEBIAN_RELEASE=bookworm
+ARG GO_VERSION=1.26
+# cpu or gpu: which Triton repository is baked in and which runtime is the default.
+ARG VARIANT=cpu
+
+# ---- build: the Go toolchain, cgo on (ONNX Runtime is loaded with dlopen at run time) ----------------
+FROM golang:${GO_VERSION}-${DEBIAN_RELEASE} AS build
+WORKDIR /src
+ENV CGO_ENABLED=1 GOFLAGS=-buildvcs=false
+# No `go mod download`: go.mod also lists the test-only modules (Helm, Kubernetes, BuildKit); go build
+# fetches just what the binary needs, into a cache mount that later builds reuse.
+COPY . .
+# VERSION only labels the image; the binary's version is the Go constant service.Version. The build
+# fails when the two disagree, so a tag can never name another version than the binary prints.
+ARG VERSION
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    go build -trimpath -ldflags="-s -w" -o /out/ocrgate . \
+ && got="$(/out/ocrgate version)" \
+ && if [ -n "${VERSION}" ] && [ "${got}" != "${VERSION}" ]; then \
+      echo "VERSION build arg ${VERSION} differs from service.Version ${got}" >&2; exit 1; \
+    fi
+
+# ---- runtime: small glibc base, non-root ----------------------------------------------------------
+FROM debian:${DEBIAN_RELEASE}-slim AS runtime
+ARG VARIANT
+ARG VERSION
+# ca-certificates: the chat model (CHAT_BOT_BASEURL) is called over HTTPS.
+# libstdc++6: needed by libonnxruntime.so.1 (already in the slim base; named to document it).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates libstdc++6 \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 65532 ocrgate \
+ && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin ocrgate \
+ && install -d -o 65532 -g 65532 -m 0755 /models
+# Models and libraries stay root-owned and read-only to the service user.
+COPY build/docker/models/ /opt/ocrgate/models/
+COPY build/docker/lib/libonnxruntime.so.1 /opt/ocrgate/lib/libonnxruntime.so.1
+COPY build/docker/model_repository/${VARIANT}/ /opt/ocrgate/model_repository/
+COPY --from=build /out/ocrgate /usr/local/bin/ocrgate
+LABEL org.opencontainers.image.title="ocrgate" \
+      org.opencontainers.image.description="OCR inference service (PP-OCRv4), ${VARIANT} variant" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.source="https://github.com/ocrgate/ocrgate"
+# Production settings: JSON logs at info level, container port 8000.
+ENV OCRGATE_HOME=/opt/ocrgate \
+    OCRGATE_ADDR=:8000 \
+    OCRGATE_MODEL_DIR=/opt/ocrgate/models \
+    OCRGATE_ORT_LIB=/opt/ocrgate/lib/libonnxruntime.so.1 \
+    OCRGATE_LOG_FORMAT=json \
+    OCRGATE_LOG_LEVEL=info
+USER 65532:65532
+WORKDIR /opt/ocrgate
+EXPOSE 8000
+# /healthz is liveness only (never depends on Triton); the runtime image has no curl.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["/usr/local/bin/ocrgate", "healthcheck"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/local/bin/ocrgate"]
+CMD ["serve"]
+
+# ---- variants: only the default runtime differs --------------------------------------------------
+FROM runtime AS runtime-cpu
+ENV OCRGATE_RUNTIME=embedded
+
+FROM runtime AS runtime-gpu
+ENV OCRGATE_RUNTIME=triton \
+    OCRGATE_TRITON_ADDR=localhost:8001
+
+# The image that is built: runtime-cpu or runtime-gpu (an unknown VARIANT fails here).
+FROM runtime-${VARIANT} AS final
