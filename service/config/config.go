@@ -41,6 +41,7 @@ type Config struct {
 	TritonDetModel     string        // Triton model names
 	TritonRecModel     string        //
 	TritonClsModel     string        //
+	TritonSHM          string        // Triton outputs through shared memory: off, auto, on
 	TritonMaxRecvBytes int           // largest gRPC response accepted from Triton
 	RequestTimeout     time.Duration // deadline of every request, carried into every model call
 	MaxBodyBytes       int           // largest request body accepted
@@ -90,6 +91,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		TritonRecModel:     "ppocr_rec",
 		TritonClsModel:     "ppocr_cls",
 		TritonMaxRecvBytes: 256 << 20,
+		TritonSHM:          "auto",
 		RequestTimeout:     30 * time.Second,
 		MaxBodyBytes:       20 << 20,
 		CORSOrigins:        "*",
@@ -127,6 +129,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_TRITON_DET_MODEL", "triton-det-model", "Triton model name of the detector", (*stringValue)(&c.TritonDetModel)},
 		{"OCRGATE_TRITON_REC_MODEL", "triton-rec-model", "Triton model name of the recognizer", (*stringValue)(&c.TritonRecModel)},
 		{"OCRGATE_TRITON_CLS_MODEL", "triton-cls-model", "Triton model name of the direction classifier", (*stringValue)(&c.TritonClsModel)},
+		{"OCRGATE_TRITON_SHM", "triton-shm", "Triton outputs through system shared memory: off, auto (use it when Triton can open /dev/shm regions, else gRPC) or on", (*stringValue)(&c.TritonSHM)},
 		{"OCRGATE_TRITON_MAX_RECV_BYTES", "triton-max-recv-bytes", "largest gRPC response accepted from Triton, in bytes", (*intValue)(&c.TritonMaxRecvBytes)},
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
 		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
@@ -205,6 +208,9 @@ func (c Config) Validate() error {
 	}
 	if c.Runtime == "triton" && (c.TritonAddr == "" || c.TritonDetModel == "" || c.TritonRecModel == "" || c.TritonClsModel == "") {
 		errs = append(errs, errors.New("triton runtime needs an address and three model names"))
+	}
+	if c.TritonSHM != "off" && c.TritonSHM != "auto" && c.TritonSHM != "on" {
+		errs = append(errs, fmt.Errorf("triton shm must be off, auto or on, got %q", c.TritonSHM))
 	}
 	if c.TritonMaxRecvBytes < 4<<20 {
 		errs = append(errs, fmt.Errorf("triton max receive bytes must be at least 4 MiB, got %d", c.TritonMaxRecvBytes))

@@ -58,6 +58,7 @@ func Triton(cfg config.Config) (*Engine, error) {
 		Client: tritonclient.Options{
 			Timeout:      cfg.RequestTimeout,
 			MaxRecvBytes: cfg.TritonMaxRecvBytes,
+			SharedMemory: tritonclient.SharedMemoryOptions{Mode: tritonclient.SharedMemoryMode(cfg.TritonSHM)},
 		},
 	})
 	if err != nil {

@@ -16,10 +16,11 @@ import (
 )
 
 // BenchmarkTritonOverhead runs the SROIE dev receipts through the pipeline on the embedded ONNX
-// Runtime and through Triton's gRPC protocol on loopback (the KServe v2 test server, running the
-// same ONNX Runtime sessions), alternating image by image so both see the same machine load. It
-// reports milliseconds per image for each and the time the Triton path adds, in percent (target
-// ≤ 5 %). Each image counts with its fastest of b.N passes.
+// Runtime and through Triton's protocol on loopback (the KServe v2 test server, running the same
+// ONNX Runtime sessions) — outputs over gRPC, and outputs through system shared memory — rotating
+// image by image so all three see the same machine load. It reports milliseconds per image for each
+// and the time each Triton path adds, in percent (target ≤ 5 %). Each image counts with its fastest
+// of b.N passes.
 //
 //	go test -run x -bench TritonOverhead -benchtime 2x ./service/triton/
 func BenchmarkTritonOverhead(b *testing.B) {
@@ -42,14 +43,21 @@ func BenchmarkTritonOverhead(b *testing.B) {
 	}
 	defer srv.Stop()
 	cfg.Runtime, cfg.TritonAddr = "triton", srv.Addr()
-	tri, err := setup.Triton(cfg)
-	if err != nil {
-		b.Fatal(err)
+	open := func(shm string) *setup.Engine {
+		c := cfg
+		c.TritonSHM = shm
+		e, err := setup.Triton(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Ready(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		return e
 	}
+	tri, triSHM := open("off"), open("on")
 	defer tri.Close()
-	if err := tri.Ready(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	defer triSHM.Close()
 
 	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "*.jpg"))
 	if len(paths) == 0 {
@@ -62,8 +70,8 @@ func BenchmarkTritonOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	pipelines := []*ocr.Pipeline{emb.Pipeline, tri.Pipeline}
-	best := make([][2]time.Duration, len(images))
+	pipelines := []*ocr.Pipeline{emb.Pipeline, tri.Pipeline, triSHM.Pipeline}
+	best := make([][3]time.Duration, len(images))
 	ctx := context.Background()
 	// Warm both paths (sessions, connection) on one image.
 	for _, p := range pipelines {
@@ -74,8 +82,8 @@ func BenchmarkTritonOverhead(b *testing.B) {
 	b.ResetTimer()
 	for n := 0; b.Loop(); n++ {
 		for i, img := range images {
-			for k := range 2 {
-				which := (k + i + n) % 2 // alternate which runtime goes first
+			for k := range 3 {
+				which := (k + i + n) % 3 // rotate which runtime goes first
 				start := time.Now()
 				if _, err := pipelines[which].Run(ctx, img); err != nil {
 					b.Fatal(err)
@@ -87,14 +95,17 @@ func BenchmarkTritonOverhead(b *testing.B) {
 			}
 		}
 	}
-	var sum [2]time.Duration
+	var sum [3]time.Duration
 	for _, d := range best {
-		sum[0] += d[0]
-		sum[1] += d[1]
+		for k := range sum {
+			sum[k] += d[k]
+		}
 	}
 	per := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(len(images)) }
 	b.ReportMetric(per(sum[0]), "embedded-ms/img")
-	b.ReportMetric(per(sum[1]), "triton-ms/img")
-	b.ReportMetric(100*(float64(sum[1])/float64(sum[0])-1), "triton-added-%")
+	b.ReportMetric(per(sum[1]), "triton-grpc-ms/img")
+	b.ReportMetric(per(sum[2]), "triton-shm-ms/img")
+	b.ReportMetric(100*(float64(sum[1])/float64(sum[0])-1), "grpc-added-%")
+	b.ReportMetric(100*(float64(sum[2])/float64(sum[0])-1), "shm-added-%")
 	b.ReportMetric(0, "ns/op")
 }
