@@ -34,6 +34,9 @@ func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings)
 	if !ok {
 		return quads(boxes), nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return p.detectRegionQuads(ctx, dec.Image, region, scale2, tm)
 }
 

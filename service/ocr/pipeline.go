@@ -140,6 +140,11 @@ func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
 		return nil, err
 	}
 	tm.track(StageDecode, start)
+	// The Go stages cannot be interrupted midway, so the deadline is checked between them (and
+	// the runtime stops inference itself): an expired request stops at the next boundary.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	res, err := p.recognizeImage(ctx, dec, &tm)
 	if err != nil {
 		return nil, err
@@ -162,6 +167,9 @@ func (p *Pipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*Result, 
 func (p *Pipeline) recognizeImage(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, error) {
 	quads, err := p.detect(ctx, dec, tm)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	regions, err := p.recognize(ctx, dec, quads, tm)

@@ -33,6 +33,9 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	start := time.Now()
 	crops := p.cut(dec.Image, quads)
 	tm.track(StageCrop, start)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(crops) == 0 {
 		return nil, nil
 	}
