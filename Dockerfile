@@ -33,14 +33,14 @@ ARG VARIANT=cpu
 # ---- build: the Go toolchain, cgo on (ONNX Runtime is loaded with dlopen at run time) ----------------
 FROM golang:${GO_VERSION}-${DEBIAN_RELEASE} AS build
 WORKDIR /src
-ENV CGO_ENABLED=1 GOFLAGS=-buildvcs=false
+ENV CGO_ENABLED=1 GOFLAGS=-buildvcs=false GOCACHE=/go/cache/build
 # No `go mod download`: go.mod also lists the test-only modules (Helm, Kubernetes, BuildKit); go build
 # fetches just what the binary needs, into a cache mount that later builds reuse.
 COPY . .
 # VERSION only labels the image; the binary's version is the Go constant service.Version. The build
 # fails when the two disagree, so a tag can never name another version than the binary prints.
 ARG VERSION
-RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/go/cache/build \
     go build -trimpath -ldflags="-s -w" -o /out/ocrgate . \
  && got="$(/out/ocrgate version)" \
  && if [ -n "${VERSION}" ] && [ "${got}" != "${VERSION}" ]; then \
