@@ -29,8 +29,9 @@ type Tensor struct {
 //
 // Inputs travel as raw little-endian bytes (raw_input_contents), which the protocol recommends
 // for speed. With Options.SharedMemory on or auto, a call that names its outputs and finds a
-// free region has the server write them into that region and copies them out; the returned
-// tensors never refer to the region. Otherwise outputs are read from raw_output_contents, which
+// free region copies its inputs into that region (unless they would leave the outputs no room),
+// has the server read them and write the outputs there, and copies the outputs out; the
+// returned tensors never refer to the region. Otherwise outputs are read from raw_output_contents, which
 // Triton always uses, or from typed fp32_contents, which other KServe servers may send. Infer is
 // never retried, except when the server has forgotten a shared-memory region (it restarted),
 // which it reports before running the model, and when the outputs do not fit their region,
@@ -44,11 +45,12 @@ func (c *Client) Infer(ctx context.Context, model string, inputs []Tensor, outpu
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	if c.shm != nil && len(outputs) > 0 {
+		raw := req.RawInputContents
 		out, done, err := c.inferShared(ctx, req, outputs)
 		if done {
 			return out, err
 		}
-		unshareOutputs(req)
+		unshare(req, raw)
 	}
 	resp, err := c.rpc.ModelInfer(ctx, req)
 	if err != nil {

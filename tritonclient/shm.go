@@ -19,7 +19,8 @@ import (
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
 )
 
-// SharedMemoryMode says whether a Client receives inference outputs through system shared memory.
+// SharedMemoryMode says whether a Client passes inference inputs and outputs through system
+// shared memory.
 type SharedMemoryMode string
 
 const (
@@ -45,8 +46,9 @@ const (
 	DefaultSharedMemoryDir         = "/dev/shm"
 )
 
-// SharedMemoryOptions configure the regions a Client lets the server write outputs into, so that
-// large outputs (a recognizer batch is megabytes) do not travel over the socket. The server must
+// SharedMemoryOptions configure the regions through which a Client passes inference inputs and
+// outputs, so that large tensors (a detector input or a recognizer batch is megabytes) do not
+// travel over the socket. The server must
 // see the same /dev/shm: a sidecar container in the same pod sharing an emptyDir (medium: Memory)
 // at /dev/shm, or a container started with --ipc=host or --ipc=container:<ocrgate>. Triton also
 // needs --allow-client-shm=true (its default is false since 26.05), and must run as the same user
@@ -54,15 +56,17 @@ const (
 //
 // Each region is a file Dir/ocrgate-<pid>-<random>-<n> of RegionBytes, created, mapped and
 // registered with the server when an Infer first needs it; tmpfs commits its pages only when
-// the server first writes them. A call uses one region for all of its outputs, split evenly
-// between them. Close unregisters the regions and removes the files; a process that dies without
+// the server first writes them. A call uses one region for its inputs, which it copies there,
+// and all of its outputs, which split the rest evenly. Close unregisters the regions and removes the files; a process that dies without
 // Close leaves them behind (and Triton keeps them mapped until it restarts).
 type SharedMemoryOptions struct {
 	// Mode is off (or empty), auto or on.
 	Mode SharedMemoryMode
-	// RegionBytes is the size of each region (default 128 MiB): the most a call's outputs can
-	// take together. A call whose outputs are larger is sent again without shared memory, so
-	// its model runs twice.
+	// RegionBytes is the size of each region (default 128 MiB): the most a call's inputs and
+	// outputs can take together. A call's inputs go first and its outputs share the rest; inputs
+	// that would leave the outputs no room stay in the request, and the outputs then share the
+	// whole region. A call whose outputs do not fit is sent again without shared memory, so its
+	// model runs twice.
 	RegionBytes int
 	// Regions is how many calls can use shared memory at once (default 4). Further concurrent
 	// calls send their outputs over gRPC; they never wait for a region.
@@ -97,7 +101,7 @@ func (o SharedMemoryOptions) check() error {
 	return fmt.Errorf("unknown shared-memory mode %q (want %s, %s or %s)", o.Mode, SharedMemoryOff, SharedMemoryAuto, SharedMemoryOn)
 }
 
-// shmAlign aligns the slices a region is split into, so each output starts on a cache line.
+// shmAlign aligns the slices a region is split into, so each tensor starts on a cache line.
 const shmAlign = 64
 
 // shmUnregisterTimeout bounds the unregistration Close attempts; the server may be gone.
@@ -330,24 +334,64 @@ func (p *shmPool) destroy() error {
 	}
 }
 
-// sliceBytes is the size of each output's slice of a region when a call has n outputs; 0 when
-// the slices would be too small to use.
-func (p *shmPool) sliceBytes(n int) int {
-	return p.regionBytes / n &^ (shmAlign - 1)
+// plan lays out a call's use of a region: its inputs first, each on a cache line of its own,
+// then its outputs, which share the rest evenly. inputs is false when the inputs would leave the
+// outputs no room: they then stay in the request and the outputs share the whole region. start
+// is where the outputs' slices begin and per the size of each; per is 0 when even the whole
+// region would give each output less than a cache line.
+func (p *shmPool) plan(req *inferencepb.ModelInferRequest) (inputs bool, start, per int) {
+	n := len(req.GetOutputs())
+	in := 0
+	for _, b := range req.GetRawInputContents() {
+		in += alignUp(len(b))
+		if in > p.regionBytes {
+			break
+		}
+	}
+	if in <= p.regionBytes {
+		if per := (p.regionBytes - in) / n &^ (shmAlign - 1); per > 0 {
+			return true, in, per
+		}
+	}
+	return false, 0, p.regionBytes / n &^ (shmAlign - 1)
 }
 
-// shareOutputs asks for every named output of req to be written into r, in slices of per bytes,
-// and returns each output's slice of r by name.
-func shareOutputs(req *inferencepb.ModelInferRequest, r *shmRegion, per int) map[string][]byte {
+// alignUp rounds n up to a multiple of shmAlign.
+func alignUp(n int) int {
+	return (n + shmAlign - 1) &^ (shmAlign - 1)
+}
+
+// regionParams are the parameters that point a tensor at size bytes of r from off.
+func regionParams(r *shmRegion, off, size int) map[string]*inferencepb.InferParameter {
+	return map[string]*inferencepb.InferParameter{
+		"shared_memory_region":    {ParameterChoice: &inferencepb.InferParameter_StringParam{StringParam: r.name}},
+		"shared_memory_offset":    {ParameterChoice: &inferencepb.InferParameter_Int64Param{Int64Param: int64(off)}},
+		"shared_memory_byte_size": {ParameterChoice: &inferencepb.InferParameter_Int64Param{Int64Param: int64(size)}},
+	}
+}
+
+// shareInputs copies every input of req into r from offset 0, as plan laid them out, points the
+// input at its copy and drops the raw contents: Triton reads raw_input_contents in order for the
+// inputs without shared-memory parameters only, so the request sends all of its inputs one way.
+func shareInputs(req *inferencepb.ModelInferRequest, r *shmRegion) {
+	off := 0
+	for i, in := range req.GetInputs() {
+		b := req.RawInputContents[i]
+		copy(r.data[off:off+len(b)], b)
+		in.Parameters = regionParams(r, off, len(b))
+		off += alignUp(len(b))
+	}
+	req.RawInputContents = nil
+}
+
+// shareOutputs asks for every named output of req to be written into r, in slices of per bytes
+// from start, and returns each output's slice of r by name.
+func shareOutputs(req *inferencepb.ModelInferRequest, r *shmRegion, start, per int) map[string][]byte {
 	outs := req.GetOutputs()
 	shared := make(map[string][]byte, len(outs))
 	for i, o := range outs {
-		off := i * per
-		o.Parameters = map[string]*inferencepb.InferParameter{
-			"shared_memory_region":    {ParameterChoice: &inferencepb.InferParameter_StringParam{StringParam: r.name}},
-			"shared_memory_offset":    {ParameterChoice: &inferencepb.InferParameter_Int64Param{Int64Param: int64(off)}},
-			"shared_memory_byte_size": {ParameterChoice: &inferencepb.InferParameter_Int64Param{Int64Param: int64(per)}},
-		}
+		off := start + i*per
+		o.Parameters = regionParams(r, off, per)
 		if _, dup := shared[o.GetName()]; !dup {
 			// Triton, too, keeps the first parameters given for a name.
 			shared[o.GetName()] = r.data[off : off+per : off+per]
@@ -356,19 +400,25 @@ func shareOutputs(req *inferencepb.ModelInferRequest, r *shmRegion, per int) map
 	return shared
 }
 
-// unshareOutputs undoes shareOutputs.
-func unshareOutputs(req *inferencepb.ModelInferRequest) {
+// unshare undoes shareInputs and shareOutputs; raw are the request's raw input contents.
+func unshare(req *inferencepb.ModelInferRequest, raw [][]byte) {
+	for _, in := range req.GetInputs() {
+		in.Parameters = nil
+	}
 	for _, o := range req.GetOutputs() {
 		o.Parameters = nil
 	}
+	req.RawInputContents = raw
 }
 
-// inferShared runs req with its outputs written into a shared-memory region. done is false
-// when the call is to go over gRPC instead: no region could be had, or the server could not
-// write the outputs into it (they are larger than their slice, or it lost the region twice).
-// The region is returned to the pool only after the outputs have been copied out of it.
+// inferShared runs req with its inputs read from and its outputs written into a shared-memory
+// region (its inputs stay in the request when they would leave the outputs no room). done is
+// false when the call is to go over gRPC instead: no region could be had, or the server could
+// not write the outputs into it (they are larger than their slice, or it lost the region
+// twice); the caller then undoes the sharing with unshare. The region is returned to the pool
+// only after the outputs have been copied out of it.
 func (c *Client) inferShared(ctx context.Context, req *inferencepb.ModelInferRequest, outputs []string) (out []Tensor, done bool, err error) {
-	per := c.shm.sliceBytes(len(req.GetOutputs()))
+	inputs, start, per := c.shm.plan(req)
 	if per == 0 {
 		return nil, false, nil
 	}
@@ -377,7 +427,10 @@ func (c *Client) inferShared(ctx context.Context, req *inferencepb.ModelInferReq
 		return nil, err != nil, err
 	}
 	defer c.shm.release(r)
-	shared := shareOutputs(req, r, per)
+	if inputs {
+		shareInputs(req, r)
+	}
+	shared := shareOutputs(req, r, start, per)
 	for retried := false; ; retried = true {
 		resp, err := c.rpc.ModelInfer(ctx, req)
 		if err == nil {

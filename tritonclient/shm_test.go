@@ -31,6 +31,8 @@ type wireLog struct {
 
 type wireCall struct {
 	shared   bool       // the request asked for an output in shared memory
+	rawIn    bool       // it did, but sent its inputs in raw_input_contents
+	mixed    bool       // it sent inputs both ways, which Triton misreads; never wanted
 	rawBytes int        // raw output bytes in the response
 	code     codes.Code // the call's status
 }
@@ -47,6 +49,14 @@ func (l *wireLog) intercept(ctx context.Context, method string, req, reply any, 
 			call.shared = true
 		}
 	}
+	inShared := 0
+	for _, in := range r.GetInputs() {
+		if _, ok := in.GetParameters()["shared_memory_region"]; ok {
+			inShared++
+		}
+	}
+	call.rawIn = call.shared && inShared == 0
+	call.mixed = inShared > 0 && (len(r.GetRawInputContents()) > 0 || inShared < len(r.GetInputs()) || !call.shared)
 	if err == nil {
 		for _, b := range reply.(*inferencepb.ModelInferResponse).GetRawOutputContents() {
 			call.rawBytes += len(b)
@@ -114,8 +124,11 @@ func checkCalls(t *testing.T, log *wireLog, want ...wireCall) {
 	}
 }
 
-// viaSHM is a call whose outputs were written to shared memory.
+// viaSHM is a call whose inputs were read from and outputs written to shared memory.
 var viaSHM = wireCall{shared: true}
+
+// viaSHMRawIn is a call whose outputs were written to shared memory, its inputs sent raw.
+var viaSHMRawIn = wireCall{shared: true, rawIn: true}
 
 // viaGRPC is a call that got n output bytes over gRPC.
 func viaGRPC(n int) wireCall { return wireCall{rawBytes: n} }
@@ -176,10 +189,11 @@ func TestInferSharedMemory(t *testing.T) {
 	}
 	for _, mode := range []tritonclient.SharedMemoryMode{tritonclient.SharedMemoryAuto, tritonclient.SharedMemoryOn} {
 		t.Run(string(mode), func(t *testing.T) {
-			// Responses over 4 KiB fail over gRPC: only shared memory gets the large ones through.
+			// Messages over 4 KiB fail over gRPC: only shared memory gets the large ones through.
 			c, log, dir := shmClientOptions(t, srv.Addr(), tritonclient.Options{
 				MaxRecvBytes: 4 << 10,
 				SharedMemory: tritonclient.SharedMemoryOptions{Mode: mode, RegionBytes: 32 << 20, Regions: 1},
+				DialOptions:  []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(4 << 10))},
 			})
 			srv.SetSharedMemoryDir(dir)
 			for _, tt := range tests {
@@ -463,10 +477,18 @@ func TestSharedMemoryOutputsTooLarge(t *testing.T) {
 		outputs     []string
 		want        []wireCall
 	}{
-		{"output larger than the region", 4096, 1025, []string{"SUM"}, []wireCall{{shared: true, code: codes.Internal}, viaGRPC(4100)}},
-		{"two outputs fill their halves exactly", 8192, 1024, []string{"SUM", "DIFF"}, []wireCall{viaSHM}},
-		{"two outputs, one half too small", 8192, 1025, []string{"SUM", "DIFF"}, []wireCall{{shared: true, code: codes.Internal}, viaGRPC(8200)}},
+		// Inputs that leave the outputs no room stay in the request; the outputs get the region.
+		{"output larger than the region", 4096, 1025, []string{"SUM"}, []wireCall{{shared: true, rawIn: true, code: codes.Internal}, viaGRPC(4100)}},
+		{"two outputs fill their halves exactly", 8192, 1024, []string{"SUM", "DIFF"}, []wireCall{viaSHMRawIn}},
+		{"two outputs, one half too small", 8192, 1025, []string{"SUM", "DIFF"}, []wireCall{{shared: true, rawIn: true, code: codes.Internal}, viaGRPC(8200)}},
 		{"halves smaller than a cache line", 64, 1, []string{"SUM", "DIFF"}, []wireCall{viaGRPC(8)}},
+		{"inputs leave less than a cache line", 8192 + 32, 1024, []string{"SUM"}, []wireCall{viaSHMRawIn}},
+		// Inputs first (4 KiB each), then the outputs.
+		{"inputs and output fill the region exactly", 3 * 4096, 1024, []string{"SUM"}, []wireCall{viaSHM}},
+		{"inputs and two outputs fill the region exactly", 4 * 4096, 1024, []string{"SUM", "DIFF"}, []wireCall{viaSHM}},
+		{"inputs fit, the output not", 3*4096 - 64, 1024, []string{"SUM"}, []wireCall{{shared: true, code: codes.Internal}, viaGRPC(4096)}},
+		{"unaligned inputs fit, the output not after padding", 3 * 4092, 1023, []string{"SUM"}, []wireCall{{shared: true, code: codes.Internal}, viaGRPC(4092)}},
+		{"unaligned inputs and output fit", 3*4096 + 64, 1000, []string{"SUM"}, []wireCall{viaSHM}},
 	}
 	for _, tt := range tests {
 		for _, mode := range []tritonclient.SharedMemoryMode{tritonclient.SharedMemoryAuto, tritonclient.SharedMemoryOn} {

@@ -12,8 +12,9 @@ import (
 )
 
 // createRegion creates the file path (which must not exist) with size bytes and maps it shared,
-// for reading: only the server writes regions. The file system must have size bytes free, since
-// a server writing past a full tmpfs would die of SIGBUS; that is checked now, not reserved.
+// for reading and writing: the client writes inputs there, the server outputs. The file system
+// must have size bytes free, since a process writing past a full tmpfs dies of SIGBUS (the
+// server, or this one copying inputs); that is checked now, not reserved.
 func createRegion(path string, size int) ([]byte, error) {
 	dir := filepath.Dir(path)
 	var st unix.Statfs_t
@@ -31,7 +32,7 @@ func createRegion(path string, size int) ([]byte, error) {
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		return nil, errors.Join(&os.PathError{Op: "truncate", Path: path, Err: err}, os.Remove(path))
 	}
-	data, err := unix.Mmap(fd, 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	data, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, errors.Join(&os.PathError{Op: "mmap", Path: path, Err: err}, os.Remove(path))
 	}

@@ -131,7 +131,7 @@ func TestModelInferValidation(t *testing.T) {
 		{
 			name: "no data",
 			req:  &inferencepb.ModelInferRequest{ModelName: "scale", Inputs: []*inferencepb.ModelInferRequest_InferInputTensor{x(1, 2)}},
-			code: codes.InvalidArgument, msg: "has no data",
+			code: codes.InvalidArgument, msg: "unable to find data for input tensor 'X' for model 'scale' in request.",
 		},
 		{
 			name: "fixed dimension",

@@ -177,7 +177,7 @@ func (v *service) ModelInfer(ctx context.Context, req *inferencepb.ModelInferReq
 	if err != nil {
 		return nil, err
 	}
-	inputs, batch, err := decodeRequest(m.Config, req)
+	inputs, batch, err := s.decodeRequest(m.Config, req)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ const DefaultSharedMemoryDir = "/dev/shm"
 type shmRegion struct {
 	status *inferencepb.SystemSharedMemoryStatusResponse_RegionStatus
 	data   []byte // the mapping: byte_size bytes from offset
-	refs   int    // inferences writing into it
+	refs   int    // inferences reading or writing it
 	gone   bool   // unregistered; unmapped once refs is 0
 }
 
@@ -178,4 +178,30 @@ func (s *Server) checkRegion(p *shmParams) error {
 		return status.Errorf(codes.InvalidArgument, "Invalid offset + byte size for shared memory region: '%s'", p.region)
 	}
 	return nil
+}
+
+// readInput copies an input of want bytes out of the slice of a region that p names, checking
+// p as Triton does: the region and range first (GetMemoryInfo), then the byte size against the
+// tensor's shape (server core src/infer_request.cc, INVALID_ARG). The region stays mapped while
+// it is read, even if it is unregistered meanwhile.
+func (s *Server) readInput(model, input string, p *shmParams, want int) ([]float32, error) {
+	s.mu.Lock()
+	if err := s.checkRegion(p); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	if p.byteSize != int64(want) {
+		s.mu.Unlock()
+		return nil, status.Errorf(codes.InvalidArgument,
+			"input byte size mismatch for input '%s' for model '%s'. Expected %d, got %d", input, model, want, p.byteSize)
+	}
+	r := s.shmRegions[p.region]
+	r.refs++
+	b := r.data[p.offset : p.offset+p.byteSize]
+	s.mu.Unlock()
+	data := decodeFP32(b)
+	s.mu.Lock()
+	r.release()
+	s.mu.Unlock()
+	return data, nil
 }

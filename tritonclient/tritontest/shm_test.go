@@ -122,12 +122,79 @@ func TestSharedMemoryOutputs(t *testing.T) {
 		})
 	}
 
-	t.Run("input in shared memory", func(t *testing.T) {
-		req := scaleRequest(nil)
-		req.Inputs[0].Parameters = shmParams("r", 0, 16)
-		req.RawInputContents = nil
-		if _, err := rpc.ModelInfer(t.Context(), req); status.Code(err) != codes.Unimplemented {
-			t.Errorf("err = %v, want Unimplemented", err)
+	t.Run("inputs in shared memory", func(t *testing.T) {
+		// X = [[1,2],[3,4]] at offset 256 of the region; Y is written at 512.
+		f, err := os.OpenFile(file, os.O_WRONLY, 0) // the file the server maps
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.WriteAt(raw(1, 2, 3, 4), 256)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromSHM := func(params map[string]*inferencepb.InferParameter) *inferencepb.ModelInferRequest {
+			req := scaleRequest(shmParams("r", 512, 16))
+			req.Inputs[0].Parameters = params
+			req.RawInputContents = nil
+			return req
+		}
+		tests := []struct {
+			name string
+			req  *inferencepb.ModelInferRequest
+			code codes.Code
+			msg  string
+		}{
+			{"read at the offset", fromSHM(shmParams("r", 256, 16)), codes.OK, ""},
+			{"output over gRPC", func() *inferencepb.ModelInferRequest {
+				req := fromSHM(shmParams("r", 256, 16))
+				req.Outputs[0].Parameters = nil
+				return req
+			}(), codes.OK, ""},
+			{"unknown region", fromSHM(shmParams("nope", 256, 16)), codes.NotFound, "Unable to find shared memory region: 'nope'"},
+			{"negative offset", fromSHM(shmParams("r", -4, 16)), codes.InvalidArgument, "Invalid offset for shared memory region: 'r'"},
+			{"offset beyond the region", fromSHM(shmParams("r", size, 16)), codes.InvalidArgument, "Invalid offset for shared memory region: 'r'"},
+			{"range beyond the region", fromSHM(shmParams("r", size-8, 16)), codes.InvalidArgument, "Invalid offset + byte size for shared memory region: 'r'"},
+			{"byte size too small", fromSHM(shmParams("r", 256, 12)), codes.InvalidArgument,
+				"input byte size mismatch for input 'X' for model 'scale'. Expected 16, got 12"},
+			{"byte size too large", fromSHM(shmParams("r", 256, 20)), codes.InvalidArgument,
+				"input byte size mismatch for input 'X' for model 'scale'. Expected 16, got 20"},
+			{"no byte size", fromSHM(map[string]*inferencepb.InferParameter{"shared_memory_region": stringParam("r")}), codes.InvalidArgument,
+				"'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor 'X'"},
+			{"raw contents as well", func() *inferencepb.ModelInferRequest {
+				req := fromSHM(shmParams("r", 256, 16))
+				req.RawInputContents = [][]byte{raw(1, 2, 3, 4)}
+				return req
+			}(), codes.InvalidArgument, "expected 0 raw_input_contents, one per input not in shared memory, but got 1 for model 'scale'"},
+			{"typed contents as well", func() *inferencepb.ModelInferRequest {
+				req := fromSHM(shmParams("r", 256, 16))
+				req.Inputs[0].Contents = &inferencepb.InferTensorContents{Fp32Contents: []float32{1, 2, 3, 4}}
+				return req
+			}(), codes.InvalidArgument, "unexpected 'content' provided when using shared memory for input tensor 'X' for model 'scale'"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				resp, err := rpc.ModelInfer(t.Context(), tt.req)
+				if st := status.Convert(err); st.Code() != tt.code || st.Message() != tt.msg {
+					t.Fatalf("err = %v, want %s %q", err, tt.code, tt.msg)
+				}
+				if err != nil {
+					return
+				}
+				got := resp.GetRawOutputContents()[0]
+				if len(got) == 0 {
+					b, err := os.ReadFile(file)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = b[512:528]
+				}
+				if want := raw(2, 4, 6, 8); !bytes.Equal(got, want) {
+					t.Errorf("Y = %v, want %v", got, want)
+				}
+			})
 		}
 	})
 

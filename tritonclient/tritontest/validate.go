@@ -17,20 +17,37 @@ const maxElements = math.MaxInt32 / 4
 
 // decodeRequest validates a request against the model's configuration the way Triton does and
 // returns the inputs in the configuration's order, with the batch size (0 when the model does not
-// batch). Failures are INVALID_ARGUMENT with Triton's wording where we know it.
-func decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest) ([]tritonclient.Tensor, int64, error) {
+// batch). Inputs with shared-memory parameters are copied out of their region; as in Triton
+// (server src/grpc/infer_handler.cc InferGRPCToInput), raw_input_contents then hold, in order, the
+// inputs without them. Failures are INVALID_ARGUMENT with Triton's wording where we know it.
+func (s *Server) decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest) ([]tritonclient.Tensor, int64, error) {
 	name := c.GetName()
 	ins, raw := req.GetInputs(), req.GetRawInputContents()
-	if len(raw) > 0 {
-		for _, in := range ins {
-			if in.Contents != nil {
-				return nil, 0, status.Error(codes.InvalidArgument, "contents field must not be specified when using raw_input_contents")
-			}
+	shared := make([]*shmParams, len(ins))
+	rawIndex := make([]int, len(ins)) // each input's raw entry, -1 for none
+	nraw := 0
+	for i, in := range ins {
+		p, err := sharedMemoryParams(in.GetName(), in.GetParameters())
+		if err != nil {
+			return nil, 0, err
 		}
-		if len(raw) != len(ins) {
+		rawIndex[i] = -1
+		switch {
+		case p != nil && in.Contents != nil:
 			return nil, 0, status.Errorf(codes.InvalidArgument,
-				"expected %d raw_input_contents, one per input, but got %d for model '%s'", len(ins), len(raw), name)
+				"unexpected 'content' provided when using shared memory for input tensor '%s' for model '%s'", in.GetName(), name)
+		case p != nil:
+			shared[i] = p
+		case in.Contents != nil && len(raw) > 0:
+			return nil, 0, status.Error(codes.InvalidArgument, "contents field must not be specified when using raw_input_contents")
+		case in.Contents == nil && len(raw) > 0:
+			rawIndex[i] = nraw
+			nraw++
 		}
+	}
+	if len(raw) > 0 && len(raw) != nraw {
+		return nil, 0, status.Errorf(codes.InvalidArgument,
+			"expected %d raw_input_contents, one per input not in shared memory, but got %d for model '%s'", nraw, len(raw), name)
 	}
 
 	byName := make(map[string]int, len(ins))
@@ -44,11 +61,6 @@ func decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferReques
 			return nil, 0, status.Errorf(codes.InvalidArgument, "input '%s' appears more than once in the request for model '%s'", in.GetName(), name)
 		}
 		byName[in.GetName()] = i
-		if p, err := sharedMemoryParams(in.GetName(), in.GetParameters()); err != nil {
-			return nil, 0, err
-		} else if p != nil {
-			return nil, 0, status.Errorf(codes.Unimplemented, "tritontest does not read inputs from shared memory, input '%s' asks for it", in.GetName())
-		}
 		if want := wireType(cfg.GetDataType()); in.GetDatatype() != want {
 			return nil, 0, status.Errorf(codes.InvalidArgument,
 				"inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), in.GetDatatype(), name, want)
@@ -88,12 +100,18 @@ func decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferReques
 		n := elements(in.GetShape())
 		var data []float32
 		switch {
-		case len(raw) > 0:
-			if len(raw[i]) != 4*n {
-				return nil, 0, status.Errorf(codes.InvalidArgument,
-					"unexpected total byte size %d for input '%s', expecting %d", len(raw[i]), in.GetName(), 4*n)
+		case shared[i] != nil:
+			var err error
+			if data, err = s.readInput(name, in.GetName(), shared[i], 4*n); err != nil {
+				return nil, 0, err
 			}
-			data = decodeFP32(raw[i])
+		case rawIndex[i] >= 0:
+			b := raw[rawIndex[i]]
+			if len(b) != 4*n {
+				return nil, 0, status.Errorf(codes.InvalidArgument,
+					"unexpected total byte size %d for input '%s', expecting %d", len(b), in.GetName(), 4*n)
+			}
+			data = decodeFP32(b)
 		case in.GetContents() != nil:
 			data = in.GetContents().GetFp32Contents()
 			if len(data) != n {
@@ -101,7 +119,8 @@ func decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferReques
 					"unexpected number of FP32 values %d for input '%s', expecting %d", len(data), in.GetName(), n)
 			}
 		default:
-			return nil, 0, status.Errorf(codes.InvalidArgument, "input '%s' has no data for model '%s'", in.GetName(), name)
+			return nil, 0, status.Errorf(codes.InvalidArgument,
+				"unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), name)
 		}
 		tensors = append(tensors, tritonclient.Tensor{
 			Name: in.GetName(), Datatype: tritonclient.FP32, Shape: append([]int64(nil), in.GetShape()...), Data: data,
