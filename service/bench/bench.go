@@ -70,12 +70,13 @@ type Options struct {
 
 // Report is what one benchmark run measured.
 type Report struct {
-	Images   int
-	Wall     time.Duration // end to end: bytes in, result out, summed over images
-	Stages   ocr.Timings   // summed over images
-	PeakRSS  int64         // bytes, VmHWM of the process
-	Score    *scoring.Summary
-	PerImage []ImageTiming
+	Images        int
+	Wall          time.Duration // end to end: bytes in, result out, summed over images
+	Stages        ocr.Timings   // summed over images
+	InferenceWall time.Duration // wall time with at least one model call running, summed over images
+	PeakRSS       int64         // bytes, VmHWM of the process
+	Score         *scoring.Summary
+	PerImage      []ImageTiming
 }
 
 // ImageTiming is one image's end-to-end time.
@@ -146,6 +147,7 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 		for s, d := range res.Timings {
 			rep.Stages[s] += d
 		}
+		rep.InferenceWall += res.InferenceWall
 		rep.PerImage = append(rep.PerImage, ImageTiming{ID: id, Wall: bestWall[i]})
 		lines := make([]scoring.Line, len(res.Regions))
 		for k, r := range res.Regions {
@@ -199,10 +201,10 @@ func (r *Report) Print(w io.Writer, label string) {
 		d := r.Stages[s]
 		fmt.Fprintf(w, "%-10s %10s %6.1f%%\n", s, d.Round(time.Millisecond), 100*float64(d)/float64(max(total, 1)))
 	}
-	inf := r.Stages.Inference()
+	inf := r.InferenceWall
 	fmt.Fprintf(w, "\nend-to-end      %s for %d images: %.2f images/s, %.0f ms/image\n",
 		r.Wall.Round(time.Millisecond), r.Images, float64(r.Images)/r.Wall.Seconds(), r.Wall.Seconds()*1000/float64(max(r.Images, 1)))
-	fmt.Fprintf(w, "inference       %s (det+cls+rec)\n", inf.Round(time.Millisecond))
+	fmt.Fprintf(w, "inference       %s (wall time with a det, cls or rec call running)\n", inf.Round(time.Millisecond))
 	fmt.Fprintf(w, "overhead ratio  %.3f (end-to-end / inference; target ≤ 1.10)\n", float64(r.Wall)/float64(max(inf, 1)))
 	fmt.Fprintf(w, "peak RSS        %.0f MiB\n", float64(r.PeakRSS)/(1<<20))
 	if r.Score != nil {

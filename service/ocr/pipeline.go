@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
@@ -59,6 +60,10 @@ type Result struct {
 	// a space.
 	Text    string
 	Timings Timings
+	// InferenceWall is the wall time during which at least one model call was running. It equals
+	// the sum of the inference stages when calls run one at a time, and is less when recognizer
+	// batches overlap; end-to-end time minus this is what the pipeline itself added.
+	InferenceWall time.Duration
 }
 
 // Stage names one step of the pipeline, for timing.
@@ -165,6 +170,19 @@ func (p *Pipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*Result, 
 }
 
 func (p *Pipeline) recognizeImage(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, error) {
+	// This run's own view of the pipeline, whose runtime also clocks inference.
+	clock := &inferClock{}
+	run := *p
+	run.rt = clockedRuntime{Runtime: p.rt, clock: clock}
+	res, err := run.recognizeWith(ctx, dec, tm)
+	if err != nil {
+		return nil, err
+	}
+	res.InferenceWall = clock.total
+	return res, nil
+}
+
+func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, error) {
 	quads, err := p.detect(ctx, dec, tm)
 	if err != nil {
 		return nil, err
@@ -186,4 +204,37 @@ func (p *Pipeline) recognizeImage(ctx context.Context, dec imaging.Decoded, tm *
 		Regions: regions,
 		Text:    text,
 	}, nil
+}
+
+// inferClock measures the wall time during which at least one model call is running.
+type inferClock struct {
+	mu     sync.Mutex
+	active int
+	since  time.Time
+	total  time.Duration
+}
+
+// clockedRuntime runs calls on Runtime and records them on clock.
+type clockedRuntime struct {
+	Runtime
+	clock *inferClock
+}
+
+func (r clockedRuntime) Infer(ctx context.Context, m Model, in Tensor) (Tensor, error) {
+	c := r.clock
+	c.mu.Lock()
+	if c.active == 0 {
+		c.since = time.Now()
+	}
+	c.active++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.active--
+		if c.active == 0 {
+			c.total += time.Since(c.since)
+		}
+		c.mu.Unlock()
+	}()
+	return r.Runtime.Infer(ctx, m, in)
 }
