@@ -17,40 +17,26 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ocrgate/ocrgate/service"
-	"github.com/ocrgate/ocrgate/service/config"
-	"github.com/ocrgate/ocrgate/service/setup"
 )
 
 var (
 	appOnce sync.Once
 	testApp *fiber.App
-	appErr  error
 )
 
 const datasetDir = "../../shared/datasets/sroie-dev"
 
-// app is the real service on the embedded runtime, built once for the package's tests.
+// app is the real service on the embedded runtime (the package's one engine, see embeddedEngine),
+// built once for the package's tests.
 func app(t testing.TB) *fiber.App {
 	t.Helper()
+	eng := embeddedEngine(t)
 	appOnce.Do(func() {
-		cfg, err := config.Load(nil, os.Getenv, io.Discard)
-		if err != nil {
-			appErr = err
-			return
-		}
-		eng, err := setup.Embedded(cfg)
-		if err != nil {
-			appErr = err
-			return
-		}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		testApp = service.New(eng.Pipeline, eng, log, service.Options{
 			RequestTimeout: time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
 		})
 	})
-	if appErr != nil {
-		t.Fatalf("build service: %v (run `make test`, which fetches the models first)", appErr)
-	}
 	return testApp
 }
 
