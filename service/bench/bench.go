@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	out := fs.String("out", "", "write one prediction JSON per image here (for shared/tools/ocr_score.py)")
 	warmup := fs.Int("warmup", 1, "images run first and not measured (session warm-up)")
 	repeat := fs.Int("repeat", 1, "passes over the dataset; each image counts with its fastest pass")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measured runs to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -51,7 +53,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		return 1
 	}
 	defer eng.Close()
-	rep, err := Run(context.Background(), eng.Pipeline, Options{Dataset: *dataset, OutDir: *out, Warmup: *warmup, Repeat: *repeat})
+	rep, err := Run(context.Background(), eng.Pipeline, Options{Dataset: *dataset, OutDir: *out, Warmup: *warmup, Repeat: *repeat, CPUProfile: *cpuProfile})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1
@@ -66,6 +68,9 @@ type Options struct {
 	OutDir  string // where to write predictions; empty for none
 	Warmup  int    // unmeasured runs first
 	Repeat  int    // passes over the dataset; each image counts with its fastest pass
+	// CPUProfile, when set, is a file that receives a pprof CPU profile of the measured runs (the
+	// warm-up excluded). Go's profiler sees Go code and cgo calls as one "runtime.cgocall" entry.
+	CPUProfile string
 }
 
 // Report is what one benchmark run measured.
@@ -124,6 +129,17 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 	best := make([]*ocr.Result, len(paths))
 	bestWall := make([]time.Duration, len(paths))
 	runtime.GC()
+	if opt.CPUProfile != "" {
+		f, err := os.Create(opt.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for range max(1, opt.Repeat) {
 		for i, path := range paths {
 			start := time.Now()

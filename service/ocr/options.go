@@ -80,7 +80,7 @@ func DefaultOptions() Options {
 		ClsBatchSize:     6,
 		ClsNorm:          half,
 		RecHeight:        48,
-		RecWidthBuckets:  []int{160, 240, 320, 480, 640, 960, 1280, 1920, 2560},
+		RecWidthBuckets:  []int{64, 96, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 800, 960, 1280, 1920, 2560},
 		RecBatchSize:     6,
 		RecNorm:          half,
 		CTC:              ctc.DefaultOptions(),
