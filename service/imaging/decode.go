@@ -16,6 +16,8 @@ import (
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
+
+	"github.com/ocrgate/ocrgate/service/jpegdec"
 )
 
 // Limits bounds the images Decode accepts. The check uses the size in the file's header, before any
@@ -85,16 +87,19 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 
 	var img image.Image
 	err = safely(func() (err error) {
+		if format == "jpeg" {
+			// Baseline JPEG (scans, camera photos) takes the parallel decoder; anything it
+			// declines, corrupt data included, goes to image/jpeg for the result or the error.
+			if img, err = jpegdec.Decode(data); err == nil {
+				img = upright(img, format, cfg, data)
+				return nil
+			}
+		}
 		img, _, err = image.Decode(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("%w: corrupt %s data: %v", ErrUndecodable, formatName(format), err)
 		}
-		img = toOrigin(img, cfg)
-		if format == "jpeg" {
-			if o := jpegOrientation(data); o > 1 {
-				img = orient(img, o)
-			}
-		}
+		img = upright(img, format, cfg, data)
 		return nil
 	})
 	if err != nil {
@@ -105,6 +110,17 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 		return Decoded{}, err
 	}
 	return Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy()}, nil
+}
+
+// upright puts a freshly decoded image at the origin and turns a JPEG as its EXIF data says.
+func upright(img image.Image, format string, cfg image.Config, data []byte) image.Image {
+	img = toOrigin(img, cfg)
+	if format == "jpeg" {
+		if o := jpegOrientation(data); o > 1 {
+			img = orient(img, o)
+		}
+	}
+	return img
 }
 
 // checkSize applies Limits to a width and height, refusing empty images as corrupt.

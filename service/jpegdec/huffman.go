@@ -1,0 +1,205 @@
+package jpegdec
+
+// maxCoef bounds dequantized coefficients. The DCT of 8-bit samples stays within ±1024, and a
+// non-zero quantized value is within half a quantization step of it, so ±2048 holds for any valid
+// file; the rest is slack for encoders' rounding.
+const maxCoef = 4096
+
+// lookBits is how many bits the first-level Huffman lookup resolves; nearly all codes in real
+// images are this short, and longer ones take the canonical-code walk.
+const lookBits = 9
+
+// huffTable is one decoding table (ITU T.81, annex C and F.2.2.3).
+type huffTable struct {
+	// lut is indexed by the next lookBits bits: length<<8 | symbol, or 0 for a longer code.
+	lut [1 << lookBits]uint16
+	// For codes of length l: the largest code (-1 when none), and the index in vals of the first.
+	maxCode [18]int32
+	valPtr  [17]int32
+	minCode [17]int32
+	vals    []uint8
+}
+
+func newHuffTable(counts [17]int, vals []uint8) (*huffTable, error) {
+	t := &huffTable{vals: append([]uint8(nil), vals...)}
+	code, k := int32(0), int32(0)
+	for l := 1; l <= 16; l++ {
+		t.valPtr[l], t.minCode[l] = k, code
+		for range counts[l] {
+			if code >= 1<<l {
+				return nil, unsupported("Huffman table with too many codes of length %d", l)
+			}
+			if l <= lookBits {
+				sym := uint16(l)<<8 | uint16(vals[k])
+				lo := code << (lookBits - l)
+				for i := range int32(1) << (lookBits - l) {
+					t.lut[lo+i] = sym
+				}
+			}
+			code++
+			k++
+		}
+		t.maxCode[l] = code - 1
+		if counts[l] == 0 {
+			t.maxCode[l] = -1
+		}
+		code <<= 1
+	}
+	t.maxCode[17] = 1 << 30 // sentinel, never reached: lengths stop at 16
+	return t, nil
+}
+
+// bitReader reads the entropy-coded segment most significant bit first, removing the stuffed zero
+// after each 0xFF data byte. At a marker it stops and feeds zeros, which a valid stream never uses;
+// overrun tells whether any were consumed.
+type bitReader struct {
+	data   []byte
+	pos    int
+	acc    uint64 // valid bits at the top
+	n      uint   // how many
+	padded uint   // zero bits appended at the end of the segment (part of n)
+	marker bool   // pos is at a marker (or the end of data)
+}
+
+// fill tops acc up to at least 57 bits.
+func (br *bitReader) fill() {
+	for br.n <= 56 {
+		var b byte
+		if !br.marker {
+			if br.pos >= len(br.data) {
+				br.marker = true
+			} else if b = br.data[br.pos]; b != 0xFF {
+				br.pos++
+			} else if br.pos+1 < len(br.data) && br.data[br.pos+1] == 0 {
+				br.pos += 2
+			} else {
+				br.marker = true
+			}
+		}
+		if br.marker {
+			b = 0
+			br.padded += 8
+		}
+		br.acc |= uint64(b) << (56 - br.n)
+		br.n += 8
+	}
+}
+
+// overrun reports whether decoding used bits past the end of the segment.
+func (br *bitReader) overrun() bool { return br.n < br.padded }
+
+// decode reads one Huffman-coded symbol.
+func (br *bitReader) decode(t *huffTable) (uint8, error) {
+	if br.n < 16 {
+		br.fill()
+	}
+	if v := t.lut[br.acc>>(64-lookBits)]; v != 0 {
+		l := uint(v >> 8)
+		br.acc <<= l
+		br.n -= l
+		return uint8(v), nil
+	}
+	for l := uint(lookBits + 1); l <= 16; l++ {
+		code := int32(br.acc >> (64 - l))
+		if code <= t.maxCode[l] {
+			br.acc <<= l
+			br.n -= l
+			return t.vals[t.valPtr[l]+code-t.minCode[l]], nil
+		}
+	}
+	return 0, unsupported("bad Huffman code")
+}
+
+// receive reads s bits (s ≤ 16) and extends them to a signed value (ITU T.81, F.2.2.1).
+func (br *bitReader) receive(s uint8) int32 {
+	if s == 0 {
+		return 0
+	}
+	if br.n < uint(s) {
+		br.fill()
+	}
+	v := int32(br.acc >> (64 - uint(s)))
+	br.acc <<= s
+	br.n -= uint(s)
+	if v < 1<<(s-1) {
+		v += -1<<s + 1
+	}
+	return v
+}
+
+// block decodes one 8×8 block's coefficients into coef (natural order, zeroed by the caller) and
+// returns the zigzag index of the last one coded.
+//
+// A coefficient whose dequantized value lies outside ±maxCoef cannot come from 8-bit samples and is
+// refused: no two decoders agree on what such blocks look like.
+func (br *bitReader) block(coef []int16, pred *int32, dc, ac *huffTable, q *[64]int32) (uint8, error) {
+	s, err := br.decode(dc)
+	if err != nil {
+		return 0, err
+	}
+	if s > 11 {
+		return 0, unsupported("DC difference category %d", s)
+	}
+	*pred += br.receive(s)
+	if v := *pred * q[0]; v > maxCoef || v < -maxCoef {
+		return 0, unsupported("DC coefficient %d out of range", v)
+	}
+	coef[0] = int16(*pred)
+	last := 0
+	for k := 1; k < 64; {
+		rs, err := br.decode(ac)
+		if err != nil {
+			return 0, err
+		}
+		r, s := int(rs>>4), rs&15
+		if s == 0 {
+			if r == 0 {
+				break // end of block
+			}
+			if r != 15 {
+				// Run-length-only codes other than EOB and ZRL exist in progressive JPEG only;
+				// decoders disagree on them in a baseline scan, so leave the file to image/jpeg.
+				return 0, unsupported("AC symbol %#x in a sequential scan", rs)
+			}
+			k += 16
+			continue
+		}
+		k += r
+		if k > 63 {
+			return 0, unsupported("coefficient index past 63")
+		}
+		z := zigzag[k]
+		v := br.receive(s)
+		if d := v * q[z]; d > maxCoef || d < -maxCoef {
+			return 0, unsupported("AC coefficient %d out of range", d)
+		}
+		coef[z] = int16(v)
+		last = k
+		k++
+	}
+	return uint8(last), nil
+}
+
+// restart consumes the RSTn marker expected after a restart interval, dropping the bits left in
+// the current byte.
+func (br *bitReader) restart(n int) error {
+	if br.overrun() {
+		return unsupported("restart interval ends early")
+	}
+	br.acc, br.n, br.padded = 0, 0, 0
+	// The reader stopped at the marker, or a few bytes before it if it had not needed them yet.
+	// Bytes in between can only be fill: a valid stream pads the last byte with ones, not whole
+	// bytes, so anything else is corrupt.
+	if br.pos < len(br.data) && br.data[br.pos] != 0xFF {
+		return unsupported("data where restart marker %d was expected", n)
+	}
+	for br.pos < len(br.data) && br.data[br.pos] == 0xFF {
+		br.pos++
+	}
+	if br.pos >= len(br.data) || br.data[br.pos] != markRST0+byte(n) {
+		return unsupported("missing restart marker %d", n)
+	}
+	br.pos++
+	br.marker = false
+	return nil
+}
