@@ -47,7 +47,7 @@ func clampByte(v int) uint8 {
 func transformBlock(dst []uint8, stride int, coef []int16, q *[64]int32, last uint8) {
 	coef = coef[:64:64]
 	if last == 0 {
-		v := clampByte(descale(int(coef[0]) * int(q[0]), 3) + 128) // DC/8: what both passes would give
+		v := clampByte(descale(int(coef[0])*int(q[0]), 3) + 128) // DC/8: what both passes would give
 		for y := range 8 {
 			row := dst[y*stride : y*stride+8 : y*stride+8]
 			for x := range row {
@@ -67,11 +67,11 @@ func transformBlock(dst []uint8, stride int, coef []int16, q *[64]int32, last ui
 			}
 			continue
 		}
-		z2, z3 := int(coef[16+c]) * int(q[16+c]), int(coef[48+c]) * int(q[48+c])
+		z2, z3 := int(coef[16+c])*int(q[16+c]), int(coef[48+c])*int(q[48+c])
 		z1 := (z2 + z3) * fix0541196100
 		tmp2 := z1 - z3*fix1847759065
 		tmp3 := z1 + z2*fix0765366865
-		z2, z3 = int(coef[c]) * int(q[c]), int(coef[32+c]) * int(q[32+c])
+		z2, z3 = int(coef[c])*int(q[c]), int(coef[32+c])*int(q[32+c])
 		tmp0 := (z2 + z3) << constBits
 		tmp1 := (z2 - z3) << constBits
 		tmp10, tmp13 := tmp0+tmp3, tmp0-tmp3
