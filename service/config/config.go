@@ -152,6 +152,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_MAX_IMAGE_PIXELS", "max-image-pixels", "largest image accepted, in pixels (checked before decoding)", (*intValue)(&o.Limits.MaxPixels)},
 		{"OCRGATE_MAX_IMAGE_SIDE", "max-image-side", "longest image side accepted, in pixels", (*intValue)(&o.Limits.MaxSide)},
 		{"OCRGATE_DET_LIMIT_SIDE", "det-limit-side", "first detection pass: long side of the detector input at most this", (*intValue)(&o.DetLimitSide)},
+		{"OCRGATE_DET_PREVIEW", "det-preview", "first detection pass on huge JPEGs: read the 1/8 preview the decoder gets for free instead of every pixel", (*boolValue)(&o.DetPreview)},
 		{"OCRGATE_DET_MIN_TEXT_HEIGHT", "det-min-text-height", "run a second detection pass when the median text height of the first is below this (detector px)", (*floatValue)(&o.DetMinTextHeight)},
 		{"OCRGATE_DET_TARGET_TEXT_HEIGHT", "det-target-text-height", "second detection pass: scale so text is this tall (detector px)", (*floatValue)(&o.DetTargetTextHeight)},
 		{"OCRGATE_DET_MAX_PIXELS", "det-max-pixels", "second detection pass: at most this many detector input pixels", (*intValue)(&o.DetMaxPixels)},

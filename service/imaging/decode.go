@@ -45,6 +45,10 @@ type Decoded struct {
 	Image         image.Image // upright (EXIF orientation applied); bounds start at (0, 0)
 	Format        string      // "jpeg", "png", "gif", "bmp", "tiff", "webp"
 	Width, Height int         // of Image (after orientation)
+	// Preview, when not nil, is Image at one eighth of its size (ceil(Width/8)×ceil(Height/8)),
+	// upright too. Baseline JPEGs have it for free (block means); a caller that needs a small
+	// version of a huge image uses it instead of reading every pixel.
+	Preview image.Image
 }
 
 // supportedFormats are the names the registered decoders report. Another package in the binary
@@ -85,13 +89,15 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 		return Decoded{}, err
 	}
 
-	var img image.Image
+	var img, preview image.Image
 	err = safely(func() (err error) {
 		if format == "jpeg" {
 			// Baseline JPEG (scans, camera photos) takes the parallel decoder; anything it
 			// declines, corrupt data included, goes to image/jpeg for the result or the error.
-			if img, err = jpegdec.Decode(data); err == nil {
+			if img, preview, err = jpegdec.DecodePreview(data); err == nil {
 				img = upright(img, format, cfg, data)
+				pb := preview.Bounds()
+				preview = upright(preview, format, image.Config{Width: pb.Dx(), Height: pb.Dy()}, data)
 				return nil
 			}
 		}
@@ -109,7 +115,7 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 	if err := checkSize(b.Dx(), b.Dy(), lim); err != nil {
 		return Decoded{}, err
 	}
-	return Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy()}, nil
+	return Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy(), Preview: preview}, nil
 }
 
 // upright puts a freshly decoded image at the origin and turns a JPEG as its EXIF data says.

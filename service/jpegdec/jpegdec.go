@@ -89,48 +89,58 @@ type decoder struct {
 // Decode decodes a baseline JPEG. It returns *image.YCbCr for colour and *image.Gray for grayscale,
 // with bounds starting at (0, 0), or an error wrapping ErrUnsupported. It does not check the image's
 // size: callers that take uploads check the header first (image.DecodeConfig).
-func Decode(data []byte) (img image.Image, err error) {
+func Decode(data []byte) (image.Image, error) {
+	img, _, err := DecodePreview(data)
+	return img, err
+}
+
+// DecodePreview is Decode that also returns the image at one eighth of its size, of the same type
+// and chroma layout, ceil(w/8)×ceil(h/8) pixels. Each preview pixel is the mean of an 8×8 block,
+// which is the block's DC coefficient: the decoder has it anyway, so the preview costs next to
+// nothing, while shrinking a 35-megapixel scan by area averaging reads every pixel. It is what
+// libjpeg's 1/8 scaled decoding produces.
+func DecodePreview(data []byte) (img, preview image.Image, err error) {
 	// Corrupt input must never take the process down; a panic here is a bug, reported as "not
 	// decoded here" so that image/jpeg gets its turn.
 	defer func() {
 		if r := recover(); r != nil {
-			img, err = nil, unsupported("internal error: %v", r)
+			img, preview, err = nil, nil, unsupported("internal error: %v", r)
 		}
 	}()
 	d := &decoder{data: data}
 	return d.decode()
 }
 
-func (d *decoder) decode() (image.Image, error) {
+func (d *decoder) decode() (image.Image, image.Image, error) {
 	if len(d.data) < 4 || d.data[0] != 0xFF || d.data[1] != markSOI {
-		return nil, unsupported("missing SOI marker")
+		return nil, nil, unsupported("missing SOI marker")
 	}
 	pos := 2
 	for {
 		// Markers may be preceded by any number of 0xFF fill bytes.
 		if pos >= len(d.data) || d.data[pos] != 0xFF {
-			return nil, unsupported("expected a marker at offset %d", pos)
+			return nil, nil, unsupported("expected a marker at offset %d", pos)
 		}
 		for pos < len(d.data) && d.data[pos] == 0xFF {
 			pos++
 		}
 		if pos >= len(d.data) {
-			return nil, unsupported("truncated marker")
+			return nil, nil, unsupported("truncated marker")
 		}
 		m := d.data[pos]
 		pos++
 		switch {
 		case m == markEOI:
-			return nil, unsupported("no image data before EOI")
+			return nil, nil, unsupported("no image data before EOI")
 		case m >= markRST0 && m <= markRST7, m == 0x01:
 			continue // parameterless markers out of place: ignore, as decoders do
 		}
 		if pos+2 > len(d.data) {
-			return nil, unsupported("truncated marker segment")
+			return nil, nil, unsupported("truncated marker segment")
 		}
 		n := int(d.data[pos])<<8 | int(d.data[pos+1])
 		if n < 2 || pos+n > len(d.data) {
-			return nil, unsupported("marker %#x segment length %d runs past the data", m, n)
+			return nil, nil, unsupported("marker %#x segment length %d runs past the data", m, n)
 		}
 		seg := d.data[pos+2 : pos+n]
 		pos += n
@@ -139,14 +149,14 @@ func (d *decoder) decode() (image.Image, error) {
 		case m == markSOF0 || m == markSOF1:
 			err = d.parseFrame(seg)
 		case m >= 0xC2 && m <= 0xCF && m != markDHT && m != 0xC8:
-			return nil, unsupported("frame type %#x (progressive, lossless or arithmetic coding)", m)
+			return nil, nil, unsupported("frame type %#x (progressive, lossless or arithmetic coding)", m)
 		case m == markDHT:
 			err = d.parseHuffman(seg)
 		case m == markDQT:
 			err = d.parseQuant(seg)
 		case m == markDRI:
 			if len(seg) != 2 {
-				return nil, unsupported("bad DRI length")
+				return nil, nil, unsupported("bad DRI length")
 			}
 			d.restart = int(seg[0])<<8 | int(seg[1])
 		case m == markAP14:
@@ -154,13 +164,13 @@ func (d *decoder) decode() (image.Image, error) {
 				d.adobe, d.adobeXform = true, seg[11]
 			}
 		case m == markDNL:
-			return nil, unsupported("DNL marker")
+			return nil, nil, unsupported("DNL marker")
 		case m == markSOS:
 			return d.scan(seg, pos)
 		}
 		// APPn, COM and anything unknown with a length are skipped.
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }
@@ -303,54 +313,54 @@ func (d *decoder) parseHuffman(seg []byte) error {
 
 // scan decodes the one scan this package supports, whose header is seg and whose entropy-coded
 // data starts at pos.
-func (d *decoder) scan(seg []byte, pos int) (image.Image, error) {
+func (d *decoder) scan(seg []byte, pos int) (image.Image, image.Image, error) {
 	if !d.seenFrame {
-		return nil, unsupported("scan before frame header")
+		return nil, nil, unsupported("scan before frame header")
 	}
 	if len(seg) < 1 {
-		return nil, unsupported("short scan header")
+		return nil, nil, unsupported("short scan header")
 	}
 	ns := int(seg[0])
 	if ns != len(d.comps) {
-		return nil, unsupported("%d of %d components in the first scan", ns, len(d.comps))
+		return nil, nil, unsupported("%d of %d components in the first scan", ns, len(d.comps))
 	}
 	if len(seg) != 4+2*ns {
-		return nil, unsupported("bad scan header length")
+		return nil, nil, unsupported("bad scan header length")
 	}
 	for i := range ns {
 		id, tables := seg[1+2*i], seg[2+2*i]
 		c := &d.comps[i]
 		if c.id != id {
-			return nil, unsupported("scan components out of frame order")
+			return nil, nil, unsupported("scan components out of frame order")
 		}
 		c.td, c.ta = int(tables>>4), int(tables&15)
 		if c.td > 3 || c.ta > 3 || d.dc[c.td] == nil || d.ac[c.ta] == nil {
-			return nil, unsupported("scan refers to a missing Huffman table")
+			return nil, nil, unsupported("scan refers to a missing Huffman table")
 		}
 		if !d.haveQuant[c.tq] {
-			return nil, unsupported("frame refers to a missing quantization table")
+			return nil, nil, unsupported("frame refers to a missing quantization table")
 		}
 	}
 	if ss, se, a := seg[1+2*ns], seg[2+2*ns], seg[3+2*ns]; ss != 0 || se != 63 || a != 0 {
-		return nil, unsupported("spectral selection in a sequential scan")
+		return nil, nil, unsupported("spectral selection in a sequential scan")
 	}
 	if len(d.comps) == 3 {
 		// Three components are YCbCr unless an Adobe marker or the component ids say RGB.
 		if d.adobe && d.adobeXform != 1 {
-			return nil, unsupported("Adobe colour transform %d", d.adobeXform)
+			return nil, nil, unsupported("Adobe colour transform %d", d.adobeXform)
 		}
 		if !d.adobe && d.comps[0].id == 'R' && d.comps[1].id == 'G' && d.comps[2].id == 'B' {
-			return nil, unsupported("RGB components")
+			return nil, nil, unsupported("RGB components")
 		}
 	}
-	img, end, err := d.decodeScan(pos)
+	img, preview, end, err := d.decodeScan(pos)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := d.trailer(end); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return img, nil
+	return img, preview, nil
 }
 
 // trailer checks what follows the scan: the end of the image, possibly after a stray restart
@@ -389,9 +399,12 @@ type layout struct {
 	bx, by []int
 	planes [3][]uint8
 	stride [3]int
+	// The preview: one sample per block.
+	pvPlanes [3][]uint8
+	pvStride [3]int
 }
 
-func (d *decoder) newImage() (image.Image, layout) {
+func (d *decoder) newImage() (image.Image, image.Image, layout) {
 	var l layout
 	hmax, vmax := d.comps[0].h, d.comps[0].v
 	l.mcusX = (d.width + 8*hmax - 1) / (8 * hmax)
@@ -408,16 +421,23 @@ func (d *decoder) newImage() (image.Image, layout) {
 	l.blocksPerMCU = len(l.comp)
 	full := image.Rect(0, 0, 8*hmax*l.mcusX, 8*vmax*l.mcusY)
 	visible := image.Rect(0, 0, d.width, d.height)
+	pvFull := image.Rect(0, 0, hmax*l.mcusX, vmax*l.mcusY)
+	pvVisible := image.Rect(0, 0, (d.width+7)/8, (d.height+7)/8)
 	if len(d.comps) == 1 {
 		g := image.NewGray(full)
 		l.planes[0], l.stride[0] = g.Pix, g.Stride
-		return g.SubImage(visible), l
+		pv := image.NewGray(pvFull)
+		l.pvPlanes[0], l.pvStride[0] = pv.Pix, pv.Stride
+		return g.SubImage(visible), pv.SubImage(pvVisible), l
 	}
 	ratio, _ := subsampleRatio(hmax, vmax)
 	y := image.NewYCbCr(full, ratio)
 	l.planes = [3][]uint8{y.Y, y.Cb, y.Cr}
 	l.stride = [3]int{y.YStride, y.CStride, y.CStride}
-	return y.SubImage(visible), l
+	pv := image.NewYCbCr(pvFull, ratio)
+	l.pvPlanes = [3][]uint8{pv.Y, pv.Cb, pv.Cr}
+	l.pvStride = [3]int{pv.YStride, pv.CStride, pv.CStride}
+	return y.SubImage(visible), pv.SubImage(pvVisible), l
 }
 
 // chunk is a run of MCU rows of coefficients on its way from the entropy decoder to an IDCT worker.
@@ -431,8 +451,8 @@ type chunk struct {
 // below it the hand-off costs more than it saves. 20 000 blocks is a 1.3-megapixel 4:2:0 photo.
 const parallelMinBlocks = 20_000
 
-func (d *decoder) decodeScan(pos int) (image.Image, int, error) {
-	img, l := d.newImage()
+func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
+	img, preview, l := d.newImage()
 	totalBlocks := l.mcusX * l.mcusY * l.blocksPerMCU
 	rowBlocks := l.mcusX * l.blocksPerMCU
 	// A chunk holds enough MCU rows for about 4 000 blocks: large enough to amortize the hand-off,
@@ -451,11 +471,13 @@ func (d *decoder) decodeScan(pos int) (image.Image, int, error) {
 				for b := range l.blocksPerMCU {
 					ci := l.comp[b]
 					cf := d.comps[ci]
-					x := (mx*cf.h + l.bx[b]) * 8
-					y := (my*cf.v + l.by[b]) * 8
+					bx := mx*cf.h + l.bx[b]
+					by := my*cf.v + l.by[b]
 					stride := l.stride[ci]
 					k := base + b
-					transformBlock(l.planes[ci][y*stride+x:], stride, c.coef[64*k:64*k+64], quant[ci], c.last[k])
+					dc := int(c.coef[64*k]) * int(quant[ci][0])
+					l.pvPlanes[ci][by*l.pvStride[ci]+bx] = clampByte(descale(dc, 3) + 128)
+					transformBlock(l.planes[ci][8*by*stride+8*bx:], stride, c.coef[64*k:64*k+64], quant[ci], c.last[k])
 				}
 			}
 		}
@@ -466,9 +488,9 @@ func (d *decoder) decodeScan(pos int) (image.Image, int, error) {
 		c := &chunk{coef: make([]int16, 64*rowBlocks*rowsPer), last: make([]uint8, rowBlocks*rowsPer)}
 		end, err := d.entropyDecode(pos, l, rowsPer, func() *chunk { return c }, idct)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
-		return img, end, nil
+		return img, preview, end, nil
 	}
 
 	// Entropy decoding stays on this goroutine; workers transform. Chunks circulate through free,
@@ -491,9 +513,9 @@ func (d *decoder) decodeScan(pos int) (image.Image, int, error) {
 	close(work)
 	wg.Wait()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return img, end, nil
+	return img, preview, end, nil
 }
 
 // entropyDecode reads every MCU, filling chunks obtained from get and handing full ones to put. It

@@ -293,3 +293,82 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	})
 }
+
+// TestPreview checks that each preview sample is the mean of its 8×8 block in every plane, that the
+// preview has the promised size and type, and that Decode and DecodePreview agree.
+func TestPreview(t *testing.T) {
+	var inputs = map[string][]byte{
+		"go-color": encode(t, testPicture(333, 77, 5), 90),
+		"go-big":   encode(t, testPicture(1400, 1000, 6), 80), // the parallel path
+	}
+	for _, name := range []string{"s444.jpg", "s422.jpg", "s411.jpg", "s410.jpg", "s440.jpg", "gray_restart.jpg"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = data
+	}
+	for name, data := range inputs {
+		t.Run(name, func(t *testing.T) {
+			img, pv, err := DecodePreview(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := img.Bounds()
+			if want := image.Rect(0, 0, (b.Dx()+7)/8, (b.Dy()+7)/8); pv.Bounds() != want {
+				t.Fatalf("preview bounds %v, want %v", pv.Bounds(), want)
+			}
+			plain, err := Decode(data)
+			if err != nil || diff(plain, img) != "" {
+				t.Fatalf("Decode and DecodePreview disagree: %v", err)
+			}
+			type plane struct {
+				full, small             []uint8
+				fullStride, smallStride int
+			}
+			var planes []plane
+			switch f := img.(type) {
+			case *image.YCbCr:
+				p, ok := pv.(*image.YCbCr)
+				if !ok || p.SubsampleRatio != f.SubsampleRatio {
+					t.Fatalf("preview is %T, want *image.YCbCr %v", pv, f.SubsampleRatio)
+				}
+				planes = []plane{{f.Y, p.Y, f.YStride, p.YStride}, {f.Cb, p.Cb, f.CStride, p.CStride}, {f.Cr, p.Cr, f.CStride, p.CStride}}
+			case *image.Gray:
+				p, ok := pv.(*image.Gray)
+				if !ok {
+					t.Fatalf("preview is %T, want *image.Gray", pv)
+				}
+				planes = []plane{{f.Pix, p.Pix, f.Stride, p.Stride}}
+			}
+			var blocks, sum float64
+			for _, pl := range planes {
+				rows := len(pl.small) / pl.smallStride
+				for by := range rows {
+					for bx := range pl.smallStride {
+						mean := 0
+						for y := range 8 {
+							for x := range 8 {
+								mean += int(pl.full[(8*by+y)*pl.fullStride+8*bx+x])
+							}
+						}
+						d := float64(pl.small[by*pl.smallStride+bx]) - float64(mean)/64
+						if d < 0 {
+							d = -d
+						}
+						// Saturated pixels are clipped after the transform, which moves the mean
+						// away from the DC; by a few levels at most in these pictures.
+						if d > 6 {
+							t.Fatalf("block (%d,%d): preview %d, block mean %.2f", bx, by, pl.small[by*pl.smallStride+bx], float64(mean)/64)
+						}
+						blocks++
+						sum += d
+					}
+				}
+			}
+			if avg := sum / blocks; avg > 0.6 {
+				t.Fatalf("preview differs from block means by %.2f on average", avg)
+			}
+		})
+	}
+}
