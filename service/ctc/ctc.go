@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -101,12 +102,24 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 		gapSpace float32 // highest space probability since the last kept character
 		lastKept = -1    // class of the last kept character (-1: none yet)
 	)
+	// When the rows are probability distributions (the recognizer ends in a softmax), a value
+	// above one half is the row's maximum: the scan over thousands of classes stops there, and a
+	// step where the blank is above one half, which is most steps, costs one comparison.
+	var settled float32 = 2 // never reached unless the rows are distributions
+	if T > 0 && isDistribution(probs[:C]) {
+		settled = 0.5
+	}
 	for t := 0; t < T; t++ {
 		row := probs[t*C : (t+1)*C]
 		best, bestP := 0, row[0]
-		for k := 1; k < C; k++ {
-			if row[k] > bestP {
-				best, bestP = k, row[k]
+		if bestP <= settled {
+			for k := 1; k < C; k++ {
+				if row[k] > bestP {
+					best, bestP = k, row[k]
+					if bestP > settled {
+						break
+					}
+				}
 			}
 		}
 		if best == 0 || best == prev {
@@ -152,4 +165,17 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 		res.Score = sum / float32(kept)
 	}
 	return res, nil
+}
+
+// isDistribution reports whether row is a probability distribution: no negative value and a sum
+// within float32 rounding of 1. Logits fail it, and are then decoded by full scans.
+func isDistribution(row []float32) bool {
+	var sum float64
+	for _, v := range row {
+		if !(v >= 0) {
+			return false
+		}
+		sum += float64(v)
+	}
+	return math.Abs(sum-1) < 1e-3
 }

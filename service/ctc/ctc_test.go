@@ -1,6 +1,9 @@
 package ctc
 
 import (
+	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -155,4 +158,64 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("score %v", r.Score)
 		}
 	})
+}
+
+// TestDecodeSoftmaxShortcut: on probability rows the decoder stops scanning a row at a value above
+// one half. It must pick the same classes as a full scan, which it does on logits (log
+// probabilities have the same argmax and are not a distribution, so they take the full scan).
+func TestDecodeSoftmaxShortcut(t *testing.T) {
+	var dict strings.Builder
+	for r := 'a'; r <= 'z'; r++ {
+		dict.WriteString(string(r) + "\n" + strings.ToUpper(string(r)) + "\n")
+	}
+	cs, err := LoadCharset(strings.NewReader(dict.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	C := cs.NumClasses()
+	rng := rand.New(rand.NewPCG(4, 2))
+	opt := DefaultOptions()
+	opt.SpaceThreshold = 0 // the restored spaces read probabilities, which logits are not
+	for trial := range 200 {
+		T := 1 + rng.IntN(60)
+		p := make([]float32, T*C)
+		logits := make([]float32, T*C)
+		for ti := range T {
+			row := p[ti*C : (ti+1)*C]
+			// Peaky rows (one class far ahead, often the blank) and flat rows (no value above
+			// one half) in every trial.
+			peak := 1 + 9*rng.Float64()*float64(trial%3)
+			var sum float64
+			raw := make([]float64, C)
+			for k := range raw {
+				raw[k] = math.Exp(rng.NormFloat64())
+			}
+			hot := rng.IntN(C)
+			if rng.IntN(2) == 0 {
+				hot = 0
+			}
+			raw[hot] *= math.Exp(peak)
+			for _, v := range raw {
+				sum += v
+			}
+			for k, v := range raw {
+				row[k] = float32(v / sum)
+				logits[ti*C+k] = float32(math.Log(v / sum))
+			}
+		}
+		if !isDistribution(p[:C]) || isDistribution(logits[:C]) {
+			t.Fatal("test rows are not what they should be")
+		}
+		fast, err := cs.Decode(p, T, C, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := cs.Decode(logits, T, C, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast.Text != full.Text || !slices.Equal(fast.Steps, full.Steps) {
+			t.Fatalf("trial %d: shortcut read %q %v, full scan %q %v", trial, fast.Text, fast.Steps, full.Text, full.Steps)
+		}
+	}
 }
