@@ -45,9 +45,7 @@ const (
 	markDQT  = 0xDB
 	markDNL  = 0xDC
 	markDRI  = 0xDD
-	markAPP0 = 0xE0
 	markAP14 = 0xEE // Adobe: says whether three components are YCbCr or RGB
-	markCOM  = 0xFE
 )
 
 // zigzag[i] is the natural (row-major) index of the i-th coefficient in the order they are coded.
