@@ -21,7 +21,8 @@ import (
 // lines. So the first pass runs at that size and measures the text it finds; when the median text
 // height is below DetMinTextHeight, a second pass runs on just the area that holds text (receipts
 // fill a third of such pages), scaled so text is DetTargetTextHeight px tall, capped at DetMaxPixels.
-// Big photos with big text stay at one cheap pass.
+// Big photos with big text stay at one cheap pass. The first pass over a huge JPEG reads the
+// decoder's 1/8 preview (see firstPass).
 func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings) ([]geom.Quad, error) {
 	w, h := dec.Width, dec.Height
 	full := image.Rect(0, 0, w, h)
