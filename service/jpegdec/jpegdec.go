@@ -522,9 +522,10 @@ func (d *decoder) entropyDecode(pos int, l layout, rowsPer int, get func() *chun
 	br := bitReader{data: d.data, pos: pos}
 	var pred [3]int32
 	var dcT, acT [4]*huffTable
+	var qT [4]*[64]int32
 	for b := range l.blocksPerMCU {
 		c := d.comps[l.comp[b]]
-		dcT[l.comp[b]], acT[l.comp[b]] = d.dc[c.td], d.ac[c.ta]
+		dcT[l.comp[b]], acT[l.comp[b]], qT[l.comp[b]] = d.dc[c.td], d.ac[c.ta], &d.quant[c.tq]
 	}
 	mcu := 0
 	nextRST := 0
@@ -550,7 +551,7 @@ func (d *decoder) entropyDecode(pos int, l layout, rowsPer int, get func() *chun
 			mcu++
 			for b := range l.blocksPerMCU {
 				ci := l.comp[b]
-				last, err := br.block(c.coef[64*k:64*k+64:64*k+64], &pred[ci], dcT[ci], acT[ci], &d.quant[d.comps[ci].tq])
+				last, err := br.block(c.coef[64*k:64*k+64:64*k+64], &pred[ci], dcT[ci], acT[ci], qT[ci])
 				if err != nil {
 					return 0, err
 				}
