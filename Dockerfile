@@ -41,7 +41,7 @@ COPY . .
 # fails when the two disagree, so a tag can never name another version than the binary prints.
 ARG VERSION
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/go/cache/build \
-    go build -trimpath -ldflags="-s -w" -o /out/ocrgate . \
+    go build -trimpath -ldflags="-s -w" -o /out/ocrgate ./cmd/ocrgate \
  && got="$(/out/ocrgate version)" \
  && if [ -n "${VERSION}" ] && [ "${got}" != "${VERSION}" ]; then \
       echo "VERSION build arg ${VERSION} differs from service.Version ${got}" >&2; exit 1; \

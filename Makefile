@@ -23,9 +23,10 @@ proto-tools:
 proto:
 	@scripts/gen_proto.sh
 
-## build: compile the service into bin/ocrgate
+## build: compile the service into bin/ocrgate and its benchmark tool into bin/ocrgate-bench
 build:
-	$(GO) build -trimpath -o $(BIN) .
+	$(GO) build -trimpath -o $(BIN) ./cmd/ocrgate
+	$(GO) build -trimpath -o $(dir $(BIN))ocrgate-bench ./cmd/ocrgate-bench
 
 ## run: fetch what is missing, build, serve on :5000 with the embedded runtime
 run: models build

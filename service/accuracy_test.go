@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/scoring"
 	"github.com/ocrgate/ocrgate/service/geom"
-	"github.com/ocrgate/ocrgate/service/scoring"
 )
 
 // Accuracy floors on the SROIE dev receipts, scored like shared/tools/ocr_score.py (SROIE's ground

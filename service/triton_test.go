@@ -19,9 +19,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ocrgate/ocrgate/internal/scoring"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
-	"github.com/ocrgate/ocrgate/service/scoring"
 	"github.com/ocrgate/ocrgate/service/setup"
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"

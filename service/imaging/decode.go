@@ -17,7 +17,7 @@ import (
 	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
 
-	"github.com/ocrgate/ocrgate/service/jpegdec"
+	"github.com/ocrgate/ocrgate/internal/jpegdec"
 )
 
 // Limits bounds the images Decode accepts. The check uses the size in the file's header, before any

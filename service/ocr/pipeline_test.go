@@ -20,9 +20,9 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/ocrgate/ocrgate/internal/scoring"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/scoring"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
 

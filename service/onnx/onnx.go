@@ -15,6 +15,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/ocrgate/ocrgate/internal/onnxgraph"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
@@ -29,7 +30,7 @@ type Options struct {
 	IntraOpThreads int
 	InterOpThreads int
 	// KeepGraph loads the models as they are; by default their graphs are first rewritten into an
-	// equivalent form ONNX Runtime runs faster (see optimizeGraph).
+	// equivalent form ONNX Runtime runs faster (see onnxgraph.Optimize).
 	KeepGraph bool
 	// SessionConfig holds extra ONNX Runtime session configuration entries (key=value, as in
 	// onnxruntime_session_options_config_keys.h), applied after ocrgate's own.
@@ -98,7 +99,7 @@ func newSession(path string, opt Options) (*session, error) {
 		return nil, err
 	}
 	if !opt.KeepGraph {
-		optimized, _, err := optimizeGraph(model)
+		optimized, _, err := onnxgraph.Optimize(model)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/ocrgate/ocrgate/internal/onnxgraph"
 )
 
 func ortHome(t testing.TB) string {
@@ -70,15 +72,15 @@ func TestOptimizeGraph(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fused, n, err := optimizeGraph(orig)
+			fused, n, err := onnxgraph.Optimize(orig)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n.HardSwish < tt.minFused {
 				t.Fatalf("fused %d activations, want at least %d", n.HardSwish, tt.minFused)
 			}
-			again, n2, err := optimizeGraph(fused)
-			if err != nil || n2.total() != 0 || len(again) != len(fused) {
+			again, n2, err := onnxgraph.Optimize(fused)
+			if err != nil || n2.Total() != 0 || len(again) != len(fused) {
 				t.Errorf("second pass rewrote %+v more (err %v); the rewrite must be idempotent", n2, err)
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -107,7 +109,7 @@ func TestOptimizeGraph(t *testing.T) {
 
 func TestOptimizeGraphRejectsGarbage(t *testing.T) {
 	for _, b := range [][]byte{nil, {0xff, 0xff}, []byte("not a model")} {
-		if _, _, err := optimizeGraph(b); err == nil {
+		if _, _, err := onnxgraph.Optimize(b); err == nil {
 			t.Errorf("%q accepted", b)
 		}
 	}

@@ -1,4 +1,6 @@
-package onnx
+// Package onnxgraph Rewrites the PaddleOCR ONNX exports into an equivalent graph ONNX Runtime runs
+// faster. It edits the protobuf wire format directly, so no ONNX schema is compiled in.
+package onnxgraph
 
 import (
 	"encoding/binary"
@@ -9,7 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// optimizeGraph rewrites a PaddleOCR ONNX export into a form ONNX Runtime runs faster, without
+// Optimize Rewrites a PaddleOCR ONNX export into a form ONNX Runtime runs faster, without
 // changing what the model computes (outputs differ only by float rounding):
 //
 //   - hard-swish activations become HardSigmoid+Mul (below);
@@ -27,10 +29,10 @@ import (
 // field 1 its nodes; NodeProto fields 1 input, 2 output, 3 name, 4 op_type, 5 attribute), so no
 // ONNX schema has to be compiled in; every other field is copied through untouched. It returns the
 // new model and what it changed (nothing: the model is returned as it was).
-func optimizeGraph(model []byte) ([]byte, rewrites, error) {
+func Optimize(model []byte) ([]byte, Rewrites, error) {
 	top, err := splitFields(model)
 	if err != nil {
-		return nil, rewrites{}, fmt.Errorf("model: %w", err)
+		return nil, Rewrites{}, fmt.Errorf("model: %w", err)
 	}
 	gi := -1
 	for i, f := range top {
@@ -39,18 +41,18 @@ func optimizeGraph(model []byte) ([]byte, rewrites, error) {
 		}
 	}
 	if gi < 0 {
-		return nil, rewrites{}, errors.New("model has no graph")
+		return nil, Rewrites{}, errors.New("model has no graph")
 	}
 	graph, err := splitFields(top[gi].value)
 	if err != nil {
-		return nil, rewrites{}, fmt.Errorf("graph: %w", err)
+		return nil, Rewrites{}, fmt.Errorf("graph: %w", err)
 	}
 	var nodes []*node
 	for _, f := range graph {
 		if f.num == 1 && f.typ == protowire.BytesType {
 			n, err := parseNode(f.value)
 			if err != nil {
-				return nil, rewrites{}, fmt.Errorf("node %d: %w", len(nodes), err)
+				return nil, Rewrites{}, fmt.Errorf("node %d: %w", len(nodes), err)
 			}
 			nodes = append(nodes, n)
 		}
@@ -187,8 +189,8 @@ func optimizeGraph(model []byte) ([]byte, rewrites, error) {
 		bias.raw = channelConstant(bias, v, channels)
 		biases++
 	}
-	rw := rewrites{HardSwish: fused, Commuted: commuted, Scalars: scalars, Biases: biases}
-	if rw == (rewrites{}) {
+	rw := Rewrites{HardSwish: fused, Commuted: commuted, Scalars: scalars, Biases: biases}
+	if rw == (Rewrites{}) {
 		return model, rw, nil
 	}
 
@@ -247,15 +249,16 @@ func optimizeGraph(model []byte) ([]byte, rewrites, error) {
 	return out, rw, nil
 }
 
-// rewrites counts what optimizeGraph changed.
-type rewrites struct {
+// Rewrites counts what Optimize changed.
+type Rewrites struct {
 	HardSwish int // Add+Clip+Mul+Div activations now HardSigmoid+Mul
 	Commuted  int // Mul/Add with the constant moved second
 	Scalars   int // [1]-shaped constants made scalars
 	Biases    int // scalar biases after a Conv made per-channel
 }
 
-func (r rewrites) total() int { return r.HardSwish + r.Commuted + r.Scalars + r.Biases }
+// Total is the number of changes of every kind.
+func (r Rewrites) Total() int { return r.HardSwish + r.Commuted + r.Scalars + r.Biases }
 
 // field is one protobuf field: its number, wire type, payload (for length-delimited fields) and
 // the raw bytes including the tag, so it can be copied through unchanged.

@@ -2,7 +2,8 @@
 //
 //	ocrgate [serve] [flags]   run the HTTP service (default :5000)
 //	ocrgate version           print the version
-//	ocrgate bench [flags]     measure the pipeline on a dataset
+//	ocrgate bench [flags]     measure the pipeline on a dataset (runs ocrgate-bench, built beside
+//	                          this binary, so that the service links no benchmark code)
 //	ocrgate healthcheck [URL] exit 0 when URL (default http://127.0.0.1:$PORT/healthz) answers 200;
 //	                          for container HEALTHCHECKs, where no curl is installed
 //
@@ -17,14 +18,15 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
-	"github.com/ocrgate/ocrgate/service/bench"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/metrics"
@@ -42,7 +44,7 @@ func run(args []string) int {
 			fmt.Println(service.Version)
 			return 0
 		case "bench":
-			return bench.Main(args[1:], os.Getenv, os.Stdout, os.Stderr)
+			return runTool("ocrgate-bench", args[1:])
 		case "healthcheck":
 			return healthcheck(args[1:])
 		case "serve":
@@ -63,6 +65,42 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// runTool runs a companion command (such as ocrgate-bench) found beside this binary, or else on
+// PATH, with the same arguments and standard streams, and returns its exit code. The tools are
+// separate binaries so that the serving binary carries none of their code.
+func runTool(name string, args []string) int {
+	path := ""
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), name); fileExists(p) {
+			path = p
+		}
+	}
+	if path == "" {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ocrgate: %s not found beside this binary or on PATH (make build builds it into bin/)\n", name)
+			return 2
+		}
+		path = p
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintf(os.Stderr, "ocrgate: %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // healthcheck probes the running service's /healthz, for a container HEALTHCHECK.

@@ -1,8 +1,13 @@
-// Package bench measures the OCR pipeline on a dataset: where the time goes stage by stage, how
-// many images a second it reads, and how much the Go orchestration adds on top of pure model
+// Command ocrgate-bench measures the OCR pipeline on a dataset: where the time goes stage by stage,
+// how many images a second it reads, and how much the Go orchestration adds on top of pure model
 // inference (the overhead ratio, target ≤ 1.10). With ground truth beside the images it also
 // scores the output the way shared/tools/ocr_score.py does.
-package bench
+//
+// It is a separate binary so that the service never links a benchmark or a scorer; `ocrgate bench`
+// runs it when it lies beside the ocrgate binary (make build puts both in bin/).
+//
+//	ocrgate-bench [-dataset DIR] [-out DIR] [-repeat N] [-warmup N] [-cpuprofile FILE]
+package main
 
 import (
 	"context"
@@ -20,11 +25,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/scoring"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/scoring"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
 
 // Main runs the bench command with its own flags; pipeline settings come from the environment
 // (OCRGATE_*), as for the service.
