@@ -23,6 +23,7 @@ import (
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/setup"
+	"github.com/ocrgate/ocrgate/service/triton/ppocrtest"
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
@@ -55,7 +56,7 @@ func embeddedEngine(t testing.TB) *setup.Engine {
 // configs of model_repository/cpu.
 func startTriton(t *testing.T, edit func([]tritontest.Model)) *tritontest.Server {
 	t.Helper()
-	models, err := tritontest.ONNXModels(embeddedEngine(t).Runtime, "../model_repository/cpu")
+	models, err := ppocrtest.ONNXModels(embeddedEngine(t).Runtime, "../model_repository/cpu")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package tritonclient_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -128,17 +126,4 @@ func int32Model() tritontest.Model {
 			return nil, status.Error(codes.Internal, "not reached")
 		},
 	}
-}
-
-// ocrgateHome is where scripts/fetch_models.sh installs the models and ONNX Runtime.
-func ocrgateHome(t *testing.T) string {
-	t.Helper()
-	if h := os.Getenv("OCRGATE_HOME"); h != "" {
-		return h
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(h, ".ocrgate")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/setup"
+	"github.com/ocrgate/ocrgate/service/triton/ppocrtest"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkTritonOverhead(b *testing.B) {
 		b.Fatalf("%v (run `make test` or `make bench`, which fetch the models first)", err)
 	}
 	defer emb.Close()
-	models, err := tritontest.ONNXModels(emb.Runtime, filepath.Join("..", "..", "model_repository", "cpu"))
+	models, err := ppocrtest.ONNXModels(emb.Runtime, filepath.Join("..", "..", "model_repository", "cpu"))
 	if err != nil {
 		b.Fatal(err)
 	}

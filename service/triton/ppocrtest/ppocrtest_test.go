@@ -1,4 +1,4 @@
-package tritonclient_test
+package ppocrtest_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/onnx"
+	"github.com/ocrgate/ocrgate/service/triton/ppocrtest"
 	"github.com/ocrgate/ocrgate/tritonclient"
-	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
 
 // The embedded runtime is process-wide and slow to open, so the tests of this file share one.
@@ -50,7 +50,7 @@ func embeddedRuntime(t *testing.T) *onnx.Runtime {
 func TestPPOCRThroughTriton(t *testing.T) {
 	checkGoroutines(t)
 	rt := embeddedRuntime(t)
-	models, err := tritontest.ONNXModels(rt, filepath.Join("..", "model_repository", "cpu"))
+	models, err := ppocrtest.ONNXModels(rt, filepath.Join("..", "..", "..", "model_repository", "cpu"))
 	if err != nil {
 		t.Fatal(err)
 	}

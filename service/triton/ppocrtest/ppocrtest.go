@@ -1,4 +1,8 @@
-package tritontest
+// Package ppocrtest serves the pipeline's PP-OCR models from the in-process KServe v2 test server
+// (tritonclient/tritontest), so tests and benchmarks of the Triton path run the real models without
+// a Triton. It lives beside service/triton rather than in tritonclient so that the generic client
+// and its test server never depend on the application; the service never imports it.
+package ppocrtest
 
 import (
 	"context"
@@ -13,6 +17,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/tritonclient"
+	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
 
 // PPOCRModels maps the Triton model names in model_repository/ to the pipeline's models.
@@ -27,22 +32,22 @@ var PPOCRModels = map[string]ocr.Model{
 // embedded ONNX Runtime (service/onnx) opened on the same .onnx files Triton would load. A test
 // server built from them therefore reads the same configs as a real Triton and computes the same
 // numbers as the embedded runtime.
-func ONNXModels(rt ocr.Runtime, repoDir string) ([]Model, error) {
-	configs, err := ReadRepository(repoDir)
+func ONNXModels(rt ocr.Runtime, repoDir string) ([]tritontest.Model, error) {
+	configs, err := tritontest.ReadRepository(repoDir)
 	if err != nil {
-		return nil, fmt.Errorf("tritontest: %w", err)
+		return nil, fmt.Errorf("ppocrtest: %w", err)
 	}
-	var models []Model
+	var models []tritontest.Model
 	for _, name := range slices.Sorted(maps.Keys(PPOCRModels)) {
 		c, ok := configs[name]
 		if !ok {
-			return nil, fmt.Errorf("tritontest: %s has no model %s", repoDir, name)
+			return nil, fmt.Errorf("ppocrtest: %s has no model %s", repoDir, name)
 		}
 		if len(c.GetInput()) != 1 || len(c.GetOutput()) != 1 {
-			return nil, fmt.Errorf("tritontest: %s: model %s needs one input and one output", filepath.Join(repoDir, name), name)
+			return nil, fmt.Errorf("ppocrtest: %s: model %s needs one input and one output", filepath.Join(repoDir, name), name)
 		}
 		m, output := PPOCRModels[name], c.GetOutput()[0].GetName()
-		models = append(models, Model{
+		models = append(models, tritontest.Model{
 			Config: c,
 			Run: func(ctx context.Context, inputs []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
 				out, err := rt.Infer(ctx, m, ocr.Tensor{Shape: inputs[0].Shape, Data: inputs[0].Data})
