@@ -34,8 +34,10 @@ ARG VARIANT=cpu
 FROM golang:${GO_VERSION}-${DEBIAN_RELEASE} AS build
 WORKDIR /src
 ENV CGO_ENABLED=1 GOFLAGS=-buildvcs=false GOCACHE=/go/cache/build
-# No `go mod download`: go.mod also lists the test-only modules (Helm, Kubernetes, BuildKit); go build
-# fetches just what the binary needs, into a cache mount that later builds reuse.
+# The module files first, so the download layer is reused while only sources change; go.mod lists only
+# what the service uses (the deployment tests have their own module under deploy/).
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 # VERSION only labels the image; the binary's version is the Go constant service.Version. The build
 # fails when the two disagree, so a tag can never name another version than the binary prints.

@@ -36,6 +36,7 @@ run: models build
 test: models proto-tools
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 30m ./...
+	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## bench: per-stage times, images/s and overhead ratio over the SROIE dev receipts
 bench: models build
@@ -57,9 +58,9 @@ soak: models build
 docker-cpu docker-gpu: models
 	scripts/build_docker_image.sh $(@:docker-%=%)
 
-## deploy-check: Dockerfile, build script, compose files and Helm chart tests
+## deploy-check: Dockerfile, build script, compose files and Helm chart tests (their own module, deploy/)
 deploy-check:
-	$(GO) test -race -count=1 ./helm/... ./scripts/...
+	cd deploy && $(GO) test -race -count=1 ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

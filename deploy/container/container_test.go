@@ -1,13 +1,14 @@
-// Package scripts tests the container deployment files that can be checked without a Docker engine:
+// Package container tests the container deployment files that can be checked without a Docker engine:
 // the Dockerfile (parsed with BuildKit's own parser), .dockerignore, scripts/build_docker_image.sh
 // (run against a copy of the repository with a stand-in docker) and the compose files (loaded with
 // the Compose specification's Go library).
-package scripts
+package container
 
 import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,11 +22,24 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 
-	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/deploy"
 )
 
 // repoRoot is the repository root, seen from this package's directory.
-const repoRoot = ".."
+var repoRoot = filepath.Join("..", "..")
+
+// version is service.Version, read from service/version.go by TestMain.
+var version string
+
+func TestMain(m *testing.M) {
+	v, err := deploy.ServiceVersion(repoRoot)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	version = v
+	os.Exit(m.Run())
+}
 
 // requiredModels are the files the build script insists on in $OCRGATE_HOME.
 var requiredModels = []string{
@@ -362,7 +376,7 @@ func TestBuildScriptDryRun(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
-			tag := "ocrgate:" + variant + "-" + service.Version
+			tag := "ocrgate:" + variant + "-" + version
 			if got := lastLine(r.stdout); got != tag {
 				t.Errorf("last line %q, want %q", got, tag)
 			}
@@ -372,7 +386,7 @@ func TestBuildScriptDryRun(t *testing.T) {
 				"cp -R " + home + "/models/. build/docker/models/",
 				"cp " + home + "/lib/libonnxruntime.so.1 build/docker/lib/libonnxruntime.so.1",
 				"env OCRGATE_HOME=" + home + " scripts/make_model_repository.sh " + variant + " build/docker/model_repository/" + variant,
-				"env DOCKER_BUILDKIT=1 docker build --build-arg VARIANT=" + variant + " --build-arg VERSION=" + service.Version + " -t " + tag + " .",
+				"env DOCKER_BUILDKIT=1 docker build --build-arg VARIANT=" + variant + " --build-arg VERSION=" + version + " -t " + tag + " .",
 			}
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 			for _, w := range want {
@@ -395,10 +409,10 @@ func TestBuildScriptReadsVersionFromGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	const line = `const Version = "`
-	if !bytes.Contains(b, []byte(line+service.Version+`"`)) {
-		t.Fatalf("service/version.go does not hold the line the script reads: %s%s\"", line, service.Version)
+	if !bytes.Contains(b, []byte(line+version+`"`)) {
+		t.Fatalf("service/version.go does not hold the line the script reads: %s%s\"", line, version)
 	}
-	b = bytes.Replace(b, []byte(line+service.Version+`"`), []byte(line+`9.8.7-rc.1"`), 1)
+	b = bytes.Replace(b, []byte(line+version+`"`), []byte(line+`9.8.7-rc.1"`), 1)
 	if err := os.WriteFile(versionFile, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +462,7 @@ func TestBuildScriptStagesWhatTheDockerfileCopies(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := runScript(t, root, []string{"OCRGATE_HOME=" + home, "DOCKER=" + filepath.Join(bin, "docker")}, variant)
-			tag := "ocrgate:" + variant + "-" + service.Version
+			tag := "ocrgate:" + variant + "-" + version
 			if r.code != 0 || r.stdout != tag+"\n" {
 				t.Fatalf("exit %d, stdout %q, want only %q\nstderr:\n%s", r.code, r.stdout, tag, r.stderr)
 			}
@@ -456,7 +470,7 @@ func TestBuildScriptStagesWhatTheDockerfileCopies(t *testing.T) {
 			if err != nil {
 				t.Fatalf("docker was not run: %v", err)
 			}
-			wantArgs := []string{root, "build", "--build-arg", "VARIANT=" + variant, "--build-arg", "VERSION=" + service.Version, "-t", tag, "."}
+			wantArgs := []string{root, "build", "--build-arg", "VARIANT=" + variant, "--build-arg", "VERSION=" + version, "-t", tag, "."}
 			if args := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(args, wantArgs) {
 				t.Errorf("docker ran in/with %q, want %q", args, wantArgs)
 			}
@@ -516,7 +530,7 @@ func TestDockerignore(t *testing.T) {
 	}
 	// The sources and the staged inputs must stay in the context.
 	for _, p := range patterns {
-		for _, keep := range []string{"go.mod", "go.sum", "main.go", "service", "tritonclient", "build/docker", "build"} {
+		for _, keep := range []string{"go.mod", "go.sum", "cmd", "internal", "service", "tritonclient", "build/docker", "build"} {
 			if strings.TrimPrefix(p, "/") == keep || p == "*" || p == "**" {
 				t.Errorf(".dockerignore pattern %q drops %s, which the image build needs", p, keep)
 			}
@@ -560,7 +574,7 @@ func composeService(t *testing.T, p *types.Project, name string) types.ServiceCo
 
 func TestCompose(t *testing.T) {
 	p := loadCompose(t, nil, "compose.yaml")
-	img := "ocrgate:cpu-" + service.Version
+	img := "ocrgate:cpu-" + version
 
 	repo := composeService(t, p, "model-repository")
 	if repo.Image != img {
@@ -638,7 +652,7 @@ func TestCompose(t *testing.T) {
 
 func TestComposeGPU(t *testing.T) {
 	p := loadCompose(t, nil, "compose.yaml", "compose.gpu.yaml")
-	img := "ocrgate:gpu-" + service.Version
+	img := "ocrgate:gpu-" + version
 	for _, name := range []string{"model-repository", "ocrgate"} {
 		if s := composeService(t, p, name); s.Image != img {
 			t.Errorf("%s image %q, want %q (the image with the GPU model configs)", name, s.Image, img)

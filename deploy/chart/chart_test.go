@@ -1,11 +1,14 @@
-// Package helm tests the Helm chart in helm/ocrgate without a cluster or a helm binary: it renders
+// Package chart tests the Helm chart in helm/ocrgate without a cluster or a helm binary: it renders
 // the chart with the Helm library for the main value combinations, decodes every rendered object
 // strictly into the Kubernetes API types, checks what the deployment depends on (containers, ports,
 // probes, shared volumes, GPU limits, the API key Secret, security contexts) and lints the chart.
-package helm
+package chart
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,11 +28,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/deploy"
 )
 
+// repoRoot is the repository root, seen from this package's directory.
+var repoRoot = filepath.Join("..", "..")
+
+// chartDir is the chart under test.
+var chartDir = filepath.Join(repoRoot, "helm", "ocrgate")
+
+// version is service.Version, read from service/version.go by TestMain.
+var version string
+
+func TestMain(m *testing.M) {
+	v, err := deploy.ServiceVersion(repoRoot)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	version = v
+	os.Exit(m.Run())
+}
+
 const (
-	chartDir    = "ocrgate"
 	releaseName = "ocr"
 	namespace   = "vision"
 	fullname    = "ocr-ocrgate"
@@ -235,7 +256,7 @@ func probePath(t *testing.T, c corev1.Container, p *corev1.Probe, kind string) (
 	return p.HTTPGet.Path, p.HTTPGet.Port.String()
 }
 
-func ocrgateImage(variant string) string { return "ocrgate:" + variant + "-" + service.Version }
+func ocrgateImage(variant string) string { return "ocrgate:" + variant + "-" + version }
 
 // checkInvariants holds for every rendering: security contexts, names that refer to each other,
 // probes on declared ports, mounts of declared volumes.
@@ -504,9 +525,9 @@ func checkNoTriton(t *testing.T, r release) {
 
 func TestChartAppVersionIsServiceVersion(t *testing.T) {
 	ch := loadChart(t)
-	if ch.Metadata.AppVersion != service.Version {
+	if ch.Metadata.AppVersion != version {
 		t.Errorf("helm/ocrgate/Chart.yaml appVersion %q, service.Version %q: bump appVersion (and version) "+
-			"in Chart.yaml together with service/version.go", ch.Metadata.AppVersion, service.Version)
+			"in Chart.yaml together with service/version.go", ch.Metadata.AppVersion, version)
 	}
 	if err := ch.Validate(); err != nil {
 		t.Errorf("Chart.yaml: %v", err)

@@ -1,0 +1,41 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestServiceVersion(t *testing.T) {
+	v, err := ServiceVersion(filepath.Join(".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v == "" {
+		t.Fatal("empty version")
+	}
+	tests := []struct {
+		name, src, want string
+		wantErr         bool
+	}{
+		{"plain", "package service\n\nconst Version = \"1.2.3\"\n", "1.2.3", false},
+		{"pre-release", "package service\n\n// doc\nconst Version = \"9.8.7-rc.1\"\n", "9.8.7-rc.1", false},
+		{"var, not const", "package service\n\nvar Version = \"1.2.3\"\n", "", true},
+		{"no version", "package service\n", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(root, "service"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "service", "version.go"), []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ServiceVersion(root)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("ServiceVersion = %q, %v; want %q (error %v)", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
