@@ -2,11 +2,13 @@
 GO      ?= go
 BIN     ?= bin/ocrgate
 DATASET ?= ../shared/datasets/sroie-dev
+PRED    ?= out/pred
+SCORER  ?= ../shared/tools/ocr_score.py
 
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools proto build run test bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
+.PHONY: all models proto-tools proto build run test score golden bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
 
 all: build
 
@@ -34,9 +36,17 @@ run: models build
 
 ## test: fetch what is missing, run every test with the race detector
 test: models proto-tools
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) vet -tags integration ./...
+	$(GO) test -tags integration -race -count=1 -timeout 30m ./...
 	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+## score: score predictions written by `ocrgate bench -out $(PRED)` with the project's scorer
+score:
+	python3 $(SCORER) ocr $(DATASET) $(PRED)
+
+## golden: rewrite the per-receipt golden text (service/testdata/sroie-dev) from the current pipeline
+golden: models
+	$(GO) test -tags integration -count=1 -run '^TestAccuracySROIE$$' ./service/ -update
 
 ## bench: per-stage times, images/s and overhead ratio over the SROIE dev receipts
 bench: models build

@@ -1,16 +1,23 @@
+//go:build integration
+
 package service_test
 
 import (
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"os"
+	"path/filepath"
 	"testing"
 
-	"github.com/ocrgate/ocrgate/internal/scoring"
+	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"github.com/ocrgate/ocrgate/service/geom"
 )
 
-// Accuracy floors on the SROIE dev receipts, scored like shared/tools/ocr_score.py (SROIE's ground
+// update rewrites the golden text from this run instead of comparing with it (`make golden`).
+var update = flag.Bool("update", false, "rewrite testdata/sroie-dev/*.txt from this run")
+
+// Accuracy floors on the SROIE dev receipts, scored by shared/tools/ocr_score.py (SROIE's ground
 // truth is upper case, so the case-insensitive numbers are the ones that mean something). They sit
 // just under what the pipeline measures today (see the README), leaving only the margin that
 // floating-point differences between CPUs can cause; a change that costs accuracy fails here.
@@ -20,46 +27,65 @@ const (
 	floorCharAccCI = 0.955
 )
 
-// TestAccuracySROIE runs every dev receipt through POST /ocr and scores the answers.
+// goldenEditBudget is how many characters of a receipt's golden text may differ before the test
+// fails: enough for the character that another CPU's kernels may flip, far less than one line.
+const goldenEditBudget = 4
+
+// goldenDir holds one file per dev receipt: its regions' text, one per line, in reading order.
+var goldenDir = filepath.Join("testdata", "sroie-dev")
+
+// TestAccuracySROIE runs every dev receipt through POST /ocr, compares each receipt's text with its
+// golden file (naming every line that changed) and scores the answers with the Python scorer
+// against the accuracy floors.
 func TestAccuracySROIE(t *testing.T) {
 	if testing.Short() {
 		t.Skip("accuracy run over 20 receipts skipped in -short mode")
 	}
-	samples, err := scoring.LoadDataset(datasetDir)
+	images, err := ocrscore.Images(datasetDir)
 	if err != nil {
-		t.Fatalf("load dataset: %v (the tests expect shared/ beside the checkout)", err)
+		t.Fatalf("dataset: %v (the tests expect shared/ beside the checkout)", err)
 	}
-	var total scoring.Counts
-	for _, s := range samples {
-		img, err := os.ReadFile(s.ImagePath)
+	pred := t.TempDir()
+	for _, im := range images {
+		img, err := os.ReadFile(im.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := json.Marshal(map[string]string{"image": base64.StdEncoding.EncodeToString(img)})
 		resp, raw := do(t, postJSON("/ocr", "application/json", body))
 		if resp.StatusCode != 200 {
-			t.Fatalf("%s: status %d: %s", s.ID, resp.StatusCode, raw)
+			t.Fatalf("%s: status %d: %s", im.ID, resp.StatusCode, raw)
 		}
 		var got ocrBody
 		if err := json.Unmarshal(raw, &got); err != nil {
 			t.Fatal(err)
 		}
-		pred := make([]scoring.Line, len(got.Regions))
+		lines := make([]ocrscore.Line, len(got.Regions))
+		texts := make([]string, len(got.Regions))
 		for i, r := range got.Regions {
 			var q geom.Quad
 			for k, p := range r.BoundingShape.Points {
 				q[k] = geom.Point{X: float64(p.X), Y: float64(p.Y)}
 			}
-			pred[i] = scoring.Line{Text: r.Text, Quad: q}
+			lines[i] = ocrscore.Line{Text: r.Text, Quad: q}
+			texts[i] = r.Text
 		}
-		c := scoring.ScoreImage(s.Lines, pred, scoring.DefaultIoU)
-		sum := c.Summary()
-		t.Logf("%s: det H %.3f word_ci F1 %.3f char_acc_ci %.3f", s.ID, sum.DetHmean, sum.WordCIF1, sum.CharAccCI)
-		total.Add(c)
+		if err := ocrscore.Write(pred, im.ID, lines); err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, im.ID, texts)
 	}
-	sum := total.Summary()
-	t.Logf("sroie-dev: det H %.4f | word_ci F1 %.4f | char_acc_ci %.4f | word F1 %.4f | char_acc %.4f",
-		sum.DetHmean, sum.WordCIF1, sum.CharAccCI, sum.WordF1, sum.CharAcc)
+	sum, err := ocrscore.Score(t.Context(), datasetDir, pred, ocrscore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sum.PerImage {
+		t.Logf("%s: det H %.3f word_ci F1 %.3f char_acc_ci %.3f", p.ID, p.DetHmean, p.WordCIF1, p.CharAccCI)
+	}
+	t.Logf("sroie-dev (ocr_score.py): %s", sum)
+	if sum.Images != len(images) || sum.MissingPredictions != 0 {
+		t.Errorf("the scorer scored %d images (%d without prediction), want %d", sum.Images, sum.MissingPredictions, len(images))
+	}
 	for _, c := range []struct {
 		name       string
 		got, floor float64
@@ -71,5 +97,36 @@ func TestAccuracySROIE(t *testing.T) {
 		if c.got < c.floor {
 			t.Errorf("%s %.4f is below the floor %.4f", c.name, c.got, c.floor)
 		}
+	}
+}
+
+// checkGolden compares one receipt's recognized lines with its golden file (or rewrites the file
+// under -update). Every differing line is reported; the test fails when they add up to more than
+// goldenEditBudget edits.
+func checkGolden(t *testing.T, id string, got []string) {
+	t.Helper()
+	path := filepath.Join(goldenDir, id+".txt")
+	if *update {
+		if err := ocrscore.WriteGolden(path, got); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := ocrscore.ReadGolden(path)
+	if err != nil {
+		t.Errorf("receipt %s: %v", id, err)
+		return
+	}
+	diffs, edits := ocrscore.CompareLines(want, got)
+	report := t.Logf
+	if edits > goldenEditBudget {
+		report = t.Errorf
+	}
+	for _, d := range diffs {
+		report("receipt %s (%s): %s", id, path, d)
+	}
+	if edits > goldenEditBudget {
+		t.Errorf("receipt %s: %d characters differ from %s, more than the %d a CPU difference explains "+
+			"(if the change is intended, `make golden` rewrites the golden text; review its diff)", id, edits, path, goldenEditBudget)
 	}
 }

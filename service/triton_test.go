@@ -19,7 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ocrgate/ocrgate/internal/scoring"
+	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/setup"
@@ -133,13 +133,13 @@ func TestTritonMatchesEmbedded(t *testing.T) {
 	if code, body := call(t, app, get("/readyz")); code != 200 {
 		t.Fatalf("/readyz = %d %s", code, body)
 	}
-	samples, err := scoring.LoadDataset(datasetDir)
+	samples, err := ocrscore.Images(datasetDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := embeddedEngine(t).Pipeline
 	for _, s := range samples {
-		img, err := os.ReadFile(s.ImagePath)
+		img, err := os.ReadFile(s.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
 // Command ocrgate-bench measures the OCR pipeline on a dataset: where the time goes stage by stage,
 // how many images a second it reads, and how much the Go orchestration adds on top of pure model
-// inference (the overhead ratio, target ≤ 1.10). With ground truth beside the images it also
-// scores the output the way shared/tools/ocr_score.py does.
+// inference (the overhead ratio, target ≤ 1.10). With ground truth beside the images, python3 on
+// the PATH and shared/tools/ocr_score.py beside the checkout, it then scores the output with that
+// scorer, the project's only one.
 //
 // It is a separate binary so that the service never links a benchmark or a scorer; `ocrgate bench`
 // runs it when it lies beside the ocrgate binary (make build puts both in bin/).
@@ -11,12 +12,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ocrgate/ocrgate/internal/scoring"
+	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/setup"
@@ -41,7 +40,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	fs := flag.NewFlagSet("ocrgate bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataset := fs.String("dataset", filepath.Join("..", "shared", "datasets", "sroie-dev"), "dataset directory (img/, and box/ + key/ for scoring)")
-	out := fs.String("out", "", "write one prediction JSON per image here (for shared/tools/ocr_score.py)")
+	out := fs.String("out", "", "write one prediction JSON per image here (for shared/tools/ocr_score.py); default a temporary directory")
+	scorer := fs.String("scorer", "", "path of ocr_score.py (default: shared/tools/ocr_score.py beside the checkout); \"none\" skips scoring")
 	warmup := fs.Int("warmup", 1, "images run first and not measured (session warm-up)")
 	repeat := fs.Int("repeat", 1, "passes over the dataset; each image counts with its fastest pass")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measured runs to this file (go tool pprof)")
@@ -62,12 +62,30 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		return 1
 	}
 	defer eng.Close()
-	rep, err := Run(context.Background(), eng.Pipeline, Options{Dataset: *dataset, OutDir: *out, Warmup: *warmup, Repeat: *repeat, CPUProfile: *cpuProfile})
+	outDir := *out
+	if outDir == "" {
+		if outDir, err = os.MkdirTemp("", "ocrgate-bench-"); err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(outDir)
+	}
+	rep, err := Run(context.Background(), eng.Pipeline, Options{Dataset: *dataset, OutDir: outDir, Warmup: *warmup, Repeat: *repeat, CPUProfile: *cpuProfile})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1
 	}
 	rep.Print(stdout, "embedded")
+	if *scorer != "none" && rep.OutDir != "" {
+		if _, err := os.Stat(filepath.Join(*dataset, "box")); err == nil {
+			sum, err := ocrscore.Score(context.Background(), *dataset, rep.OutDir, ocrscore.Options{Script: *scorer})
+			if err != nil {
+				fmt.Fprintf(stderr, "bench: not scored: %v\n", err)
+			} else {
+				fmt.Fprintf(stdout, "\nscore (ocr_score.py): %s\n", sum)
+			}
+		}
+	}
 	return 0
 }
 
@@ -89,7 +107,7 @@ type Report struct {
 	Stages        ocr.Timings   // summed over images
 	InferenceWall time.Duration // wall time with at least one model call running, summed over images
 	PeakRSS       int64         // bytes, VmHWM of the process
-	Score         *scoring.Summary
+	OutDir        string        // where the predictions were written; "" for none
 	PerImage      []ImageTiming
 }
 
@@ -122,17 +140,6 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	var samples []scoring.Sample
-	if _, err := os.Stat(filepath.Join(opt.Dataset, "box")); err == nil {
-		if samples, err = scoring.LoadDataset(opt.Dataset); err != nil {
-			return nil, err
-		}
-	}
-	gt := make(map[string][]scoring.Line, len(samples))
-	for _, s := range samples {
-		gt[s.ID] = s.Lines
-	}
-
 	// With several passes, each image counts with its fastest pass: on a shared machine the
 	// minimum is the most repeatable estimate of what the code costs.
 	best := make([]*ocr.Result, len(paths))
@@ -162,8 +169,7 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 			}
 		}
 	}
-	rep := &Report{}
-	var counts scoring.Counts
+	rep := &Report{OutDir: opt.OutDir}
 	for i, path := range paths {
 		id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		res := best[i]
@@ -174,47 +180,18 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 		}
 		rep.InferenceWall += res.InferenceWall
 		rep.PerImage = append(rep.PerImage, ImageTiming{ID: id, Wall: bestWall[i]})
-		lines := make([]scoring.Line, len(res.Regions))
-		for k, r := range res.Regions {
-			lines[k] = scoring.Line{Text: r.Text, Quad: r.Quad}
-		}
-		if g, ok := gt[id]; ok {
-			counts.Add(scoring.ScoreImage(g, lines, scoring.DefaultIoU))
-		}
 		if opt.OutDir != "" {
-			if err := writePrediction(filepath.Join(opt.OutDir, id+".json"), res); err != nil {
+			lines := make([]ocrscore.Line, len(res.Regions))
+			for k, r := range res.Regions {
+				lines[k] = ocrscore.Line{Text: r.Text, Quad: r.Quad, Score: r.Score}
+			}
+			if err := ocrscore.Write(opt.OutDir, id, lines); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if len(gt) > 0 {
-		s := counts.Summary()
-		rep.Score = &s
-	}
 	rep.PeakRSS = peakRSS()
 	return rep, nil
-}
-
-// prediction is the plain-list format ocr_score.py reads.
-type prediction struct {
-	Text   string       `json:"text"`
-	Points [][2]float64 `json:"points"`
-	Score  float32      `json:"score"`
-}
-
-func writePrediction(path string, res *ocr.Result) error {
-	preds := make([]prediction, len(res.Regions))
-	for i, r := range res.Regions {
-		preds[i] = prediction{Text: r.Text, Score: r.Score}
-		for _, p := range r.Quad {
-			preds[i].Points = append(preds[i].Points, [2]float64{math.Round(p.X*10) / 10, math.Round(p.Y*10) / 10})
-		}
-	}
-	data, err := json.Marshal(preds)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
 }
 
 // Print writes the report as a table.
@@ -232,11 +209,6 @@ func (r *Report) Print(w io.Writer, label string) {
 	fmt.Fprintf(w, "inference       %s (wall time with a det, cls or rec call running)\n", inf.Round(time.Millisecond))
 	fmt.Fprintf(w, "overhead ratio  %.3f (end-to-end / inference; target ≤ 1.10)\n", float64(r.Wall)/float64(max(inf, 1)))
 	fmt.Fprintf(w, "peak RSS        %.0f MiB\n", float64(r.PeakRSS)/(1<<20))
-	if r.Score != nil {
-		s := r.Score
-		fmt.Fprintf(w, "\nscore (as ocr_score.py): det P %.4f R %.4f H %.4f | word_ci P %.4f R %.4f F1 %.4f | char_acc_ci %.4f | word F1 %.4f char_acc %.4f\n",
-			s.DetPrecision, s.DetRecall, s.DetHmean, s.WordCIPrecision, s.WordCIRecall, s.WordCIF1, s.CharAccCI, s.WordF1, s.CharAcc)
-	}
 }
 
 // peakRSS reads the process's high-water resident set size (Linux); 0 elsewhere.

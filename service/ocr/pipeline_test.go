@@ -20,7 +20,6 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
-	"github.com/ocrgate/ocrgate/internal/scoring"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/setup"
@@ -281,60 +280,3 @@ func mustConfig(t *testing.T) config.Config {
 	return cfg
 }
 
-// TestDetPreviewKeepsAccuracy reads the 600-dpi A4 scans of the dataset with the first detection
-// pass on the JPEG preview (the default) and on the full page, and requires the preview to score
-// as well within a small margin: it only steers the second pass, which reads the full page.
-func TestDetPreviewKeepsAccuracy(t *testing.T) {
-	base := pipeline(t)
-	samples, err := scoring.LoadDataset("../../../shared/datasets/sroie-dev")
-	if err != nil {
-		t.Fatalf("dataset: %v", err)
-	}
-	cs, err := setup.Charset(mustConfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt := base.Options()
-	opt.DetPreview = false
-	full, err := ocr.New(engine.Runtime, cs, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var withPreview, withoutPreview scoring.Counts
-	scans := 0
-	for _, s := range samples {
-		data, err := os.ReadFile(s.ImagePath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
-		if err != nil || max(cfg.Width, cfg.Height) < 6000 {
-			continue // only pages big enough for the preview to be used
-		}
-		scans++
-		for _, run := range []struct {
-			p      *ocr.Pipeline
-			counts *scoring.Counts
-		}{{base, &withPreview}, {full, &withoutPreview}} {
-			res, err := run.p.Run(context.Background(), data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := make([]scoring.Line, len(res.Regions))
-			for i, r := range res.Regions {
-				lines[i] = scoring.Line{Text: r.Text, Quad: r.Quad}
-			}
-			run.counts.Add(scoring.ScoreImage(s.Lines, lines, scoring.DefaultIoU))
-		}
-	}
-	if scans < 3 {
-		t.Fatalf("only %d scans of 6000 px or more in the dataset", scans)
-	}
-	got, want := withPreview.Summary(), withoutPreview.Summary()
-	t.Logf("%d scans: preview det H %.4f word_ci F1 %.4f | full page det H %.4f word_ci F1 %.4f",
-		scans, got.DetHmean, got.WordCIF1, want.DetHmean, want.WordCIF1)
-	if got.DetHmean < want.DetHmean-0.02 || got.WordCIF1 < want.WordCIF1-0.02 {
-		t.Fatalf("the preview costs accuracy: det H %.4f vs %.4f, word_ci F1 %.4f vs %.4f",
-			got.DetHmean, want.DetHmean, got.WordCIF1, want.WordCIF1)
-	}
-}
