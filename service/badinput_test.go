@@ -126,7 +126,7 @@ func TestBadInput(t *testing.T) {
 	bmpOf := func(w, h int) []byte {
 		return encoded(t, func(b *bytes.Buffer, m image.Image) error { return bmp.Encode(b, m) }, w, h)
 	}
-	receipt := readImage(t, "583.jpg")
+	receipt := fixtures(t).jpeg
 	b64 := base64.StdEncoding.EncodeToString
 	imageBody := func(data []byte) []byte {
 		body, _ := json.Marshal(map[string]string{"image": b64(data)})
@@ -206,8 +206,8 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// Still healthy and still reading.
-	code, body := call(t, app, ocrRequest(receipt))
-	if code != 200 || !strings.Contains(strings.ToUpper(string(body)), "DION REALTIES") {
+	code, body := call(t, app, ocrRequest(fixtures(t).receipt))
+	if code != 200 || !strings.Contains(strings.ToUpper(string(body)), fixtures(t).text) {
 		t.Fatalf("good request after the hostile ones: %d %.200s", code, body)
 	}
 }

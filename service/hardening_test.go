@@ -7,24 +7,25 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.uber.org/goleak"
 
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/ocr/ocrtest"
 )
 
-// newApp builds the service on the real embedded pipeline with the given options (rec replaces
-// the pipeline when not nil).
+// newApp builds the service on the tier's engine (see fixtures) with the given options (rec
+// replaces the pipeline when not nil).
 func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *fiber.App {
 	t.Helper()
-	eng := embeddedEngine(t)
+	eng := fixtures(t).engine
 	if rec == nil {
 		rec = eng.Pipeline
 	}
@@ -46,7 +47,7 @@ func withAuth(req *http.Request, token string) *http.Request {
 
 func TestAPIKeys(t *testing.T) {
 	app := newApp(t, service.Options{APIKeys: []string{"k-one", "k-two-longer"}}, nil)
-	img := readImage(t, "583.jpg")
+	img := fixtures(t).receipt
 	tests := []struct {
 		name   string
 		req    *http.Request
@@ -83,7 +84,7 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	resp, err := app.Test(ocrRequest(readImage(t, "583.jpg")), -1)
+	resp, err := app.Test(ocrRequest(fixtures(t).receipt), -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 		t.Errorf("refusal took %v; it must not wait", took)
 	}
 	release()
-	if code, body := call(t, app, ocrRequest(readImage(t, "583.jpg"))); code != 200 {
+	if code, body := call(t, app, ocrRequest(fixtures(t).receipt)); code != 200 {
 		t.Fatalf("after the slot freed: %d %s", code, body)
 	}
 }
@@ -123,7 +124,7 @@ func TestRequestID(t *testing.T) {
 
 func TestMetricsEndpoint(t *testing.T) {
 	app := newApp(t, service.Options{Metrics: metrics.New(), APIKeys: []string{"key"}}, nil)
-	if code, body := call(t, app, withAuth(ocrRequest(readImage(t, "583.jpg")), "Bearer key")); code != 200 {
+	if code, body := call(t, app, withAuth(ocrRequest(fixtures(t).receipt), "Bearer key")); code != 200 {
 		t.Fatalf("ocr: %d %s", code, body)
 	}
 	call(t, app, ocrRequest([]byte("no key"))) // a 401
@@ -154,7 +155,7 @@ func (panicking) Run(context.Context, []byte) (*ocr.Result, error) { panic("boom
 
 func TestPanicBecomes500(t *testing.T) {
 	app := newApp(t, service.Options{}, panicking{})
-	code, body := call(t, app, ocrRequest(readImage(t, "583.jpg")))
+	code, body := call(t, app, ocrRequest(fixtures(t).receipt))
 	checkJSONError(t, code, body, 500, "internal")
 	if strings.Contains(string(body), "boom") || strings.Contains(string(body), "goroutine") {
 		t.Errorf("panic details leaked: %s", body)
@@ -169,9 +170,13 @@ func TestPanicBecomes500(t *testing.T) {
 // behind.
 func TestFaultsLeaveNothingBehind(t *testing.T) {
 	// A receipt whose model work takes seconds on this machine while its Go stages stay short even
-	// under the race detector, so the test measures how fast inference stops at the deadline.
-	big := readImage(t, "034.jpg")
-	small := readImage(t, "583.jpg")
+	// under the race detector, so the test measures how fast inference stops at the deadline; in
+	// -short mode, the stand-in runtime made slower than any deadline.
+	small := fixtures(t).receipt
+	big, slowRuntime := small, fakeEngine(&ocrtest.Runtime{Delay: time.Hour})
+	if !testing.Short() {
+		big, slowRuntime = readImage(t, "034.jpg"), embeddedEngine(t)
+	}
 	slowChat := newChatServer(t, receiptReader)
 	slowChat.delay = 20 * time.Second
 	lis, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -187,7 +192,8 @@ func TestFaultsLeaveNothingBehind(t *testing.T) {
 		code    string
 		promptw time.Duration
 	}{
-		{"runtime slower than the deadline", &serviceApp{newApp(t, service.Options{RequestTimeout: 300 * time.Millisecond}, nil)},
+		{"runtime slower than the deadline", &serviceApp{service.New(slowRuntime.Pipeline, slowRuntime, slog.New(slog.NewTextHandler(io.Discard, nil)),
+			service.Options{RequestTimeout: 300 * time.Millisecond, MaxBodyBytes: 20 << 20})},
 			func() *http.Request { return ocrRequest(big) }, 504, "timeout", 3 * time.Second},
 		{"chat model slower than the deadline", chatApp(t, slowChat, "", 4*time.Second),
 			func() *http.Request { return ocrJSONRequest(t, small, nil) }, 504, "timeout", 8 * time.Second},
@@ -197,14 +203,14 @@ func TestFaultsLeaveNothingBehind(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.app.do(t, get("/ping")) // warm the app
-			before := runtime.NumGoroutine()
+			running := goleak.IgnoreCurrent()
 			start := time.Now()
 			resp, body := tt.app.do(t, tt.req())
 			checkJSONError(t, resp.StatusCode, body, tt.status, tt.code)
 			if took := time.Since(start); took > tt.promptw {
 				t.Errorf("answered after %v", took)
 			}
-			waitGoroutines(t, before)
+			goleak.VerifyNone(t, running)
 		})
 	}
 }

@@ -145,12 +145,13 @@ func ocrJSONRequest(t *testing.T, img []byte, extra map[string]any) *http.Reques
 	return postJSON("/ocr-json", "application/json", raw)
 }
 
-// TestOCRJSONReceipt: the real models read a receipt, its text reaches the chat model, and the
+// TestOCRJSONReceipt: the models (real, or the stand-in in -short mode) read a receipt, its text reaches the chat model, and the
 // values the model picks from that text come back as the response body.
 func TestOCRJSONReceipt(t *testing.T) {
 	cs := newChatServer(t, receiptReader)
 	app := chatApp(t, cs, "sk-test", time.Minute)
-	resp, body := app.do(t, ocrJSONRequest(t, readImage(t, "003.jpg"), map[string]any{"template": "receipt"}))
+	fx := fixtures(t)
+	resp, body := app.do(t, ocrJSONRequest(t, fx.fields, map[string]any{"template": "receipt"}))
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
@@ -158,8 +159,8 @@ func TestOCRJSONReceipt(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got["date"] != "25/12/2018" || got["total"] != "80.90" {
-		t.Errorf("fields = %v, want date 25/12/2018 and total 80.90 read from the OCR text", got)
+	if got["date"] != fx.date || got["total"] != fx.total {
+		t.Errorf("fields = %v, want date %s and total %s read from the OCR text", got, fx.date, fx.total)
 	}
 	for _, h := range []string{"X-OCR-Time", "X-Chat-Time"} {
 		if v := resp.Header.Get(h); v == "" || v == "0.000" {
@@ -179,13 +180,13 @@ func TestOCRJSONReceipt(t *testing.T) {
 	if rf["type"] != "json_schema" {
 		t.Errorf("response_format %v", rf)
 	}
-	if !strings.Contains(ocrBlock(req), "JOHOR BAHRU") {
+	if !strings.Contains(ocrBlock(req), fx.says) {
 		t.Errorf("OCR text did not reach the model: %q", ocrBlock(req))
 	}
 }
 
 func TestOCRJSONErrors(t *testing.T) {
-	img := readImage(t, "583.jpg")
+	img := fixtures(t).receipt
 	good := newChatServer(t, receiptReader)
 	app := chatApp(t, good, "", time.Minute)
 
@@ -233,12 +234,12 @@ func TestOCRJSONErrors(t *testing.T) {
 
 func TestOCRJSONNotConfigured(t *testing.T) {
 	app := newApp(t, service.Options{}, nil)
-	code, body := call(t, app, ocrJSONRequest(t, readImage(t, "583.jpg"), nil))
+	code, body := call(t, app, ocrJSONRequest(t, fixtures(t).receipt, nil))
 	checkJSONError(t, code, body, 503, "chat_not_configured")
 	if !strings.Contains(string(body), "CHAT_BOT_MODEL") || !strings.Contains(string(body), "CHAT_BOT_BASEURL") {
 		t.Errorf("message does not say what to set: %s", body)
 	}
-	if code, _ := call(t, app, ocrRequest(readImage(t, "583.jpg"))); code != 200 {
+	if code, _ := call(t, app, ocrRequest(fixtures(t).receipt)); code != 200 {
 		t.Errorf("/ocr affected: %d", code)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/ocr/ocrtest"
 )
 
 var (
@@ -26,11 +26,10 @@ var (
 
 const datasetDir = "../../shared/datasets/sroie-dev"
 
-// app is the real service on the embedded runtime (the package's one engine, see embeddedEngine),
-// built once for the package's tests.
+// app is the service on the tier's engine (see fixtures), built once for the package's tests.
 func app(t testing.TB) *fiber.App {
 	t.Helper()
-	eng := embeddedEngine(t)
+	eng := fixtures(t).engine
 	appOnce.Do(func() {
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		testApp = service.New(eng.Pipeline, eng, log, service.Options{
@@ -60,15 +59,6 @@ func postJSON(path, ct string, body []byte) *http.Request {
 		req.Header.Set("Content-Type", ct)
 	}
 	return req
-}
-
-func readImage(t testing.TB, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(datasetDir + "/img/" + name)
-	if err != nil {
-		t.Fatalf("dataset image: %v (the tests expect shared/ beside the checkout)", err)
-	}
-	return data
 }
 
 func TestPing(t *testing.T) {
@@ -174,7 +164,7 @@ func TestOCRErrors(t *testing.T) {
 		body, _ := json.Marshal(map[string]string{"image": base64.StdEncoding.EncodeToString(b)})
 		return body
 	}
-	img := readImage(t, "003.jpg")
+	img := fixtures(t).jpeg
 	tests := []struct {
 		name   string
 		ct     string
@@ -249,6 +239,51 @@ func TestProbes(t *testing.T) {
 		resp, body := do(t, httptest.NewRequest(http.MethodGet, path, nil))
 		if resp.StatusCode != 200 || !strings.Contains(string(body), `"status"`) {
 			t.Errorf("GET %s = %d %s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestOCRStandIn reads ocrtest's synthetic receipt through POST /ocr on the stand-in runtime, in
+// both tiers: the whole answer — header fields, one region per line with its box in page pixels,
+// reading order, rows, the joined text — comes from the real service and pipeline code.
+func TestOCRStandIn(t *testing.T) {
+	page, blocks, text := ocrtest.Receipt()
+	eng := fakeEngine(&ocrtest.Runtime{})
+	a := service.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), service.Options{RequestTimeout: time.Minute, MaxBodyBytes: 20 << 20})
+	img := ocrtest.PNG(page)
+	resp, err := a.Test(ocrRequest(img), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d (%s): %s", resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+	}
+	var got ocrBody
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	w, h := page.Bounds().Dx(), page.Bounds().Dy()
+	if got.Version != service.Version || got.ImageInfo.Width != w || got.ImageInfo.Height != h ||
+		got.ImageInfo.Bytes != len(img) || got.ImageInfo.Format != "png" || got.ProcessingTime <= 0 {
+		t.Errorf("header fields: %s %+v %v", got.Version, got.ImageInfo, got.ProcessingTime)
+	}
+	if got.Text != text || len(got.Regions) != len(blocks) {
+		t.Fatalf("text %q in %d regions, want %q in %d", got.Text, len(got.Regions), text, len(blocks))
+	}
+	for i, r := range got.Regions {
+		b := blocks[i]
+		if r.RegionID != i || r.ReadingOrder != i+1 || r.Text != ocrtest.Words[b.Word] || r.Direction != "horizontal" ||
+			r.BoundingShape.Type != "polygon" || len(r.BoundingShape.Points) != 4 || r.Confidence < 0.5 || r.Confidence > 1 {
+			t.Errorf("region %d: %+v", i, r)
+			continue
+		}
+		// Clockwise from the top-left, around the block (DB's unclip adds a margin).
+		p := r.BoundingShape.Points
+		if p[0].X > b.Rect.Min.X || p[0].Y > b.Rect.Min.Y || p[2].X < b.Rect.Max.X-1 || p[2].Y < b.Rect.Max.Y-1 ||
+			p[1].X < p[0].X || p[3].Y < p[0].Y || p[0].X < 0 || p[0].Y < 0 || p[2].X > w || p[2].Y > h {
+			t.Errorf("region %d points %v around block %v", i, p, b.Rect)
 		}
 	}
 }

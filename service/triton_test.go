@@ -10,13 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
@@ -38,6 +38,7 @@ var (
 // and the reference the Triton path is compared with.
 func embeddedEngine(t testing.TB) *setup.Engine {
 	t.Helper()
+	needModels(t)
 	embeddedOnce.Do(func() {
 		cfg, err := config.Load(nil, os.Getenv, io.Discard)
 		if err != nil {
@@ -174,6 +175,7 @@ func TestTritonMatchesEmbedded(t *testing.T) {
 }
 
 func TestTritonDownAtStart(t *testing.T) {
+	needModels(t) // the Triton path still reads the dictionary from the model directory
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +242,7 @@ func TestTritonMetadataMismatch(t *testing.T) {
 // Triton is back.
 func TestTritonKilledDuringBurst(t *testing.T) {
 	srv := startTriton(t, nil)
-	before := runtime.NumGoroutine()
+	running := goleak.IgnoreCurrent()
 	app, closeApp := openTritonApp(t, srv.Addr(), 20*time.Second)
 	img := readImage(t, "583.jpg")
 
@@ -302,14 +304,14 @@ func TestTritonKilledDuringBurst(t *testing.T) {
 		t.Fatalf("/ocr after recovery = %d %s", code, body)
 	}
 	closeApp()
-	waitGoroutines(t, before)
+	goleak.VerifyNone(t, running)
 }
 
 // TestTritonSlowerThanDeadline: a Triton slower than the request deadline gives a 504 JSON error
 // at the deadline and leaves no goroutine behind.
 func TestTritonSlowerThanDeadline(t *testing.T) {
 	srv := startTriton(t, nil)
-	before := runtime.NumGoroutine()
+	running := goleak.IgnoreCurrent()
 	app, closeApp := openTritonApp(t, srv.Addr(), 700*time.Millisecond)
 	img := readImage(t, "583.jpg")
 	srv.SetDelay(5 * time.Second)
@@ -321,24 +323,7 @@ func TestTritonSlowerThanDeadline(t *testing.T) {
 	}
 	srv.SetDelay(0)
 	closeApp()
-	waitGoroutines(t, before)
-}
-
-// waitGoroutines fails when the goroutine count does not settle back to (about) n.
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := runtime.NumGoroutine()
-		if got <= n+2 {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("goroutines: %d before, %d after\n%s", n, got, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	goleak.VerifyNone(t, running)
 }
 
 // checkJSONError checks a JSON error answer; an empty code accepts any.

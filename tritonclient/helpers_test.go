@@ -2,10 +2,9 @@ package tritonclient_test
 
 import (
 	"context"
-	"runtime"
 	"testing"
-	"time"
 
+	"go.uber.org/goleak"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -15,27 +14,12 @@ import (
 )
 
 // checkGoroutines fails the test when goroutines started during it outlive it. Call it first, so
-// its cleanup runs after every other (servers stopped, clients closed). gRPC closes connections
-// asynchronously, so the count may take a moment to settle.
+// its cleanup runs after every other (servers stopped, clients closed); goleak retries while gRPC
+// closes its connections asynchronously.
 func checkGoroutines(t *testing.T) {
 	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("%d goroutines before the test, %d after:\n%s", before, n, buf)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
 }
 
 // startServer starts a test server that stops when the test ends.

@@ -31,9 +31,14 @@ var (
 	engineErr  error
 )
 
-// pipeline returns the real pipeline on the embedded ONNX Runtime with default settings.
+// pipeline returns the real pipeline on the embedded ONNX Runtime with default settings. The fast
+// tier (-short) has no models: tests that need them skip there, and fake_test.go covers the
+// pipeline's own logic on ocrtest's stand-in runtime.
 func pipeline(t testing.TB) *ocr.Pipeline {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the PP-OCR models and ONNX Runtime: skipped in -short mode")
+	}
 	engineOnce.Do(func() {
 		cfg, err := config.Load(nil, os.Getenv, os.Stderr)
 		if err != nil {
@@ -279,4 +284,3 @@ func mustConfig(t *testing.T) config.Config {
 	}
 	return cfg
 }
-

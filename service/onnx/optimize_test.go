@@ -15,6 +15,9 @@ import (
 
 func ortHome(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs ONNX Runtime and the models: skipped in -short mode")
+	}
 	home := os.Getenv("OCRGATE_HOME")
 	if home == "" {
 		h, err := os.UserHomeDir()

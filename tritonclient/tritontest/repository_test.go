@@ -33,6 +33,9 @@ var onnxFiles = map[string]string{
 
 func modelsDir(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the models: skipped in -short mode")
+	}
 	home := os.Getenv("OCRGATE_HOME")
 	if home == "" {
 		h, err := os.UserHomeDir()

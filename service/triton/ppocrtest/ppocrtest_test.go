@@ -24,6 +24,9 @@ var (
 
 func embeddedRuntime(t *testing.T) *onnx.Runtime {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs ONNX Runtime and the models: skipped in -short mode")
+	}
 	home := ocrgateHome(t)
 	ortOnce.Do(func() {
 		dir := filepath.Join(home, "models")

@@ -1,0 +1,241 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// env is a getenv over a fixed map: the tests never read the process environment.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// home is a fixed OCRGATE_HOME, so no test depends on the user's home directory.
+const home = "/srv/ocrgate-test"
+
+func load(t *testing.T, args []string, vars map[string]string) (Config, error) {
+	t.Helper()
+	all := map[string]string{"OCRGATE_HOME": home}
+	for k, v := range vars {
+		all[k] = v
+	}
+	return Load(args, env(all), io.Discard)
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":5000" || c.Runtime != "embedded" || c.Home != home ||
+		c.ModelDir != filepath.Join(home, "models") || c.ORTLibrary != filepath.Join(home, "lib", "libonnxruntime.so.1") ||
+		c.RequestTimeout != 30*time.Second || c.MaxBodyBytes != 20<<20 || c.CORSOrigins != "*" || c.TritonSHM != "auto" ||
+		c.MaxQueue != -1 || c.LogLevel != "info" || c.LogFormat != "text" || c.Chat.Model != "" {
+		t.Errorf("defaults: %+v", c)
+	}
+	if c.OCR.DetLimitSide != 960 || !c.OCR.UseClassifier || c.OCR.MinScore != 0.5 || c.OCR.DB.UnclipRatio != 1.5 {
+		t.Errorf("pipeline defaults: %+v", c.OCR)
+	}
+	if got := c.ModelPath(c.Dictionary); got != filepath.Join(home, "models", "ppocr_keys_v1.txt") {
+		t.Errorf("ModelPath = %s", got)
+	}
+
+	// Without OCRGATE_HOME, the home is ~/.ocrgate.
+	t.Setenv("HOME", "/home/someone")
+	c, err = Load(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Home != "/home/someone/.ocrgate" || c.ModelDir != "/home/someone/.ocrgate/models" {
+		t.Errorf("home %s, model dir %s", c.Home, c.ModelDir)
+	}
+}
+
+func TestEnvironmentAndFlags(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		vars  map[string]string
+		check func(c Config) bool
+	}{
+		{"env sets", nil, map[string]string{
+			"OCRGATE_ADDR": "127.0.0.1:9000", "OCRGATE_RUNTIME": "triton", "OCRGATE_TRITON_ADDR": "triton:8001",
+			"OCRGATE_REQUEST_TIMEOUT": "5s", "OCRGATE_USE_CLS": "false", "OCRGATE_REC_WIDTH_BUCKETS": "64, 128,256",
+			"OCRGATE_DET_UNCLIP_RATIO": "1.8", "OCRGATE_CLS_THRESH": "0.95", "OCRGATE_MAX_INFLIGHT": "3",
+			"CHAT_BOT_MODEL": "m", "CHAT_BOT_BASEURL": "http://chat.test/v1", "CHAT_BOT_APIKEY": "sk-secret",
+		}, func(c Config) bool {
+			return c.Addr == "127.0.0.1:9000" && c.Runtime == "triton" && c.TritonAddr == "triton:8001" &&
+				c.RequestTimeout == 5*time.Second && !c.OCR.UseClassifier && slices.Equal(c.OCR.RecWidthBuckets, []int{64, 128, 256}) &&
+				c.OCR.DB.UnclipRatio == 1.8 && c.OCR.ClsThreshold == 0.95 && c.MaxInFlight == 3 &&
+				c.Chat.Model == "m" && c.Chat.BaseURL == "http://chat.test/v1" && c.Chat.APIKey == "sk-secret"
+		}},
+		{"flags set", []string{"-addr", ":7000", "-use-cls=false", "-request-timeout=2m", "-chat-model", "f"}, nil,
+			func(c Config) bool {
+				return c.Addr == ":7000" && !c.OCR.UseClassifier && c.RequestTimeout == 2*time.Minute && c.Chat.Model == "f"
+			}},
+		{"flag wins over env", []string{"-addr=:7001", "-max-queue", "4", "-log-level", "debug"},
+			map[string]string{"OCRGATE_ADDR": ":7000", "OCRGATE_MAX_QUEUE": "9", "OCRGATE_LOG_LEVEL": "warn"},
+			func(c Config) bool { return c.Addr == ":7001" && c.MaxQueue == 4 && c.LogLevel == "debug" }},
+		{"env without flag stays", []string{"-addr=:7001"}, map[string]string{"OCRGATE_MAX_QUEUE": "9"},
+			func(c Config) bool { return c.Addr == ":7001" && c.MaxQueue == 9 }},
+		{"model dir moves with the flag, not the home", []string{"-model-dir", "/m"}, nil,
+			func(c Config) bool {
+				return c.ModelDir == "/m" && c.ModelPath("x.onnx") == "/m/x.onnx" && c.Home == home
+			}},
+		{"empty env is unset", nil, map[string]string{"OCRGATE_ADDR": ""},
+			func(c Config) bool { return c.Addr == ":5000" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := load(t, tt.args, tt.vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(c) {
+				t.Errorf("config %+v\nocr %+v", c, c.OCR)
+			}
+		})
+	}
+}
+
+// TestInvalid: every setting that cannot work is refused at start with a message naming it, and
+// all problems are reported at once.
+func TestInvalid(t *testing.T) {
+	keysFile := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keysFile, []byte("# no keys here\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		vars map[string]string
+		want []string
+	}{
+		{"unknown runtime", nil, map[string]string{"OCRGATE_RUNTIME": "tensorrt"}, []string{`runtime must be embedded or triton, got "tensorrt"`}},
+		{"triton without address", []string{"-triton-addr="}, map[string]string{"OCRGATE_RUNTIME": "triton"}, []string{"triton runtime needs an address"}},
+		{"triton without a model name", []string{"-runtime=triton", "-triton-rec-model="}, nil, []string{"triton runtime needs an address and three model names"}},
+		{"shared memory mode", nil, map[string]string{"OCRGATE_TRITON_SHM": "maybe"}, []string{`triton shm must be off, auto or on, got "maybe"`}},
+		{"receive limit under grpc's", nil, map[string]string{"OCRGATE_TRITON_MAX_RECV_BYTES": "1024"}, []string{"at least 4 MiB"}},
+		{"zero timeout", []string{"-request-timeout=0s"}, nil, []string{"request timeout must be positive"}},
+		{"tiny body limit", nil, map[string]string{"OCRGATE_MAX_BODY_BYTES": "10"}, []string{"max body bytes must be at least 1024"}},
+		{"negative queue", nil, map[string]string{"OCRGATE_MAX_QUEUE": "-2"}, []string{"max queue ≥ -1"}},
+		{"negative threads", nil, map[string]string{"OCRGATE_ORT_INTRA_THREADS": "-1"}, []string{"thread counts must not be negative"}},
+		{"session config", nil, map[string]string{"OCRGATE_ORT_SESSION_CONFIG": "a=1,broken"}, []string{`"broken" is not key=value`}},
+		{"log level", nil, map[string]string{"OCRGATE_LOG_LEVEL": "loud"}, []string{`log level must be debug, info, warn or error, got "loud"`}},
+		{"log format", nil, map[string]string{"OCRGATE_LOG_FORMAT": "xml"}, []string{`log format must be text or json, got "xml"`}},
+		{"keys file missing", nil, map[string]string{"OCRGATE_API_KEYS_FILE": filepath.Join(t.TempDir(), "none")}, []string{"API keys file"}},
+		{"keys file empty", nil, map[string]string{"OCRGATE_API_KEYS_FILE": keysFile}, []string{"holds no key"}},
+		{"pipeline options", nil, map[string]string{"OCRGATE_DET_LIMIT_SIDE": "-5"}, nil},
+		{"several at once", nil, map[string]string{"OCRGATE_LOG_FORMAT": "xml", "OCRGATE_RUNTIME": "x"}, []string{"log format", "runtime must be"}},
+		{"not an integer", nil, map[string]string{"OCRGATE_MAX_BODY_BYTES": "lots"}, []string{`OCRGATE_MAX_BODY_BYTES="lots": not an integer`}},
+		{"not a duration", nil, map[string]string{"OCRGATE_REQUEST_TIMEOUT": "30"}, []string{"OCRGATE_REQUEST_TIMEOUT", "not a duration"}},
+		{"not a boolean", nil, map[string]string{"OCRGATE_USE_CLS": "sometimes"}, []string{"OCRGATE_USE_CLS", "not a boolean"}},
+		{"not a number", nil, map[string]string{"OCRGATE_DET_THRESH": "high"}, []string{"OCRGATE_DET_THRESH", "not a number"}},
+		{"not a list", nil, map[string]string{"OCRGATE_REC_WIDTH_BUCKETS": "64,wide"}, []string{"comma-separated list of integers"}},
+		{"bad flag value", []string{"-max-queue=many"}, nil, []string{"not an integer"}},
+		{"unknown flag", []string{"-colour"}, nil, []string{"flag provided but not defined: -colour"}},
+		{"extra arguments", []string{"-addr=:1", "serve"}, nil, []string{"unexpected arguments: serve"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, tt.args, tt.vars)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out bytes.Buffer
+	_, err := Load([]string{"-h"}, env(map[string]string{"OCRGATE_HOME": home}), &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("error %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"Usage: ocrgate", "-addr", "env OCRGATE_ADDR", "env CHAT_BOT_APIKEY", "-det-unclip-ratio"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("usage lacks %q", want)
+		}
+	}
+}
+
+// TestLogRedactsSecrets logs the config as main does and checks that no key reaches the log, while
+// the log still says whether auth and a chat key are set.
+func TestLogRedactsSecrets(t *testing.T) {
+	keysFile := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(keysFile, []byte("file-key-77\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := load(t, []string{"-chat-apikey", "sk-live-0123456789"}, map[string]string{
+		"OCRGATE_API_KEYS": "api-key-one,api-key-two", "OCRGATE_API_KEYS_FILE": keysFile,
+		"CHAT_BOT_MODEL": "gpt-test", "CHAT_BOT_BASEURL": "http://chat.test/v1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "config", c)
+	log := buf.String()
+	for _, secret := range []string{"sk-live-0123456789", "api-key-one", "api-key-two", "file-key-77"} {
+		if strings.Contains(log, secret) {
+			t.Errorf("the log holds the secret %q: %s", secret, log)
+		}
+	}
+	for _, want := range []string{`"api_keys":true`, `"api_key":"[redacted]"`, `"model":"gpt-test"`, `"runtime":"embedded"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %s: %s", want, log)
+		}
+	}
+	keys, err := c.Keys()
+	if err != nil || !slices.Equal(keys, []string{"api-key-one", "api-key-two", "file-key-77"}) {
+		t.Errorf("Keys = %q, %v", keys, err)
+	}
+
+	// Without a chat key the log says so, rather than printing an empty redaction.
+	c.Chat.APIKey, c.APIKeys, c.APIKeysFile = "", "", ""
+	buf.Reset()
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "config", c)
+	if !strings.Contains(buf.String(), `"api_key":""`) || !strings.Contains(buf.String(), `"api_keys":false`) {
+		t.Errorf("log without keys: %s", buf.String())
+	}
+}
+
+func TestDerived(t *testing.T) {
+	c, err := load(t, nil, map[string]string{"OCRGATE_ORT_SESSION_CONFIG": " session.a = 1 , b=x=y ,", "OCRGATE_LOG_LEVEL": "warn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := c.SessionConfig()
+	if err != nil || len(sc) != 2 || sc["session.a"] != "1" || sc["b"] != "x=y" {
+		t.Errorf("SessionConfig = %v, %v", sc, err)
+	}
+	if l, err := c.SlogLevel(); err != nil || l != slog.LevelWarn {
+		t.Errorf("SlogLevel = %v, %v", l, err)
+	}
+	for _, tt := range []struct{ inflight, queue, wantIn, wantQ int }{
+		{0, -1, runtime.NumCPU(), 2 * runtime.NumCPU()},
+		{3, -1, 3, 6},
+		{3, 0, 3, 0},
+		{1, 5, 1, 5},
+	} {
+		c.MaxInFlight, c.MaxQueue = tt.inflight, tt.queue
+		if in, q := c.Admission(); in != tt.wantIn || q != tt.wantQ {
+			t.Errorf("Admission(%d, %d) = %d, %d; want %d, %d", tt.inflight, tt.queue, in, q, tt.wantIn, tt.wantQ)
+		}
+	}
+}

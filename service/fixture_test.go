@@ -1,0 +1,103 @@
+package service_test
+
+import (
+	"bytes"
+	"image"
+	"image/jpeg"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/ocr/ocrtest"
+	"github.com/ocrgate/ocrgate/service/setup"
+)
+
+// The HTTP tests run in two tiers. The full tier (make test) serves them from the real models on
+// the embedded ONNX Runtime and real SROIE receipts; the fast tier (go test -short) has neither, and
+// serves them from ocrtest's stand-in runtime, which turns synthetic pages into real regions through
+// the real pipeline. A fixture holds what a test reads in the tier it runs in.
+type fixture struct {
+	engine  *setup.Engine
+	receipt []byte // a receipt the engine reads
+	text    string // a line of the receipt's text, upper case
+	jpeg    []byte // a JPEG receipt, for the truncation and content-type cases
+	fields  []byte // a receipt for /ocr-json with a date and a total
+	date    string // the date on it
+	total   string // the total on it
+	says    string // text of the fields receipt that must reach the chat model
+	slowRT  *ocrtest.Runtime
+}
+
+var (
+	fakeOnce sync.Once
+	fake     fixture
+)
+
+// fixtures returns the fixture of the tier the tests run in.
+func fixtures(t testing.TB) fixture {
+	t.Helper()
+	if testing.Short() {
+		fakeOnce.Do(func() {
+			page, _, _ := ocrtest.Receipt()
+			var jpg bytes.Buffer
+			if err := jpeg.Encode(&jpg, page, &jpeg.Options{Quality: 95}); err != nil {
+				panic(err)
+			}
+			fields := ocrtest.Page(640, 260,
+				ocrtest.Block{Rect: image.Rect(40, 30, 360, 62), Word: 5},   // JOHOR BAHRU
+				ocrtest.Block{Rect: image.Rect(40, 100, 480, 132), Word: 7}, // DATE 25/12/2018
+				ocrtest.Block{Rect: image.Rect(40, 170, 300, 202), Word: 0}) // TOTAL 9.00
+			fake = fixture{
+				engine:  fakeEngine(&ocrtest.Runtime{}),
+				receipt: ocrtest.PNG(page),
+				text:    "INVOICE NO: 2024-1121",
+				jpeg:    jpg.Bytes(),
+				fields:  ocrtest.PNG(fields),
+				date:    "25/12/2018",
+				total:   "9.00",
+				says:    "JOHOR BAHRU",
+			}
+		})
+		return fake
+	}
+	return fixture{
+		engine:  embeddedEngine(t),
+		receipt: readImage(t, "583.jpg"),
+		text:    "DION REALTIES",
+		jpeg:    readImage(t, "583.jpg"),
+		fields:  readImage(t, "003.jpg"),
+		date:    "25/12/2018",
+		total:   "80.90",
+		says:    "JOHOR BAHRU",
+	}
+}
+
+// fakeEngine is the pipeline on rt with ocrtest's charset: what the fast tier serves.
+func fakeEngine(rt ocr.Runtime) *setup.Engine {
+	p, err := ocr.New(rt, ocrtest.Charset(), ocr.DefaultOptions())
+	if err != nil {
+		panic(err) // the default options are valid
+	}
+	return &setup.Engine{Pipeline: p, Runtime: rt}
+}
+
+// needModels skips a test that needs the real models in the fast tier. In the full tier a missing
+// model is a failure that says how to fetch it (embeddedEngine).
+func needModels(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the PP-OCR models, ONNX Runtime and the datasets: skipped in -short mode")
+	}
+}
+
+// readImage reads an image of the SROIE dev set (full tier only).
+func readImage(t testing.TB, name string) []byte {
+	t.Helper()
+	needModels(t)
+	data, err := os.ReadFile(datasetDir + "/img/" + name)
+	if err != nil {
+		t.Fatalf("dataset image: %v (the tests expect shared/ beside the checkout)", err)
+	}
+	return data
+}
