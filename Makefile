@@ -4,11 +4,17 @@ BIN     ?= bin/ocrgate
 DATASET ?= ../shared/datasets/sroie-dev
 PRED    ?= out/pred
 SCORER  ?= ../shared/tools/ocr_score.py
+FUZZTIME ?= 1m
+
+# The static checker, pinned: staticcheck 2026.2.2 analyzes Go 1.26 code (go install builds it with
+# the local toolchain into bin/tools).
+STATICCHECK_VERSION := 0.8.2
+STATICCHECK         := bin/tools/staticcheck
 
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools proto build run test score golden bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
+.PHONY: all models proto-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
 
 all: build
 
@@ -34,11 +40,45 @@ build:
 run: models build
 	./$(BIN) serve
 
-## test: fetch what is missing, run every test with the race detector
-test: models proto-tools
+## lint-tools: the pinned static checker (go install into bin/tools)
+lint-tools:
+	@$(STATICCHECK) -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION))' || { \
+	  echo "installing staticcheck v$(STATICCHECK_VERSION) into bin/tools"; \
+	  cd / && GOBIN=$(CURDIR)/bin/tools GOFLAGS=-mod=mod $(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION); }
+
+## python: python3 for the accuracy tests' scorer (Debian's package, with apt-get as root, when missing)
+python:
+	@command -v python3 >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "python3 missing: installing Debian's python3"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3; \
+	  else echo "python3 is missing: install it (the accuracy tests run shared/tools/ocr_score.py)" >&2; exit 2; fi; }
+
+## check: gofmt, go mod tidy and the static checker, in both modules (fails on any difference)
+check: lint-tools
+	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then \
+	  echo "gofmt: not formatted (run make fmt):" >&2; echo "$$unformatted" >&2; exit 1; fi
+	$(GO) mod tidy -diff
+	cd deploy && $(GO) mod tidy -diff
+	$(STATICCHECK) -tags integration ./...
+	cd deploy && ../$(STATICCHECK) ./...
+
+## test: fetch what is missing, check, then vet and run every test with the race detector: the
+## service module with the integration tests (real models, datasets, the Python scorer), then the
+## deployment module
+test: models proto-tools python check
 	$(GO) vet -tags integration ./...
 	$(GO) test -tags integration -race -count=1 -timeout 30m ./...
 	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+## test-short: the fast tier, without models, ONNX Runtime or datasets
+test-short:
+	$(GO) test -short ./...
+
+## fuzz: every fuzz target for FUZZTIME each (nightly use, not CI)
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
 
 ## score: score predictions written by `ocrgate bench -out $(PRED)` with the project's scorer
 score:
@@ -73,7 +113,7 @@ deploy-check:
 	cd deploy && $(GO) test -race -count=1 ./...
 
 fmt:
-	gofmt -w $$(git ls-files '*.go')
+	gofmt -w .
 
 clean:
 	rm -rf bin

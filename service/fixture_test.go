@@ -26,7 +26,6 @@ type fixture struct {
 	date    string // the date on it
 	total   string // the total on it
 	says    string // text of the fields receipt that must reach the chat model
-	slowRT  *ocrtest.Runtime
 }
 
 var (

@@ -33,16 +33,6 @@ func fillRotated(m []float32, w, h int, cx, cy, length, height, deg float64, v f
 	}
 }
 
-// shoelace is positive for a quad that runs clockwise on screen (y down).
-func shoelace(q geom.Quad) float64 {
-	var s float64
-	for i, p := range q {
-		n := q[(i+1)%4]
-		s += p.X*n.Y - n.X*p.Y
-	}
-	return s / 2
-}
-
 // checkQuad asserts what every caller relies on: finite corners, a clockwise convex quad (every
 // turn the same way, so no crossed edges).
 func checkQuad(t testing.TB, q geom.Quad) {

@@ -94,9 +94,9 @@ func (e *Extractor) classify(ctx context.Context, err error, attempt int) error 
 		}
 	case errors.As(err, &reqErr):
 		// A failure status whose body is not an OpenAI error object.
-		ce.kind, ce.msg = e.statusError(reqErr.HTTPStatusCode, "")
+		ce.msg, ce.kind = e.statusError(reqErr.HTTPStatusCode, "")
 	case errors.As(err, &apiErr):
-		ce.kind, ce.msg = e.statusError(apiErr.HTTPStatusCode, apiErr.Message)
+		ce.msg, ce.kind = e.statusError(apiErr.HTTPStatusCode, apiErr.Message)
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
 		ce.kind = context.DeadlineExceeded
 		ce.msg = fmt.Sprintf("the chat model did not answer within %s (the chat timeout)%s", e.opt.Timeout, of)
@@ -115,8 +115,9 @@ func (e *Extractor) classify(ctx context.Context, err error, attempt int) error 
 	return ce
 }
 
-// statusError names an HTTP error from the chat model server.
-func (e *Extractor) statusError(status int, serverMsg string) (error, string) {
+// statusError names an HTTP error from the chat model server: a message for the caller and the
+// kind of failure (ErrAuth or ErrUpstream).
+func (e *Extractor) statusError(status int, serverMsg string) (msg string, kind error) {
 	detail := ""
 	if serverMsg != "" {
 		msg := serverMsg
@@ -128,11 +129,11 @@ func (e *Extractor) statusError(status int, serverMsg string) (error, string) {
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// The server's message is left out: some quote the key they were sent.
-		return ErrAuth, fmt.Sprintf("the chat model server rejected the API key (HTTP %d); check CHAT_BOT_APIKEY", status)
+		return fmt.Sprintf("the chat model server rejected the API key (HTTP %d); check CHAT_BOT_APIKEY", status), ErrAuth
 	case http.StatusNotFound:
-		return ErrUpstream, fmt.Sprintf("the chat model server answered HTTP 404; check CHAT_BOT_MODEL (%q) and CHAT_BOT_BASEURL (it must end in the API version, such as /v1)%s", e.opt.Model, detail)
+		return fmt.Sprintf("the chat model server answered HTTP 404; check CHAT_BOT_MODEL (%q) and CHAT_BOT_BASEURL (it must end in the API version, such as /v1)%s", e.opt.Model, detail), ErrUpstream
 	}
-	return ErrUpstream, fmt.Sprintf("the chat model server answered HTTP %d%s", status, detail)
+	return fmt.Sprintf("the chat model server answered HTTP %d%s", status, detail), ErrUpstream
 }
 
 func (e *Extractor) attemptOf(attempt int) string {

@@ -276,25 +276,6 @@ func plain(v any) any {
 	return v
 }
 
-// clone deep-copies a tree, so derived schemas never share nodes with the caller's.
-func clone(v any) any {
-	switch x := v.(type) {
-	case *object:
-		o := &object{keys: append([]string(nil), x.keys...), vals: make(map[string]any, len(x.vals))}
-		for k, e := range x.vals {
-			o.vals[k] = clone(e)
-		}
-		return o
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = clone(e)
-		}
-		return out
-	}
-	return v
-}
-
 // pointerToken escapes a property name for a JSON Pointer (RFC 6901), as used in error paths.
 func pointerToken(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
