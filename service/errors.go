@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -22,7 +23,18 @@ type apiError struct {
 	code       string
 	msg        string
 	retryAfter int // seconds; set for 429/503
+	// runtimeKind labels ocrgate_runtime_errors_total for a failure of the model runtime or the
+	// chat model (unavailable, timeout, failed, chat); empty for everything else.
+	runtimeKind string
 }
+
+// notReadyError is a failed readiness check (/readyz). Its answer names only the stable reasons of
+// the ocr.NotReadyErrors inside, never their details: a probe is open to anyone, and runtime
+// errors carry server messages and addresses.
+type notReadyError struct{ err error }
+
+func (e *notReadyError) Error() string { return "not ready: " + e.err.Error() }
+func (e *notReadyError) Unwrap() error { return e.err }
 
 func (e *apiError) Error() string { return e.msg }
 
@@ -40,10 +52,17 @@ type errorBody struct {
 // become statuses: handlers return errors, they never pick a status for a domain failure themselves.
 func classify(err error) *apiError {
 	var ae *apiError
+	var nr *notReadyError
 	var fe *fiber.Error
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &nr):
+		reasons := ocr.NotReadyReasons(nr.err)
+		if len(reasons) == 0 {
+			reasons = []string{"runtime_not_ready"}
+		}
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "not_ready", msg: "not ready: " + strings.Join(reasons, "; "), retryAfter: 5}
 	case errors.Is(err, admission.ErrOverloaded):
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.Is(err, imaging.ErrTooLarge):
@@ -54,13 +73,13 @@ func classify(err error) *apiError {
 	case errors.Is(err, imaging.ErrUndecodable):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "undecodable_image", msg: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded):
-		return &apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: "the request did not finish within its deadline"}
+		return &apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: "the request did not finish within its deadline", runtimeKind: "timeout"}
 	case errors.Is(err, context.Canceled):
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "canceled", msg: "the request was canceled", retryAfter: 1}
 	case errors.Is(err, ocr.ErrRuntimeUnavailable):
-		return &apiError{status: fiber.StatusServiceUnavailable, code: "runtime_unavailable", msg: "the model runtime is not ready; try again shortly", retryAfter: 5}
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "runtime_unavailable", msg: "the model runtime is not ready; try again shortly", retryAfter: 5, runtimeKind: "unavailable"}
 	case errors.Is(err, ocr.ErrModelMissing):
-		return &apiError{status: fiber.StatusServiceUnavailable, code: "model_missing", msg: "a model the pipeline needs is not loaded in the runtime", retryAfter: 30}
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "model_missing", msg: "a model the pipeline needs is not loaded in the runtime", retryAfter: 30, runtimeKind: "unavailable"}
 	case errors.Is(err, extract.ErrNotConfigured):
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_not_configured", msg: err.Error()}
 	case errors.Is(err, extract.ErrInvalidSchema):
@@ -68,15 +87,15 @@ func classify(err error) *apiError {
 	case errors.Is(err, extract.ErrUnknownTemplate):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "unknown_template", msg: err.Error()}
 	case errors.Is(err, extract.ErrUnreachable):
-		return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_unreachable", msg: err.Error(), retryAfter: 10}
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_unreachable", msg: err.Error(), retryAfter: 10, runtimeKind: "chat"}
 	case errors.Is(err, extract.ErrAuth):
-		return &apiError{status: fiber.StatusBadGateway, code: "chat_auth", msg: err.Error()}
+		return &apiError{status: fiber.StatusBadGateway, code: "chat_auth", msg: err.Error(), runtimeKind: "chat"}
 	case errors.Is(err, extract.ErrBadAnswer):
-		return &apiError{status: fiber.StatusBadGateway, code: "chat_bad_answer", msg: err.Error()}
+		return &apiError{status: fiber.StatusBadGateway, code: "chat_bad_answer", msg: err.Error(), runtimeKind: "chat"}
 	case errors.Is(err, extract.ErrUpstream):
-		return &apiError{status: fiber.StatusBadGateway, code: "chat_upstream_error", msg: err.Error()}
+		return &apiError{status: fiber.StatusBadGateway, code: "chat_upstream_error", msg: err.Error(), runtimeKind: "chat"}
 	case errors.Is(err, ocr.ErrRuntimeFailed):
-		return &apiError{status: fiber.StatusBadGateway, code: "runtime_error", msg: "the model runtime failed to process the request"}
+		return &apiError{status: fiber.StatusBadGateway, code: "runtime_error", msg: "the model runtime failed to process the request", runtimeKind: "failed"}
 	case errors.As(err, &fe):
 		return fiberError(fe)
 	}
@@ -111,18 +130,8 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		ae := classify(err)
 		log := s.logger(c)
-		if s.metrics != nil {
-			switch {
-			case errors.Is(err, ocr.ErrRuntimeUnavailable), errors.Is(err, ocr.ErrModelMissing):
-				s.metrics.RuntimeError("unavailable")
-			case errors.Is(err, context.DeadlineExceeded):
-				s.metrics.RuntimeError("timeout")
-			case errors.Is(err, ocr.ErrRuntimeFailed):
-				s.metrics.RuntimeError("failed")
-			case errors.Is(err, extract.ErrUnreachable), errors.Is(err, extract.ErrAuth),
-				errors.Is(err, extract.ErrBadAnswer), errors.Is(err, extract.ErrUpstream):
-				s.metrics.RuntimeError("chat")
-			}
+		if s.metrics != nil && ae.runtimeKind != "" {
+			s.metrics.RuntimeError(ae.runtimeKind)
 		}
 		level := slog.LevelDebug
 		if ae.status >= 500 {

@@ -114,15 +114,14 @@ func (s *Server) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
-// readyz answers 200 when the model runtime can serve requests and 503 with the reason otherwise,
-// so a load balancer sends traffic only to instances whose models are loaded.
+// readyz answers 200 when the model runtime can serve requests and 503 with the stable reasons
+// otherwise (see notReadyError), so a load balancer sends traffic only to instances whose models
+// are loaded.
 func (s *Server) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), readinessTimeout)
 	defer cancel()
 	if err := s.ready.Ready(ctx); err != nil {
-		s.logger(c).Warn("not ready", "err", err)
-		c.Set(fiber.HeaderRetryAfter, "5")
-		return c.Status(fiber.StatusServiceUnavailable).JSON(errorBody{Error: "not ready: " + err.Error(), Code: "not_ready"})
+		return &notReadyError{err: err} // classify answers the stable reasons; the log gets err
 	}
 	return c.JSON(fiber.Map{"status": "ready"})
 }

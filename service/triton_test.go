@@ -191,6 +191,10 @@ func TestTritonDownAtStart(t *testing.T) {
 	}
 	code, body := call(t, app, get("/readyz"))
 	checkJSONError(t, code, body, 503, "not_ready")
+	// Only the stable reason: the gRPC error text and the address stay in the log.
+	if want := `{"error":"not ready: triton_unreachable","code":"not_ready"}`; string(body) != want {
+		t.Errorf("/readyz body %s, want %s", body, want)
+	}
 	code, body = call(t, app, ocrRequest(readImage(t, "583.jpg")))
 	checkJSONError(t, code, body, 503, "runtime_unavailable")
 }
@@ -207,10 +211,16 @@ func TestTritonReadiness(t *testing.T) {
 	if !strings.Contains(string(body), "ppocr_rec") {
 		t.Errorf("readiness error does not name the model: %s", body)
 	}
+	if want := `{"error":"not ready: triton_not_ready; model_not_ready: ppocr_rec","code":"not_ready"}`; string(body) != want {
+		t.Errorf("/readyz body %s, want %s", body, want)
+	}
 	srv.SetModelReady("ppocr_rec", true)
 	srv.SetServerReady(false)
 	code, body = call(t, app, get("/readyz"))
 	checkJSONError(t, code, body, 503, "not_ready")
+	if !strings.Contains(string(body), "triton_not_ready") {
+		t.Errorf("readiness error does not say the server is not ready: %s", body)
+	}
 	srv.SetServerReady(true)
 	if code, body := call(t, app, get("/readyz")); code != 200 {
 		t.Fatalf("/readyz after recovery = %d %s", code, body)
@@ -232,8 +242,8 @@ func TestTritonMetadataMismatch(t *testing.T) {
 	app := tritonApp(t, srv.Addr(), 30*time.Second)
 	code, body := call(t, app, get("/readyz"))
 	checkJSONError(t, code, body, 503, "not_ready")
-	if !strings.Contains(string(body), "does not fit") || !strings.Contains(string(body), "ppocr_rec") {
-		t.Errorf("readiness error is not clear: %s", body)
+	if want := `{"error":"not ready: metadata_mismatch: ppocr_rec","code":"not_ready"}`; string(body) != want {
+		t.Errorf("readiness error is not clear: %s, want %s", body, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package ocr
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // Model names one of the three networks the pipeline runs. The runtime maps it to a session
@@ -44,3 +45,39 @@ var (
 	// something the pipeline cannot use.
 	ErrRuntimeFailed = errors.New("model runtime failed")
 )
+
+// NotReadyError says why a runtime cannot serve yet. Reason is stable and safe to show to anyone
+// (a readiness probe answers it): a fixed word, and for one model its name in the runtime, e.g.
+// "triton_unreachable" or "model_not_ready: ppocr_rec". Err holds what happened in detail — server
+// messages, addresses — for the log only.
+type NotReadyError struct {
+	Reason string
+	Err    error
+}
+
+func (e *NotReadyError) Error() string { return e.Reason + ": " + e.Err.Error() }
+func (e *NotReadyError) Unwrap() error { return e.Err }
+
+// NotReadyReasons returns the Reason of every NotReadyError in err's tree (errors.Join included),
+// in order, each once.
+func NotReadyReasons(err error) []string {
+	var reasons []string
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *NotReadyError:
+			if !slices.Contains(reasons, e.Reason) {
+				reasons = append(reasons, e.Reason)
+			}
+		case interface{ Unwrap() []error }:
+			for _, u := range e.Unwrap() {
+				walk(u)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return reasons
+}

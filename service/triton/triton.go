@@ -65,18 +65,19 @@ func Open(addr string, opt Options) (*Runtime, error) {
 func (r *Runtime) Close() error { return r.client.Close() }
 
 // Ready reports nil when Triton is ready to serve the pipeline: the server is ready, and every
-// model is ready with tensors the pipeline can use. Otherwise the error says what is missing, in
-// words an operator can act on.
+// model is ready with tensors the pipeline can use. Otherwise every problem found is an
+// *ocr.NotReadyError whose stable Reason a readiness probe may show (see reason) and whose detail,
+// with Triton's own words, is for the log.
 func (r *Runtime) Ready(ctx context.Context) error {
 	ok, err := r.client.ServerReady(ctx)
 	if err != nil {
-		return fmt.Errorf("triton server not reachable: %w", translate(err))
+		return &ocr.NotReadyError{Reason: reason(err, "triton_unreachable", ""), Err: fmt.Errorf("triton server not reachable: %w", translate(err))}
 	}
 	var errs []error
 	if !ok {
 		// Triton's server readiness is strict by default (every model must be ready), so look
 		// at the models too and name the ones holding it back.
-		errs = append(errs, fmt.Errorf("triton server is not ready: %w", ocr.ErrRuntimeUnavailable))
+		errs = append(errs, &ocr.NotReadyError{Reason: "triton_not_ready", Err: fmt.Errorf("triton server is not ready: %w", ocr.ErrRuntimeUnavailable)})
 	}
 	for _, m := range ocr.Models {
 		if _, err := r.names(ctx, m, true); err != nil {
@@ -84,6 +85,23 @@ func (r *Runtime) Ready(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// reason is the stable readiness reason for err, a failed call about model (empty for the
+// server): the connection or a deadline first, whatever call failed, then fallback (suffixed with
+// the model's name). The reasons are documented in the README (Running on Triton).
+func reason(err error, fallback, model string) string {
+	switch {
+	case errors.Is(err, tritonclient.ErrUnavailable):
+		return "triton_unreachable"
+	case errors.Is(err, tritonclient.ErrTimeout), errors.Is(err, tritonclient.ErrCanceled):
+		return "triton_timeout"
+	case model != "" && errors.Is(err, tritonclient.ErrModelNotFound):
+		return "model_not_found: " + model
+	case model != "":
+		return fallback + ": " + model
+	}
+	return fallback
 }
 
 // names returns model m's tensor names, checking its readiness and metadata when they are not
@@ -100,21 +118,21 @@ func (r *Runtime) names(ctx context.Context, m ocr.Model, recheck bool) (tensorN
 	name := r.opt.Models[m]
 	ready, err := r.client.ModelReady(ctx, name, "")
 	if err != nil {
-		return tensorNames{}, fmt.Errorf("model %s: %w", name, translate(err))
+		return tensorNames{}, &ocr.NotReadyError{Reason: reason(err, "model_not_ready", name), Err: fmt.Errorf("model %s: %w", name, translate(err))}
 	}
 	if !ready {
-		return tensorNames{}, fmt.Errorf("model %s is not ready: %w", name, ocr.ErrModelMissing)
+		return tensorNames{}, &ocr.NotReadyError{Reason: "model_not_ready: " + name, Err: fmt.Errorf("model %s is not ready: %w", name, ocr.ErrModelMissing)}
 	}
 	md, err := r.client.ModelMetadata(ctx, name, "")
 	if err != nil {
-		return tensorNames{}, fmt.Errorf("model %s metadata: %w", name, translate(err))
+		return tensorNames{}, &ocr.NotReadyError{Reason: reason(err, "metadata_unavailable", name), Err: fmt.Errorf("model %s metadata: %w", name, translate(err))}
 	}
 	tn, err := fit(m, md, r.opt.RecClasses)
 	if err != nil {
 		r.mu.Lock()
 		delete(r.io, m)
 		r.mu.Unlock()
-		return tensorNames{}, fmt.Errorf("model %s does not fit the pipeline: %w: %w", name, err, ocr.ErrModelMissing)
+		return tensorNames{}, &ocr.NotReadyError{Reason: "metadata_mismatch: " + name, Err: fmt.Errorf("model %s does not fit the pipeline: %w: %w", name, err, ocr.ErrModelMissing)}
 	}
 	r.mu.Lock()
 	r.io[m] = tn
