@@ -6,6 +6,8 @@ import (
 	"image/jpeg"
 	"testing"
 
+	"github.com/anthonynsimon/bild/transform"
+
 	"github.com/ocrgate/ocrgate/service/geom"
 )
 
@@ -63,4 +65,36 @@ func BenchmarkDecodeJPEG(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRotate compares our quarter turn and bild's (why orient keeps its own), and times the
+// half turn, which bild's flips do (Rotate180), on a recognizer crop and on a photo.
+//
+//	go test -run x -bench Rotate ./service/imaging/
+func BenchmarkRotate(b *testing.B) {
+	photo := syntheticScan(3000, 2000)
+	crop := image.NewRGBA(image.Rect(0, 0, 320, 48))
+	for i := range crop.Pix {
+		crop.Pix[i] = uint8(i * 7)
+	}
+	b.Run("90/photo/ours", func(b *testing.B) {
+		for b.Loop() {
+			orient(photo, 6)
+		}
+	})
+	b.Run("90/photo/bild", func(b *testing.B) {
+		for b.Loop() {
+			transform.Rotate(photo, 90, &transform.RotationOptions{ResizeBounds: true})
+		}
+	})
+	b.Run("180/photo", func(b *testing.B) {
+		for b.Loop() {
+			Rotate180(photo)
+		}
+	})
+	b.Run("180/crop", func(b *testing.B) {
+		for b.Loop() {
+			Rotate180(crop)
+		}
+	})
 }

@@ -45,10 +45,26 @@ type Decoded struct {
 	Image         image.Image // upright (EXIF orientation applied); bounds start at (0, 0)
 	Format        string      // "jpeg", "png", "gif", "bmp", "tiff", "webp"
 	Width, Height int         // of Image (after orientation)
-	// Preview, when not nil, is Image at one eighth of its size (ceil(Width/8)×ceil(Height/8)),
-	// upright too. Baseline JPEGs have it for free (block means); a caller that needs a small
-	// version of a huge image uses it instead of reading every pixel.
-	Preview image.Image
+	// preview, when not nil, is Image at one eighth of its size (ceil(Width/8)×ceil(Height/8)),
+	// upright too: baseline JPEGs have it for free (the decoder's block means). Offered through
+	// Downscaled, so callers ask for a size, not for a codec's by-product.
+	preview image.Image
+}
+
+// Downscaled returns a reduced view of the image, upright like Image, whose long side is at least
+// minSide pixels — when one came free with decoding (today: a baseline JPEG's 1/8 preview, made of
+// its 8×8 block means, which is what area-averaging the image down would compute). ok is false
+// when there is none, or none that large; the caller then reads Image. A caller that needs a
+// small version of a huge image uses the view instead of reading every pixel.
+func (d Decoded) Downscaled(minSide int) (view image.Image, ok bool) {
+	if d.preview == nil {
+		return nil, false
+	}
+	b := d.preview.Bounds()
+	if max(b.Dx(), b.Dy()) < minSide || (b.Dx() >= d.Width && b.Dy() >= d.Height) {
+		return nil, false
+	}
+	return d.preview, true
 }
 
 // supportedFormats are the names the registered decoders report. Another package in the binary
@@ -115,7 +131,7 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 	if err := checkSize(b.Dx(), b.Dy(), lim); err != nil {
 		return Decoded{}, err
 	}
-	return Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy(), Preview: preview}, nil
+	return Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy(), preview: preview}, nil
 }
 
 // upright puts a freshly decoded image at the origin and turns a JPEG as its EXIF data says.

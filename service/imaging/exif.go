@@ -89,13 +89,17 @@ func tiffOrientation(t []byte) int {
 	return 1
 }
 
-// orient returns img transformed so that EXIF orientation o (2–8) reads upright. The remapping is
-// exact and done here rather than with a general rotation routine: bild's transform.Rotate by 90°
-// with ResizeBounds rounds its pivot and leaves a transparent row and shifted pixels on images
-// whose sides differ by an odd number (measured with bild v0.14.0), and rotating a photo must not
-// lose or invent pixels. Gray stays gray; everything else becomes RGBA, which is fine because only
-// JPEG photos carry an orientation and those needing one are rotated once per request.
+// orient returns img transformed so that EXIF orientation o (2–8) reads upright. A half turn is
+// Rotate180 (bild's flips). The other remappings are exact and done here rather than with bild:
+// its transform.Rotate by 90° with ResizeBounds rounds its pivot and leaves a transparent row and
+// shifted pixels on images whose sides differ by an odd number (measured with bild v0.14.0), and
+// rotating a photo must not lose or invent pixels; it is also 4× slower, 208 ms against 49 ms for
+// a 3000×2000 photo (BenchmarkRotate). Gray stays gray; everything else becomes RGBA, which is fine
+// because only JPEG photos carry an orientation and those needing one are rotated once per request.
 func orient(img image.Image, o int) image.Image {
+	if o == 3 {
+		return Rotate180(img)
+	}
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	ow, oh := w, h
@@ -108,8 +112,6 @@ func orient(img image.Image, o int) image.Image {
 	switch o {
 	case 2: // mirrored horizontally
 		x0, ax, by = w-1, -1, 1
-	case 3: // rotated 180°
-		x0, ax, y0, by = w-1, -1, h-1, -1
 	case 4: // mirrored vertically
 		ax, y0, by = 1, h-1, -1
 	case 5: // transposed

@@ -116,14 +116,15 @@ func TestEXIFOrientation(t *testing.T) {
 							}
 						}
 					}
-					// The preview (block means) is turned the same way.
+					// The free downscaled view (block means) is turned the same way.
 					pw, ph := tt.w/8, tt.h/8
-					if d.Preview == nil || d.Preview.Bounds() != image.Rect(0, 0, pw, ph) {
-						t.Fatalf("preview %v, want %d×%d", d.Preview, pw, ph)
+					preview, ok := d.Downscaled(1)
+					if !ok || preview.Bounds() != image.Rect(0, 0, pw, ph) {
+						t.Fatalf("downscaled view %v (%v), want %d×%d", preview, ok, pw, ph)
 					}
 					for qy := range 2 {
 						for qx := range 2 {
-							got := color.GrayModel.Convert(d.Preview.At(qx*pw/2, qy*ph/2)).(color.Gray).Y
+							got := color.GrayModel.Convert(preview.At(qx*pw/2, qy*ph/2)).(color.Gray).Y
 							if diff := int(got) - int(tt.want[qy][qx]); diff < -8 || diff > 8 {
 								t.Errorf("preview quadrant (%d,%d) is %d, want %d", qx, qy, got, tt.want[qy][qx])
 							}

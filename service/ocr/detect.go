@@ -22,7 +22,7 @@ import (
 // height is below DetMinTextHeight, a second pass runs on just the area that holds text (receipts
 // fill a third of such pages), scaled so text is DetTargetTextHeight px tall, capped at DetMaxPixels.
 // Big photos with big text stay at one cheap pass. The first pass over a huge JPEG reads the
-// decoder's 1/8 preview (see firstPass).
+// downscaled view the decoder may offer for free (see firstPass).
 func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings) ([]geom.Quad, error) {
 	w, h := dec.Width, dec.Height
 	full := image.Rect(0, 0, w, h)
@@ -40,22 +40,26 @@ func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings)
 	return p.detectRegionQuads(ctx, dec.Image, region, scale2, tm)
 }
 
-// previewMinFraction is how large, relative to DetLimitSide, a preview must be for the first pass
-// to use it: upscaling a preview by up to 1.25 loses less than reading a 35-megapixel page costs.
+// previewMinFraction is how large, relative to DetLimitSide, a free downscaled view must be for the
+// first pass to use it: upscaling it by up to 1.25 loses less than reading a 35-megapixel page
+// costs.
 const previewMinFraction = 0.8
 
 // firstPass runs the detector on the whole image, scaled so its long side is at most DetLimitSide.
-// A huge JPEG is read through its 1/8 preview when that is nearly as large as the detector input:
-// the preview's pixels are 8×8 block means, which is what area averaging would compute, and
-// reading them instead of the whole page takes a scan's detection pre-processing from tens of
-// milliseconds to almost nothing. It returns the boxes in image coordinates and the scale (detector
-// pixels per image pixel) the detector saw the image at.
+// A huge image is read through the downscaled view decoding gave for free (a baseline JPEG's,
+// see imaging.Decoded.Downscaled) when that is nearly as large as the detector input: reading it
+// instead of the whole page takes a scan's detection pre-processing from tens of milliseconds to
+// almost nothing. It returns the boxes in image coordinates and the scale (detector pixels per
+// image pixel) the detector saw the image at.
 func (p *Pipeline) firstPass(ctx context.Context, dec imaging.Decoded, tm *Timings) ([]detBox, float64, error) {
 	w, h := dec.Width, dec.Height
 	scale := math.Min(1, float64(p.opt.DetLimitSide)/float64(max(w, h)))
-	pv := dec.Preview
-	if !p.opt.DetPreview || pv == nil || scale >= 1 ||
-		float64(max(pv.Bounds().Dx(), pv.Bounds().Dy())) < previewMinFraction*float64(p.opt.DetLimitSide) {
+	var pv image.Image
+	ok := false
+	if p.opt.DetPreview && scale < 1 {
+		pv, ok = dec.Downscaled(int(math.Ceil(previewMinFraction * float64(p.opt.DetLimitSide))))
+	}
+	if !ok {
 		boxes, err := p.detectRegion(ctx, dec.Image, image.Rect(0, 0, w, h), scale, tm)
 		return boxes, scale, err
 	}
@@ -65,7 +69,8 @@ func (p *Pipeline) firstPass(ctx context.Context, dec imaging.Decoded, tm *Timin
 	if err != nil {
 		return nil, 0, err
 	}
-	// The preview covers the image edge to edge (its last row and column are partial blocks).
+	// The view covers the image edge to edge (a 1/8 preview's last row and column are partial
+	// blocks), so it scales back by the ratio of the sides.
 	fx, fy := float64(w)/float64(pb.Dx()), float64(h)/float64(pb.Dy())
 	for i := range boxes {
 		boxes[i].quad = boxes[i].quad.Scale(fx, fy, float64(w), float64(h))

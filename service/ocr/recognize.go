@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/anthonynsimon/bild/transform"
-
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
 )
@@ -118,7 +116,7 @@ func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, t
 			p0, p180 := out.Data[2*j], out.Data[2*j+1]
 			if p180 > p0 && p180 >= p.opt.ClsThreshold {
 				c := crops[idx]
-				c.img = transform.FlipV(transform.FlipH(c.img))
+				c.img = imaging.Rotate180(c.img)
 				c.quad = geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]}
 				c.flipped = true
 			}
