@@ -210,7 +210,7 @@ func TestFaultsLeaveNothingBehind(t *testing.T) {
 			if took := time.Since(start); took > tt.promptw {
 				t.Errorf("answered after %v", took)
 			}
-			goleak.VerifyNone(t, running)
+			goleak.VerifyNone(t, running, fasthttpClock)
 		})
 	}
 }
