@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/metrics"
@@ -22,7 +20,7 @@ import (
 
 // newApp builds the service on the real embedded pipeline with the given options (rec replaces
 // the pipeline when not nil).
-func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *fiber.App {
+func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *checkedApp {
 	t.Helper()
 	eng := embeddedEngine(t)
 	if rec == nil {
@@ -34,7 +32,7 @@ func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *fiber.Ap
 	if opt.MaxBodyBytes == 0 {
 		opt.MaxBodyBytes = 20 << 20
 	}
-	return service.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt)
+	return checked(t, service.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt))
 }
 
 func withAuth(req *http.Request, token string) *http.Request {

@@ -28,7 +28,7 @@ const datasetDir = "../../shared/datasets/sroie-dev"
 
 // app is the real service on the embedded runtime (the package's one engine, see embeddedEngine),
 // built once for the package's tests.
-func app(t testing.TB) *fiber.App {
+func app(t testing.TB) *checkedApp {
 	t.Helper()
 	eng := embeddedEngine(t)
 	appOnce.Do(func() {
@@ -37,7 +37,7 @@ func app(t testing.TB) *fiber.App {
 			RequestTimeout: time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
 		})
 	})
-	return testApp
+	return checked(t, testApp)
 }
 
 func do(t testing.TB, req *http.Request) (*http.Response, []byte) {
