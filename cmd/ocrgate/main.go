@@ -1,6 +1,9 @@
 // Command ocrgate is an OCR inference service: POST an image as base64 JSON, get its text and boxes.
 //
 //	ocrgate [serve] [flags]   run the HTTP service (default :5000)
+//	ocrgate ocr FILE...       print the text of images (--json: the whole answer); the models run
+//	                          in-process, or on the service at --server / OCRGATE_SERVER
+//	ocrgate extract FILE...   print the object a chat model filled (--template, --schema)
 //	ocrgate version           print the version
 //	ocrgate bench [flags]     measure the pipeline on a dataset (runs ocrgate-bench, built beside
 //	                          this binary, so that the service links no benchmark code)
@@ -49,6 +52,8 @@ func run(args []string) int {
 			return runTool("ocrgate-bench", args[1:])
 		case "healthcheck":
 			return healthcheck(args[1:])
+		case "ocr", "extract":
+			return runCLI(args[0], args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		case "serve":
 			args = args[1:]
 		}
