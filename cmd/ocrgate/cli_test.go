@@ -137,7 +137,6 @@ func diff(got, want string) string {
 	return "(equal)"
 }
 
-
 // TestOCRCommandExitCodes: usage errors, bad input and service failures have their own codes,
 // and the message says what happened.
 func TestOCRCommandExitCodes(t *testing.T) {
