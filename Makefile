@@ -6,7 +6,7 @@ DATASET ?= ../shared/datasets/sroie-dev
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools proto build run test bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
+.PHONY: all models proto-tools browser-tools proto build run test bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
 
 all: build
 
@@ -18,6 +18,11 @@ models:
 ## protoc-gen-go / protoc-gen-go-grpc (go install) into bin/tools
 proto-tools:
 	@scripts/gen_proto.sh --tools
+
+## browser-tools: Debian's chromium (apt-get, as root) and the pinned playwright-core (npm ci) for
+## the demo page's browser test
+browser-tools:
+	@scripts/browser_tools.sh
 
 ## proto: regenerate tritonclient/inferencepb after editing tritonclient/proto
 proto:
@@ -33,7 +38,7 @@ run: models build
 	./$(BIN) serve
 
 ## test: fetch what is missing, run every test with the race detector
-test: models proto-tools
+test: models proto-tools browser-tools
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 30m ./...
 

@@ -10,7 +10,7 @@ let current = null; // the file last read: {name, base64}
 
 // What each error code means for a person; the service's own message follows it.
 const explain = {
-  unsupported_image_format: 'That file is not an image ocrgate can read (JPEG, PNG, GIF, BMP, TIFF or WebP).',
+  unsupported_image_format: 'That file is not an image ocrgate can read.',
   unsupported_media_type: 'The request was not sent as JSON.',
   undecodable_image: 'The image looks damaged or cut short.',
   image_too_large: 'The image has too many pixels for this service.',
@@ -49,7 +49,8 @@ async function call(path, body) {
 function problem(r) {
   const b = r.body || {};
   const code = b.code || 'http_' + r.status;
-  let msg = (explain[code] ? explain[code] + ' ' : '') + (b.error || 'The service answered ' + r.status + '.');
+  const said = b.error || 'The service answered ' + r.status + '.';
+  let msg = explain[code] ? explain[code] + ' (' + said + ')' : said;
   const wait = r.res && r.res.headers.get('Retry-After');
   if (wait) msg += ' Try again in ' + wait + ' s.';
   return (r.status ? r.status + ' ' : '') + code + ': ' + msg;
