@@ -107,7 +107,8 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 		}
 		return res.Raw, res.Text, nil
 	}
-	return process(ctx, cmd, opt, files, stdin, stdout, stderr, job)
+	b := batch{cmd: cmd, opt: opt, files: files, job: job, stdin: stdin, stdout: stdout, stderr: stderr}
+	return b.run(ctx)
 }
 
 // parseCLI reads flags and file names; flags may come before, between or after the files.
@@ -211,10 +212,22 @@ type outcome struct {
 	took time.Duration
 }
 
-// process reads the files on opt.jobs workers and prints each result as soon as it is there:
-// progress to stderr (with several files), results to stdout.
-func process(ctx context.Context, cmd string, opt cliOptions, files []string, stdin io.Reader, stdout, stderr io.Writer,
-	job func(context.Context, []byte) (json.RawMessage, string, error)) int {
+// batch is one run of ocr or extract over its files.
+type batch struct {
+	cmd   string
+	opt   cliOptions
+	files []string
+	// job sends one image to the service: the answer as sent, and for ocr its text.
+	job    func(context.Context, []byte) (json.RawMessage, string, error)
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run reads the files on opt.jobs workers and prints each result as soon as it is there:
+// progress to stderr (with several files), results to stdout. It returns the exit code.
+func (b *batch) run(ctx context.Context) int {
+	cmd, opt, files, job, stdin, stdout, stderr := b.cmd, b.opt, b.files, b.job, b.stdin, b.stdout, b.stderr
 	next := make(chan string)
 	results := make(chan outcome)
 	var wg sync.WaitGroup
