@@ -2,7 +2,7 @@
 // [Client.Extract] has the service's chat model fill a template or JSON Schema from it.
 //
 // Answers come back typed ([OCRResult], [Extraction]); failures the service answers come back as
-// an [*Error] carrying its HTTP status and stable code. Overload (429) and temporary unavailability
+// an [Error] (a *Error) carrying its HTTP status and stable code. Overload (429) and temporary unavailability
 // (503 with Retry-After) are retried a bounded number of times, after the wait the service asks
 // for plus jitter, and never past the context's deadline.
 //

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,9 +30,9 @@ import (
 )
 
 // checkedApp is the service as the HTTP tests see it: its Test sends the request to the real app
-// and then checks the exchange against openapi.json, failing the test on anything the document does
-// not describe: a route, status, body field or header, or a request the document calls invalid that
-// the service accepted. Every helper that calls the app (do, call, newApp, tritonApp) hands out a
+// and checks the exchange against openapi.json when the test ends, failing the test on anything the
+// document does not describe: a route, status, body field or header, or a request the document
+// calls invalid that the service accepted. Every helper that calls the app (do, call, newApp, tritonApp) hands out a
 // checkedApp, so the whole suite keeps the document honest.
 type checkedApp struct {
 	*fiber.App
@@ -62,11 +64,30 @@ func (a *checkedApp) Test(req *http.Request, msTimeout ...int) (*http.Response, 
 		return nil, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(respBody))
-	if problems := checkExchange(probe, reqBody, resp, respBody); len(problems) > 0 {
-		a.t.Errorf("openapi.json does not describe %s %s → %d (edit service/openapi/openapi.json in the same change):\n  - %s",
-			probe.Method, probe.URL.Path, resp.StatusCode, strings.Join(problems, "\n  - "))
-	}
+	// Checked when the test ends, so the check costs nothing inside what a test times.
+	checkedResp := *resp
+	from := sentFrom()
+	a.t.Cleanup(func() {
+		if problems := checkExchange(probe, reqBody, &checkedResp, respBody); len(problems) > 0 {
+			a.t.Errorf("openapi.json does not describe %s %s → %d, sent from %s (edit service/openapi/openapi.json in the same change):\n  - %s",
+				probe.Method, probe.URL.Path, checkedResp.StatusCode, from, strings.Join(problems, "\n  - "))
+		}
+	})
 	return resp, nil
+}
+
+// sentFrom names the test lines that sent a request (the helper and its caller), as the failure
+// is reported later, at the end of the test.
+func sentFrom() string {
+	pcs := make([]uintptr, 8)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	var at []string
+	for f, more := frames.Next(); more && len(at) < 2; f, more = frames.Next() {
+		if strings.HasSuffix(f.File, "_test.go") {
+			at = append(at, filepath.Base(f.File)+":"+strconv.Itoa(f.Line))
+		}
+	}
+	return strings.Join(at, " ← ")
 }
 
 // contract is the parsed document and a validator over it, built once.
