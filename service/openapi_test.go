@@ -269,6 +269,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if c.model.Version != "3.1.0" {
 		t.Errorf("openapi %q, want 3.1.0", c.model.Version)
 	}
+	if c.model.Info.Version != service.Version {
+		t.Errorf("info.version is %q, the service is %s: change both when releasing", c.model.Info.Version, service.Version)
+	}
 	if ok, errs := c.v.ValidateDocument(); !ok {
 		t.Fatalf("openapi.json is not a valid OpenAPI document:\n%s", strings.Join(describe("document", nil, errs), "\n"))
 	}
