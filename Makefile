@@ -14,7 +14,7 @@ STATICCHECK         := bin/tools/staticcheck
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
 
 all: build
 
@@ -26,6 +26,11 @@ models:
 ## protoc-gen-go / protoc-gen-go-grpc (go install) into bin/tools
 proto-tools:
 	@scripts/gen_proto.sh --tools
+
+## browser-tools: Debian's chromium (apt-get, as root) and the pinned playwright-core (npm ci) for
+## the demo page's browser test
+browser-tools:
+	@scripts/browser_tools.sh
 
 ## proto: regenerate tritonclient/inferencepb after editing tritonclient/proto
 proto:
@@ -67,7 +72,7 @@ check: lint-tools
 ## test: fetch what is missing, check, then vet and run every test with the race detector: the
 ## service module with the integration tests (real models, datasets, the Python scorer), then the
 ## deployment module
-test: models proto-tools python check
+test: models proto-tools browser-tools python check
 	$(GO) vet -tags integration ./...
 	$(GO) test -tags integration -race -count=1 -timeout 30m ./...
 	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
 	"go.uber.org/goleak"
 
 	"github.com/ocrgate/ocrgate/service"
@@ -23,7 +22,7 @@ import (
 
 // newApp builds the service on the tier's engine (see fixtures) with the given options (rec
 // replaces the pipeline when not nil).
-func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *fiber.App {
+func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *checkedApp {
 	t.Helper()
 	eng := fixtures(t).engine
 	if rec == nil {
@@ -35,7 +34,7 @@ func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *fiber.Ap
 	if opt.MaxBodyBytes == 0 {
 		opt.MaxBodyBytes = 20 << 20
 	}
-	return service.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt)
+	return checked(t, service.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt))
 }
 
 func withAuth(req *http.Request, token string) *http.Request {

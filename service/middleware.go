@@ -58,7 +58,8 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 		}
 	}
 	route := "unmatched"
-	if r := c.Route(); r != nil && r.Path != "/" {
+	// The catch-all middleware's route is "/" too; the page's GET / is a route of its own.
+	if r := c.Route(); r != nil && (r.Path != "/" || r.Method != "USE") {
 		route = r.Path
 	}
 	status, took := c.Response().StatusCode(), time.Since(start)

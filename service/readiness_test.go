@@ -45,9 +45,9 @@ func TestReadyzAnswersOnlyReasons(t *testing.T) {
 			var log bytes.Buffer
 			m := metrics.New()
 			eng := fakeEngine(&ocrtest.Runtime{})
-			app := service.New(eng.Pipeline, readiness{tt.err}, slog.New(slog.NewTextHandler(&log, nil)), service.Options{
+			app := checked(t, service.New(eng.Pipeline, readiness{tt.err}, slog.New(slog.NewTextHandler(&log, nil)), service.Options{
 				RequestTimeout: time.Minute, MaxBodyBytes: 20 << 20, Metrics: m,
-			})
+			}))
 			resp, err := app.Test(get("/readyz"), -1)
 			if err != nil {
 				t.Fatal(err)
@@ -88,9 +88,9 @@ func TestRuntimeErrorMetrics(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			eng := fakeEngine(tt.rt)
-			app := service.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), service.Options{
+			app := checked(t, service.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), service.Options{
 				RequestTimeout: 200 * time.Millisecond, MaxBodyBytes: 20 << 20, Metrics: metrics.New(),
-			})
+			}))
 			code, body := call(t, app, ocrRequest(img))
 			checkJSONError(t, code, body, tt.status, tt.code)
 			_, m := call(t, app, get("/metrics"))

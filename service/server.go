@@ -45,6 +45,8 @@ type Options struct {
 	Extractor Extractor
 	// SchemaLimits bound the schemas callers send to /ocr-json.
 	SchemaLimits extract.Limits
+	// UI serves the demo page at GET / (and its files under /ui/); off, GET / is a 404.
+	UI bool
 }
 
 // Server holds the handlers' dependencies.
@@ -80,6 +82,8 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		AllowOrigins: normalizeOrigins(opt.CORSOrigins),
 		AllowMethods: "GET,POST,OPTIONS",
 		AllowHeaders: "Content-Type,Authorization,X-Request-ID",
+		// Scripts on other origins may read the request ID, when to retry and what a call cost.
+		ExposeHeaders: "X-Request-ID,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts",
 	}))
 	app.Get("/ping", s.ping)
 	app.Get("/healthz", s.healthz)
@@ -90,6 +94,11 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Post("/ocr", s.requireKey, s.ocrHandler)
 	app.Post("/ocr-json", s.requireKey, s.ocrJSON)
 	app.Get("/templates", s.requireKey, s.templates)
+	app.Get("/openapi.json", s.openAPI)
+	if opt.UI {
+		app.Get("/", s.page)
+		app.Get("/ui/:file", s.page)
+	}
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
 }

@@ -27,7 +27,7 @@ var (
 const datasetDir = "../../shared/datasets/sroie-dev"
 
 // app is the service on the tier's engine (see fixtures), built once for the package's tests.
-func app(t testing.TB) *fiber.App {
+func app(t testing.TB) *checkedApp {
 	t.Helper()
 	eng := fixtures(t).engine
 	appOnce.Do(func() {
@@ -36,7 +36,7 @@ func app(t testing.TB) *fiber.App {
 			RequestTimeout: time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
 		})
 	})
-	return testApp
+	return checked(t, testApp)
 }
 
 func do(t testing.TB, req *http.Request) (*http.Response, []byte) {

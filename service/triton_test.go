@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 
@@ -73,7 +72,7 @@ func startTriton(t *testing.T, edit func([]tritontest.Model)) *tritontest.Server
 }
 
 // tritonApp is the service with OCRGATE_RUNTIME=triton pointed at addr.
-func tritonApp(t *testing.T, addr string, timeout time.Duration) *fiber.App {
+func tritonApp(t *testing.T, addr string, timeout time.Duration) *checkedApp {
 	app, closeApp := openTritonApp(t, addr, timeout)
 	t.Cleanup(closeApp)
 	return app
@@ -81,7 +80,7 @@ func tritonApp(t *testing.T, addr string, timeout time.Duration) *fiber.App {
 
 // openTritonApp is tritonApp with the close left to the caller, for tests that count goroutines
 // after everything is shut.
-func openTritonApp(t *testing.T, addr string, timeout time.Duration) (*fiber.App, func()) {
+func openTritonApp(t *testing.T, addr string, timeout time.Duration) (*checkedApp, func()) {
 	t.Helper()
 	env := map[string]string{"OCRGATE_RUNTIME": "triton", "OCRGATE_TRITON_ADDR": addr, "OCRGATE_REQUEST_TIMEOUT": timeout.String()}
 	cfg, err := config.Load(nil, func(k string) string {
@@ -99,10 +98,10 @@ func openTritonApp(t *testing.T, addr string, timeout time.Duration) (*fiber.App
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	app := service.New(eng.Pipeline, eng, log, service.Options{RequestTimeout: timeout, MaxBodyBytes: 20 << 20, CORSOrigins: "*"})
-	return app, func() { eng.Close() }
+	return checked(t, app), func() { eng.Close() }
 }
 
-func call(t testing.TB, app *fiber.App, req *http.Request) (int, []byte) {
+func call(t testing.TB, app *checkedApp, req *http.Request) (int, []byte) {
 	t.Helper()
 	resp, err := app.Test(req, -1)
 	if err != nil {

@@ -1,6 +1,9 @@
 // Command ocrgate is an OCR inference service: POST an image as base64 JSON, get its text and boxes.
 //
 //	ocrgate [serve] [flags]   run the HTTP service (default :5000)
+//	ocrgate ocr FILE...       print the text of images (--json: the whole answer); the models run
+//	                          in-process, or on the service at --server / OCRGATE_SERVER
+//	ocrgate extract FILE...   print the object a chat model filled (--template, --schema)
 //	ocrgate version           print the version
 //	ocrgate bench [flags]     measure the pipeline on a dataset (runs ocrgate-bench, built beside
 //	                          this binary, so that the service links no benchmark code)
@@ -25,6 +28,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/config"
@@ -47,6 +52,8 @@ func run(args []string) int {
 			return runTool("ocrgate-bench", args[1:])
 		case "healthcheck":
 			return healthcheck(args[1:])
+		case "ocr", "extract":
+			return runCLI(args[0], args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		case "serve":
 			args = args[1:]
 		}
@@ -142,50 +149,11 @@ func newLogger(cfg config.Config) *slog.Logger {
 
 func serve(cfg config.Config, log *slog.Logger) error {
 	log.Info("starting ocrgate", "version", service.Version, "config", cfg)
-	start := time.Now()
-	eng, err := setup.Open(cfg)
+	app, eng, err := assemble(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	log.Info("runtime opened", "runtime", cfg.Runtime, "took", time.Since(start).Round(time.Millisecond))
-	if cfg.Runtime == "triton" {
-		// Say once at start whether Triton is there; /readyz keeps answering the question.
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if err := eng.Ready(ctx); err != nil {
-			log.Warn("triton not ready yet; serving, /readyz answers 503 until it is", "addr", cfg.TritonAddr, "err", err)
-		} else {
-			log.Info("triton ready", "addr", cfg.TritonAddr)
-		}
-		cancel()
-	}
-
-	keys, err := cfg.Keys()
-	if err != nil {
-		return err
-	}
-	var extractor service.Extractor
-	switch ex, err := extract.New(cfg.Chat); {
-	case err == nil:
-		extractor = ex
-		log.Info("chat model configured for /ocr-json", "model", cfg.Chat.Model)
-	case errors.Is(err, extract.ErrNotConfigured):
-		log.Info("no chat model configured: /ocr-json answers 503 until CHAT_BOT_MODEL and CHAT_BOT_BASEURL are set")
-	default:
-		return fmt.Errorf("chat model: %w", err)
-	}
-	inflight, queue := cfg.Admission()
-	app := service.New(eng.Pipeline, eng, log, service.Options{
-		RequestTimeout: cfg.RequestTimeout,
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		CORSOrigins:    cfg.CORSOrigins,
-		APIKeys:        keys,
-		Gate:           admission.New(inflight, queue, cfg.QueueTimeout),
-		Metrics:        metrics.New(),
-		Extractor:      extractor,
-		SchemaLimits:   cfg.Chat.Schema,
-	})
-	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout, "auth", len(keys) > 0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
@@ -206,4 +174,57 @@ func serve(cfg config.Config, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// assemble builds the service a Config describes: the engine, the chat extractor, admission,
+// metrics and the HTTP app. serve listens with it; `ocrgate ocr` and `ocrgate extract` run the
+// very same app in-process, so what they print is what the API answers.
+func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, error) {
+	start := time.Now()
+	eng, err := setup.Open(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Info("runtime opened", "runtime", cfg.Runtime, "took", time.Since(start).Round(time.Millisecond))
+	if cfg.Runtime == "triton" {
+		// Say once at start whether Triton is there; /readyz keeps answering the question.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := eng.Ready(ctx); err != nil {
+			log.Warn("triton not ready yet; serving, /readyz answers 503 until it is", "addr", cfg.TritonAddr, "err", err)
+		} else {
+			log.Info("triton ready", "addr", cfg.TritonAddr)
+		}
+		cancel()
+	}
+
+	keys, err := cfg.Keys()
+	if err != nil {
+		eng.Close()
+		return nil, nil, err
+	}
+	var extractor service.Extractor
+	switch ex, err := extract.New(cfg.Chat); {
+	case err == nil:
+		extractor = ex
+		log.Info("chat model configured for /ocr-json", "model", cfg.Chat.Model)
+	case errors.Is(err, extract.ErrNotConfigured):
+		log.Info("no chat model configured: /ocr-json answers 503 until CHAT_BOT_MODEL and CHAT_BOT_BASEURL are set")
+	default:
+		eng.Close()
+		return nil, nil, fmt.Errorf("chat model: %w", err)
+	}
+	inflight, queue := cfg.Admission()
+	app := service.New(eng.Pipeline, eng, log, service.Options{
+		RequestTimeout: cfg.RequestTimeout,
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		CORSOrigins:    cfg.CORSOrigins,
+		APIKeys:        keys,
+		Gate:           admission.New(inflight, queue, cfg.QueueTimeout),
+		Metrics:        metrics.New(),
+		Extractor:      extractor,
+		SchemaLimits:   cfg.Chat.Schema,
+		UI:             cfg.UI,
+	})
+	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout, "auth", len(keys) > 0)
+	return app, eng, nil
 }

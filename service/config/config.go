@@ -53,6 +53,7 @@ type Config struct {
 	QueueTimeout       time.Duration // longest wait for a slot before 429
 	LogLevel           string        // debug, info, warn, error
 	LogFormat          string        // text or json
+	UI                 bool          // serve the demo page at GET / (the API is the same either way)
 
 	Chat extract.Options // /ocr-json: chat model (CHAT_BOT_*), timeout, re-asks, schema limits
 
@@ -99,6 +100,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		QueueTimeout:       10 * time.Second,
 		LogLevel:           "info",
 		LogFormat:          "text",
+		UI:                 true,
 		OCR:                ocr.DefaultOptions(),
 		Chat: extract.Options{
 			Timeout: extract.DefaultTimeout,
@@ -141,6 +143,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_QUEUE_TIMEOUT", "queue-timeout", "longest wait for a slot before 429", (*durationValue)(&c.QueueTimeout)},
 		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
 		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
+		{"OCRGATE_UI", "ui", "serve the demo page at GET / (false: GET / answers 404; the API and /openapi.json stay)", (*boolValue)(&c.UI)},
 		{"CHAT_BOT_MODEL", "chat-model", "chat model for /ocr-json (e.g. gpt-4o-mini, qwen2.5:7b); empty: /ocr-json answers 503", (*stringValue)(&c.Chat.Model)},
 		{"CHAT_BOT_BASEURL", "chat-baseurl", "OpenAI-compatible API root with its version segment, e.g. http://localhost:11434/v1", (*stringValue)(&c.Chat.BaseURL)},
 		{"CHAT_BOT_APIKEY", "chat-apikey", "API key for the chat model, sent as a bearer token (never logged)", (*stringValue)(&c.Chat.APIKey)},
@@ -186,7 +189,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		fs.Var(s.value, s.flag, s.usage+" (env "+s.env+")")
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: ocrgate [serve] [flags]\n       ocrgate version\n       ocrgate bench [flags]\n\nFlags (each also an environment variable):\n")
+		fmt.Fprintf(out, "Usage: ocrgate [serve] [flags]\n       ocrgate ocr [flags] FILE...\n       ocrgate extract [flags] FILE...\n       ocrgate version\n       ocrgate bench [flags]\n\nFlags (each also an environment variable):\n")
 		fs.PrintDefaults()
 	}
 	if len(errs) > 0 {
@@ -328,6 +331,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("api_keys", c.APIKeys != "" || c.APIKeysFile != ""), // whether auth is on, never the keys
 		slog.Int("max_inflight", c.MaxInFlight),
 		slog.Int("max_queue", c.MaxQueue),
+		slog.Bool("ui", c.UI),
 		slog.Any("chat", c.Chat), // Options.LogValue redacts the key
 		slog.Int("det_limit_side", c.OCR.DetLimitSide),
 		slog.Bool("use_cls", c.OCR.UseClassifier),

@@ -1,0 +1,220 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/setup"
+)
+
+// The examples and tests call a real ocrgate: the embedded runtime with the real models, served
+// on a loopback port. Only the chat model behind /ocr-json is a stand-in (chatServer), as a hosted
+// model is not something a test machine runs.
+var (
+	serverURL string // the ocrgate the examples call
+	apiKey    = "demo-key"
+)
+
+const receipt = "../../shared/datasets/sroie-dev/img/003.jpg"
+
+func TestMain(m *testing.M) {
+	code, err := runWithServer(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "client tests:", err, "(run `make test`, which fetches the models first)")
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func runWithServer(m *testing.M) (int, error) {
+	eng, err := engine()
+	if err != nil {
+		return 0, err
+	}
+	defer eng.Close()
+	chat := httptest.NewServer(http.HandlerFunc(chatCompletions))
+	defer chat.Close()
+	ex, err := extract.New(extract.Options{Model: "stand-in", BaseURL: chat.URL + "/v1", Timeout: 30 * time.Second})
+	if err != nil {
+		return 0, err
+	}
+	url, stop, err := serve(eng.Pipeline, service.Options{APIKeys: []string{apiKey}, Extractor: ex})
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	serverURL = url
+	return m.Run(), nil
+}
+
+var (
+	engineOnce sync.Once
+	theEngine  *setup.Engine
+	engineErr  error
+)
+
+// engine is the package's one embedded engine (ONNX Runtime sessions are big; share them).
+func engine() (*setup.Engine, error) {
+	engineOnce.Do(func() {
+		cfg, err := config.Load(nil, os.Getenv, io.Discard)
+		if err != nil {
+			engineErr = err
+			return
+		}
+		theEngine, engineErr = setup.Embedded(cfg)
+	})
+	return theEngine, engineErr
+}
+
+// serve runs the service over rec on a loopback port and returns its URL and a stop function.
+func serve(rec service.Recognizer, opt service.Options) (string, func(), error) {
+	eng, err := engine()
+	if err != nil {
+		return "", nil, err
+	}
+	if opt.RequestTimeout == 0 {
+		opt.RequestTimeout = time.Minute
+	}
+	if opt.MaxBodyBytes == 0 {
+		opt.MaxBodyBytes = 20 << 20
+	}
+	app := service.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go app.Listener(ln)
+	return "http://" + ln.Addr().String(), func() { app.Shutdown() }, nil
+}
+
+// testServer is serve for one test, stopped when it ends.
+func testServer(t *testing.T, rec service.Recognizer, opt service.Options) string {
+	t.Helper()
+	if rec == nil {
+		eng, err := engine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec = eng.Pipeline
+	}
+	url, stop, err := serve(rec, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return url
+}
+
+// busyServer is a service with one OCR slot and no queue whose slot is taken by a request that
+// holds it until release is called: every other OCR request meets a full service (429).
+func busyServer(t *testing.T) (url string, release func()) {
+	t.Helper()
+	eng, err := engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &holding{rec: eng.Pipeline, entered: make(chan struct{}), release: make(chan struct{})}
+	url = testServer(t, h, service.Options{Gate: admission.New(1, 0, 0)})
+	// The holding request reads a small blank page: once released it is done in milliseconds.
+	var tiny bytes.Buffer
+	if err := png.Encode(&tiny, image.NewGray(image.Rect(0, 0, 64, 64))); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body := fmt.Sprintf(`{"image": %q}`, b64(tiny.Bytes()))
+		resp, err := http.Post(url+"/ocr", "application/json", strings.NewReader(body))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-h.entered
+	var once sync.Once
+	release = func() {
+		once.Do(func() { close(h.release) })
+		<-done
+	}
+	t.Cleanup(release)
+	return url, release
+}
+
+// holding runs the real pipeline, but only once released: the request in it holds its admission
+// slot until then.
+type holding struct {
+	rec     service.Recognizer
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (h *holding) Run(ctx context.Context, image []byte) (*ocr.Result, error) {
+	h.once.Do(func() { close(h.entered) })
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return h.rec.Run(ctx, image)
+}
+
+// chatCompletions is an OpenAI-compatible chat-completions endpoint standing in for a model: it
+// reads the receipt's date and total from the OCR text it is given, as a model would, and answers
+// the receipt template's four fields.
+func chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	text := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			text = m.Content
+		}
+	}
+	out := map[string]any{"company": nil, "date": nil, "address": nil, "total": nil}
+	if d := regexp.MustCompile(`\b\d{2}/\d{2}/\d{4}\b`).FindString(text); d != "" {
+		out["date"] = d
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if u := strings.ToUpper(line); strings.Contains(u, "TOTAL") && strings.Contains(u, "CLUSIV") && out["total"] == nil {
+			if n := regexp.MustCompile(`\d+\.\d{2}`).FindAllString(line, -1); len(n) > 0 {
+				out["total"] = n[len(n)-1]
+			}
+		}
+	}
+	content, _ := json.Marshal(out)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
+		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": string(content)}}},
+	})
+}

@@ -1,0 +1,136 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// OCRResult is the answer of POST /ocr: every text region with its box, and the whole text in
+// reading order.
+type OCRResult struct {
+	Version   string    `json:"version"`
+	ImageInfo ImageInfo `json:"image_info"`
+	// Regions are the detected text boxes of an image, in reading order.
+	Regions []Region `json:"regions"`
+	// Pages is set instead of Regions when the service read a document (a PDF or a multi-page
+	// TIFF, on services that accept them): one entry per page.
+	Pages []Page `json:"pages,omitempty"`
+	// Text is every region's text in reading order: one line per row.
+	Text string `json:"text"`
+	// ProcessingTime is the seconds the request took in the service.
+	ProcessingTime float64 `json:"processing_time"`
+
+	// RequestID is the X-Request-ID the service answered with (the one you sent, or its own).
+	RequestID string `json:"-"`
+	// Raw is the answer as the service sent it, fields this version of the client does not know
+	// included.
+	Raw json.RawMessage `json:"-"`
+}
+
+// ImageInfo describes the image (or document) that was read.
+type ImageInfo struct {
+	Width  int    `json:"width"`  // pixels, after EXIF orientation (images)
+	Height int    `json:"height"` //
+	Bytes  int    `json:"bytes"`  // size of the file
+	Format string `json:"format"` // jpeg, png, gif, bmp, tiff, webp (pdf for documents)
+	Pages  int    `json:"pages,omitempty"`
+}
+
+// Region is one detected text box.
+type Region struct {
+	RegionID      int     `json:"region_id"`
+	Text          string  `json:"text"`
+	Confidence    float64 `json:"confidence"` // recognition score in [0, 1]
+	BoundingShape Shape   `json:"bounding_shape"`
+	Direction     string  `json:"direction"` // horizontal, or vertical for boxes read turned 90°
+	Language      string  `json:"language"`
+	ReadingOrder  int     `json:"reading_order"` // 1-based
+	Row           int     `json:"row"`           // 0-based
+}
+
+// Shape is a region's box: four points in original-image pixels, clockwise from the top-left
+// corner of the text, and the angle of the text's top edge in degrees.
+type Shape struct {
+	Type     string  `json:"type"`
+	Rotation float64 `json:"rotation"`
+	Points   []Point `json:"points"`
+}
+
+// Point is a pixel position.
+type Point struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+// Page is one page of a document.
+type Page struct {
+	Page    int      `json:"page"` // 1-based
+	Width   int      `json:"width"`
+	Height  int      `json:"height"`
+	Source  string   `json:"source"` // "text-layer" (born-digital) or "ocr" (scanned)
+	Regions []Region `json:"regions"`
+	Text    string   `json:"text"`
+}
+
+// Extraction is the answer of POST /ocr-json: the object the chat model filled, valid against the
+// template or schema, and what the call cost.
+type Extraction struct {
+	Object       json.RawMessage // the filled object, as the service sent it
+	OCRTime      time.Duration   // X-OCR-Time
+	ChatTime     time.Duration   // X-Chat-Time
+	ChatAttempts int             // X-Chat-Attempts: 1 + re-asks
+	RequestID    string
+}
+
+// Decode unmarshals the filled object into v.
+func (e *Extraction) Decode(v any) error { return json.Unmarshal(e.Object, v) }
+
+// Error is an answer of the service other than 2xx. Switch on Code (stable) rather than on
+// Message (for people); the README and GET /openapi.json list the codes of each status.
+type Error struct {
+	Status     int           // HTTP status
+	Code       string        // the API's code, such as "overloaded" or "unsupported_image_format"
+	Message    string        // the API's message
+	RequestID  string        // X-Request-ID of the failed call, to find it in the service's log
+	RetryAfter time.Duration // the service's Retry-After, when it sent one
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("ocrgate: %d %s", e.Status, e.Message)
+	}
+	return fmt.Sprintf("ocrgate: %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// retryable reports whether the same call may succeed later: overload always, unavailability
+// when the service says when (a 503 without Retry-After, such as no chat model configured, will
+// not heal by itself).
+func (e *Error) retryable() bool {
+	return e.Status == http.StatusTooManyRequests || (e.Status == http.StatusServiceUnavailable && e.RetryAfter > 0)
+}
+
+// newError reads an error answer. A body that is not ocrgate's {"error", "code"} (a proxy's page)
+// is not quoted: the status text stands in for it.
+func newError(resp *http.Response, body []byte) *Error {
+	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Request-ID")}
+	var b struct {
+		Error string `json:"error"`
+		Code  string `json:"code"`
+	}
+	if json.Unmarshal(body, &b) == nil && b.Code != "" {
+		e.Code, e.Message = b.Code, b.Error
+	} else {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if s, err := strconv.Atoi(ra); err == nil && s > 0 {
+			e.RetryAfter = time.Duration(s) * time.Second
+		} else if t, err := http.ParseTime(ra); err == nil {
+			e.RetryAfter = max(time.Until(t), time.Second)
+		}
+	}
+	return e
+}

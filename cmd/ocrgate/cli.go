@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp/fasthttputil"
+
+	"github.com/ocrgate/ocrgate/client"
+	"github.com/ocrgate/ocrgate/service/config"
+)
+
+// Exit codes of `ocrgate ocr` and `ocrgate extract`, so scripts can tell whose fault a failure is.
+// With several files the code is the worst of them (service failure over bad input).
+const (
+	exitOK      = 0
+	exitUsage   = 2 // bad flags or arguments, an unreadable schema file, or an API key the service refuses
+	exitInput   = 3 // a file could not be read, or the service refused it as bad input (400, 413, 415, 422)
+	exitService = 4 // the service failed or could not be reached: 5xx, 429 after retries, no engine
+)
+
+// cliOptions are the flags of ocr and extract.
+type cliOptions struct {
+	json     bool
+	server   string
+	apiKey   string
+	jobs     int
+	quiet    bool
+	template string
+	schema   string
+}
+
+// runCLI runs `ocrgate ocr` or `ocrgate extract` (cmd) and returns the exit code. Without a
+// server it assembles the service in-process, exactly as `ocrgate serve` does, and calls it
+// through an in-memory connection: what it prints is what /ocr and /ocr-json answer.
+func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opt, files, err := parseCLI(cmd, args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ocrgate %s: %v\n", cmd, err)
+		return exitUsage
+	}
+	var schema json.RawMessage
+	if opt.schema != "" {
+		data, err := os.ReadFile(opt.schema)
+		if err != nil || !json.Valid(data) {
+			fmt.Fprintf(stderr, "ocrgate extract: --schema %s: not a readable JSON file\n", opt.schema)
+			return exitUsage
+		}
+		schema = data
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var c *client.Client
+	if opt.server != "" {
+		c, err = client.New(opt.server, client.WithAPIKey(opt.apiKey))
+		if err != nil {
+			fmt.Fprintf(stderr, "ocrgate %s: %v\n", cmd, err)
+			return exitUsage
+		}
+	} else {
+		var closeLocal func()
+		c, closeLocal, err = localClient(getenv, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "ocrgate %s: %v\n", cmd, err)
+			return exitService
+		}
+		defer closeLocal()
+	}
+
+	job := func(ctx context.Context, img []byte) (json.RawMessage, string, error) {
+		if cmd == "extract" {
+			var opts []client.CallOption
+			if opt.template != "" {
+				opts = append(opts, client.Template(opt.template))
+			}
+			if schema != nil {
+				opts = append(opts, client.Schema(schema))
+			}
+			ex, err := c.Extract(ctx, img, opts...)
+			if err != nil {
+				return nil, "", err
+			}
+			return ex.Object, "", nil
+		}
+		res, err := c.OCR(ctx, img)
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Raw, res.Text, nil
+	}
+	b := batch{cmd: cmd, opt: opt, files: files, job: job, stdin: stdin, stdout: stdout, stderr: stderr}
+	return b.run(ctx)
+}
+
+// parseCLI reads flags and file names; flags may come before, between or after the files.
+func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.Writer) (cliOptions, []string, error) {
+	opt := cliOptions{server: getenv("OCRGATE_SERVER"), apiKey: getenv("OCRGATE_API_KEY"), jobs: runtime.NumCPU()}
+	fs := flag.NewFlagSet("ocrgate "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if cmd == "ocr" {
+		fs.BoolVar(&opt.json, "json", false, "print the whole /ocr answer as JSON instead of the text (one JSON line per file with several files)")
+	} else {
+		fs.StringVar(&opt.template, "template", "", "built-in template to fill: invoice (the service's default) or receipt")
+		fs.StringVar(&opt.schema, "schema", "", "file with your own JSON Schema to fill instead of a template")
+	}
+	fs.StringVar(&opt.server, "server", opt.server, "URL of a running ocrgate; without it the models run in this process (env OCRGATE_SERVER)")
+	fs.StringVar(&opt.apiKey, "api-key", opt.apiKey, "API key for --server (env OCRGATE_API_KEY)")
+	fs.IntVar(&opt.jobs, "j", opt.jobs, "files read at once")
+	fs.BoolVar(&opt.quiet, "q", false, "no progress on stderr")
+	fs.Usage = func() {
+		if cmd == "ocr" {
+			fmt.Fprintf(stderr, "Usage: ocrgate ocr [flags] FILE...   (- reads standard input)\n\nPrints the text of each image.\n\n")
+		} else {
+			fmt.Fprintf(stderr, "Usage: ocrgate extract [--template NAME | --schema FILE] [flags] FILE...   (- reads standard input)\n\nPrints the object the chat model filled from each image (needs CHAT_BOT_* here, or on --server).\n\n")
+		}
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nExit codes: 0 done, 2 usage, 3 bad input (unreadable file, or refused as 400/413/415/422), 4 service failure.\nWithout --server, the service's OCRGATE_* and CHAT_BOT_* environment variables configure the models.\n")
+	}
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return opt, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case len(files) == 0:
+		fs.Usage()
+		return opt, nil, errors.New("no files given")
+	case opt.template != "" && opt.schema != "":
+		return opt, nil, errors.New("give --template or --schema, not both")
+	case opt.jobs < 1:
+		return opt, nil, errors.New("-j must be at least 1")
+	}
+	stdinSeen := false
+	for _, f := range files {
+		if f == "-" {
+			if stdinSeen {
+				return opt, nil, errors.New("standard input (-) can be read only once")
+			}
+			stdinSeen = true
+		}
+	}
+	return opt, files, nil
+}
+
+// localClient assembles the service in this process and returns a client connected to it over
+// an in-memory listener (no port is opened), and the function that stops it all.
+func localClient(getenv func(string) string, stderr io.Writer) (*client.Client, func(), error) {
+	cfg, err := config.Load(nil, getenv, io.Discard)
+	if err != nil {
+		return nil, nil, err
+	}
+	level := slog.LevelWarn // a command prints results, not the service's start-up chatter
+	if getenv("OCRGATE_LOG_LEVEL") != "" {
+		level, _ = cfg.SlogLevel()
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	app, eng, err := assemble(cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln := fasthttputil.NewInmemoryListener()
+	go app.Listener(ln)
+	hc := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return ln.Dial() },
+	}}
+	opts := []client.Option{client.WithHTTPClient(hc)}
+	if keys, _ := cfg.Keys(); len(keys) > 0 {
+		opts = append(opts, client.WithAPIKey(keys[0])) // the service is ours: use its own key
+	}
+	c, err := client.New("http://ocrgate.in-process", opts...)
+	if err != nil {
+		eng.Close()
+		return nil, nil, err
+	}
+	return c, func() {
+		_ = app.ShutdownWithTimeout(5 * time.Second)
+		_ = eng.Close()
+	}, nil
+}
+
+// outcome is one file's result.
+type outcome struct {
+	name string
+	raw  json.RawMessage // the answer as the service sent it
+	text string          // ocr: the text
+	err  error
+	took time.Duration
+}
+
+// batch is one run of ocr or extract over its files.
+type batch struct {
+	cmd   string
+	opt   cliOptions
+	files []string
+	// job sends one image to the service: the answer as sent, and for ocr its text.
+	job    func(context.Context, []byte) (json.RawMessage, string, error)
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run reads the files on opt.jobs workers and prints each result as soon as it is there:
+// progress to stderr (with several files), results to stdout. It returns the exit code.
+func (b *batch) run(ctx context.Context) int {
+	cmd, opt, files, job, stdin, stdout, stderr := b.cmd, b.opt, b.files, b.job, b.stdin, b.stdout, b.stderr
+	next := make(chan string)
+	results := make(chan outcome)
+	var wg sync.WaitGroup
+	for range min(opt.jobs, len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range next {
+				start := time.Now()
+				o := outcome{name: name}
+				img, err := readInput(name, stdin)
+				if err == nil {
+					o.raw, o.text, err = job(ctx, img)
+				}
+				o.err, o.took = err, time.Since(start)
+				results <- o
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for _, f := range files {
+			select {
+			case next <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	many := len(files) > 1
+	code, done := exitOK, 0
+	for o := range results {
+		done++
+		if o.err != nil {
+			code = max(code, exitCode(o.err))
+		}
+		if many && !opt.quiet {
+			status := fmt.Sprintf("done in %.2f s", o.took.Seconds())
+			if o.err != nil {
+				status = describeError(o.err)
+			}
+			fmt.Fprintf(stderr, "[%d/%d] %s: %s\n", done, len(files), o.name, status)
+		}
+		printOutcome(cmd, opt, many, o, stdout, stderr)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "ocrgate %s: interrupted after %d of %d files\n", cmd, done, len(files))
+		code = max(code, exitService)
+	}
+	return code
+}
+
+func printOutcome(cmd string, opt cliOptions, many bool, o outcome, stdout, stderr io.Writer) {
+	asJSON := cmd == "extract" || opt.json
+	switch {
+	case o.err != nil && many && asJSON:
+		line, _ := json.Marshal(fileLine{File: o.name, Error: errorLine(o.err)})
+		fmt.Fprintf(stdout, "%s\n", line)
+	case o.err != nil:
+		if !many || opt.quiet {
+			fmt.Fprintf(stderr, "ocrgate %s: %s: %s\n", cmd, o.name, describeError(o.err))
+		}
+	case many && asJSON:
+		line, _ := json.Marshal(fileLine{File: o.name, Result: compact(o.raw)})
+		fmt.Fprintf(stdout, "%s\n", line)
+	case asJSON:
+		fmt.Fprintf(stdout, "%s\n", strings.TrimRight(string(o.raw), "\n"))
+	case many:
+		fmt.Fprintf(stdout, "==> %s <==\n%s\n\n", o.name, o.text)
+	default:
+		fmt.Fprintf(stdout, "%s\n", o.text)
+	}
+}
+
+// fileLine is one line of output with several files and --json (or extract): the file and the
+// service's answer, or what went wrong.
+type fileLine struct {
+	File   string          `json:"file"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *errorInfo      `json:"error,omitempty"`
+}
+
+type errorInfo struct {
+	Status  int    `json:"status,omitempty"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"error"`
+}
+
+func errorLine(err error) *errorInfo {
+	var e *client.Error
+	if errors.As(err, &e) {
+		return &errorInfo{Status: e.Status, Code: e.Code, Message: e.Message}
+	}
+	return &errorInfo{Message: err.Error()}
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// inputError is a file that could not be read: bad input, not a service failure.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+func readInput(name string, stdin io.Reader) ([]byte, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, &inputError{err}
+	}
+	if len(data) == 0 {
+		return nil, &inputError{errors.New("empty file")}
+	}
+	return data, nil
+}
+
+// exitCode says whose fault err is.
+func exitCode(err error) int {
+	var e *client.Error
+	var ie *inputError
+	switch {
+	case errors.As(err, &ie):
+		return exitInput
+	case errors.As(err, &e):
+		switch e.Status {
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+			return exitInput
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return exitUsage
+		}
+	}
+	return exitService
+}
+
+func describeError(err error) string {
+	var e *client.Error
+	if errors.As(err, &e) {
+		if e.Code == "" {
+			return fmt.Sprintf("%d %s", e.Status, e.Message)
+		}
+		return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+	}
+	return err.Error()
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service/config"
+)
+
+const receipt = "../../../shared/datasets/sroie-dev/img/003.jpg"
+
+// env is the process environment with some settings replaced.
+func env(over map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := over[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+}
+
+// startService runs the real service, assembled as `ocrgate serve` does, on a loopback port.
+func startService(t *testing.T, getenv func(string) string) string {
+	t.Helper()
+	cfg, err := config.Load(nil, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, eng, err := assemble(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("%v (run `make test`, which fetches the models first)", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln)
+	t.Cleanup(func() { app.Shutdown(); eng.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// postOCR is what a curl user sees: POST /ocr with the file's base64.
+func postOCR(t *testing.T, url string, img []byte) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"image": base64.StdEncoding.EncodeToString(img)})
+	resp, err := http.Post(url+"/ocr", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ans map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /ocr: %d %v", resp.StatusCode, err)
+	}
+	return ans
+}
+
+type cliRun struct {
+	code           int
+	stdout, stderr string
+}
+
+func runOCRGate(getenv func(string) string, stdin []byte, args ...string) cliRun {
+	var out, errOut bytes.Buffer
+	code := runCLI(args[0], args[1:], getenv, bytes.NewReader(stdin), &out, &errOut)
+	return cliRun{code, out.String(), errOut.String()}
+}
+
+// TestOCRCommandPrintsWhatTheAPIAnswers: `ocrgate ocr receipt.jpg` prints the text /ocr answers,
+// with the models in-process and through --server; --json prints the whole answer.
+func TestOCRCommandPrintsWhatTheAPIAnswers(t *testing.T) {
+	img, err := os.ReadFile(receipt)
+	if err != nil {
+		t.Fatalf("%v (the tests expect shared/ beside the checkout)", err)
+	}
+	url := startService(t, os.Getenv)
+	api := postOCR(t, url, img)
+	want := api["text"].(string) + "\n"
+	if !strings.Contains(want, "JOHOR BAHRU") {
+		t.Fatalf("the API read no receipt: %q", want)
+	}
+
+	local := runOCRGate(os.Getenv, nil, "ocr", receipt)
+	if local.code != exitOK || local.stdout != want {
+		t.Errorf("in-process: exit %d, stdout differs from /ocr's text:\n%s\nstderr: %s", local.code, diff(local.stdout, want), local.stderr)
+	}
+	remote := runOCRGate(os.Getenv, nil, "ocr", "--server", url, receipt)
+	if remote.code != exitOK || remote.stdout != want {
+		t.Errorf("--server: exit %d, stdout differs from /ocr's text:\n%s\nstderr: %s", remote.code, diff(remote.stdout, want), remote.stderr)
+	}
+	viaEnv := runOCRGate(env(map[string]string{"OCRGATE_SERVER": url}), img, "ocr", "-")
+	if viaEnv.code != exitOK || viaEnv.stdout != want {
+		t.Errorf("OCRGATE_SERVER and stdin: exit %d, stdout differs:\n%s", viaEnv.code, diff(viaEnv.stdout, want))
+	}
+
+	asJSON := runOCRGate(os.Getenv, nil, "ocr", "--json", receipt)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(asJSON.stdout), &got); err != nil || asJSON.code != exitOK {
+		t.Fatalf("--json: exit %d, %v: %.300s", asJSON.code, err, asJSON.stdout)
+	}
+	delete(got, "processing_time")
+	delete(api, "processing_time")
+	g, _ := json.Marshal(got)
+	a, _ := json.Marshal(api)
+	if !bytes.Equal(g, a) {
+		t.Errorf("--json answer differs from /ocr's (processing_time aside):\n%s", diff(string(g), string(a)))
+	}
+}
+
+func diff(got, want string) string {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(gl), len(wl)) {
+		var g, w string
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			return "line " + strconv.Itoa(i+1) + ": got " + strconv.Quote(g) + ", want " + strconv.Quote(w)
+		}
+	}
+	return "(equal)"
+}
+
+// TestOCRCommandExitCodes: usage errors, bad input and service failures have their own codes,
+// and the message says what happened.
+func TestOCRCommandExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("plain text, not a picture"), 0o644)
+	keyed := startService(t, env(map[string]string{"OCRGATE_API_KEYS": "right-key"}))
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadURL := "http://" + dead.Addr().String()
+	dead.Close()
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no files", []string{"ocr"}, exitUsage, "no files given"},
+		{"unknown flag", []string{"ocr", "--nope", receipt}, exitUsage, "flag provided but not defined"},
+		{"template and schema", []string{"extract", "--template", "receipt", "--schema", text, receipt}, exitUsage, "not both"},
+		{"schema file not JSON", []string{"extract", "--schema", text, "--server", keyed, receipt}, exitUsage, "not a readable JSON file"},
+		{"stdin twice", []string{"ocr", "-", "-"}, exitUsage, "only once"},
+		{"wrong API key", []string{"ocr", "--server", keyed, "--api-key", "wrong", receipt}, exitUsage, "401 unauthorized"},
+		{"not an image", []string{"ocr", "--server", keyed, "--api-key", "right-key", text}, exitInput, "415 unsupported_image_format"},
+		{"missing file", []string{"ocr", "--server", keyed, "--api-key", "right-key", filepath.Join(dir, "none.jpg")}, exitInput, "no such file"},
+		{"service unreachable", []string{"ocr", "--server", deadURL, receipt}, exitService, "connection refused"},
+		{"no chat model", []string{"extract", "--server", keyed, "--api-key", "right-key", receipt}, exitService, "503 chat_not_configured"},
+		{"bad input and a failure: the failure wins", []string{"ocr", "-q", "--server", deadURL, text, receipt}, exitService, "connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runOCRGate(os.Getenv, nil, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("exit %d, want %d; stderr %q lacks %q", r.code, tt.code, r.stderr, tt.stderr)
+			}
+			if strings.Contains(r.stderr, "right-key") {
+				t.Error("the API key appears in the output")
+			}
+		})
+	}
+}
+
+// TestOCRCommandManyFiles: with several files, results stream with a header per file, progress
+// goes to stderr, and one bad file fails only itself.
+func TestOCRCommandManyFiles(t *testing.T) {
+	url := startService(t, os.Getenv)
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("plain text"), 0o644)
+	second := "../../../shared/datasets/sroie-dev/img/124.jpg"
+	img, _ := os.ReadFile(second)
+
+	r := runOCRGate(os.Getenv, img, "ocr", "--server", url, "-j", "2", receipt, text, "-")
+	if r.code != exitInput {
+		t.Errorf("exit %d, want %d (one file is no image)", r.code, exitInput)
+	}
+	for _, want := range []string{"==> " + receipt + " <==\n", "==> - <==\n", "JOHOR BAHRU"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%.500s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "notes.txt") {
+		t.Error("the failed file has output on stdout")
+	}
+	for _, want := range []string{"/3] " + receipt + ": done in", "/3] " + text + ": 415 unsupported_image_format", "[3/3]"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+
+	// --json with several files: one line per file, the answer or the error.
+	r = runOCRGate(os.Getenv, nil, "ocr", "--json", "-q", "--server", url, receipt, text)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || r.stderr != "" {
+		t.Fatalf("%d lines, stderr %q:\n%.300s", len(lines), r.stderr, r.stdout)
+	}
+	byFile := map[string]fileLine{}
+	for _, l := range lines {
+		var fl fileLine
+		if err := json.Unmarshal([]byte(l), &fl); err != nil {
+			t.Fatalf("%v: %.200s", err, l)
+		}
+		byFile[fl.File] = fl
+	}
+	if fl := byFile[receipt]; !strings.Contains(string(fl.Result), "JOHOR BAHRU") || fl.Error != nil {
+		t.Errorf("receipt line: %.200s", fl.Result)
+	}
+	if fl := byFile[text]; fl.Error == nil || fl.Error.Status != 415 || fl.Error.Code != "unsupported_image_format" {
+		t.Errorf("text file line: %+v", fl.Error)
+	}
+}
+
+// TestExtractCommand: `ocrgate extract --template receipt` prints the object the chat model
+// filled, in-process with the service's CHAT_BOT_* settings. The chat model is a stand-in
+// speaking the chat-completions protocol (a hosted model is not something a test runs).
+func TestExtractCommand(t *testing.T) {
+	var sawOCR atomic.Bool
+	chat := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sawOCR.Store(strings.Contains(string(body), "JOHOR BAHRU"))
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "c1", "object": "chat.completion", "created": time.Now().Unix(), "model": "stand-in",
+			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{
+				"role": "assistant", "content": `{"company": "YONGFATT ENTERPRISE", "date": "25/12/2018", "address": null, "total": "80.90"}`}}},
+		})
+	}))
+	defer chat.Close()
+	getenv := env(map[string]string{"CHAT_BOT_MODEL": "stand-in", "CHAT_BOT_BASEURL": chat.URL + "/v1"})
+	r := runOCRGate(getenv, nil, "extract", "--template", "receipt", receipt)
+	var got map[string]any
+	if r.code != exitOK || json.Unmarshal([]byte(r.stdout), &got) != nil {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if got["total"] != "80.90" || !sawOCR.Load() {
+		t.Errorf("object %v; the OCR text reached the model: %v", got, sawOCR.Load())
+	}
+}

@@ -1,0 +1,275 @@
+// ocrgate demo page. Plain JavaScript, no dependencies: it calls the same API as any client
+// (POST /ocr, POST /ocr-json, GET /templates) with the same auth, and draws what comes back.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const SVG = 'http://www.w3.org/2000/svg';
+const KEY = 'ocrgate.apiKey'; // sessionStorage only: gone when the tab closes
+
+let current = null; // the file last read: {name, base64}
+
+// What each error code means for a person; the service's own message follows it.
+const explain = {
+  unsupported_image_format: 'That file is not an image ocrgate can read.',
+  unsupported_media_type: 'The request was not sent as JSON.',
+  undecodable_image: 'The image looks damaged or cut short.',
+  image_too_large: 'The image has too many pixels for this service.',
+  body_too_large: 'The file is larger than this service accepts.',
+  overloaded: 'The service is busy right now.',
+  unauthorized: 'This service needs an API key: enter it above.',
+  timeout: 'Reading took longer than the service allows.',
+  runtime_unavailable: 'The OCR models are not ready yet.',
+  chat_not_configured: 'No chat model is configured for extraction on this service.',
+  invalid_schema: 'The JSON Schema cannot be used.',
+  unknown_template: 'No such template.',
+};
+
+function headers() {
+  const h = { 'Content-Type': 'application/json' };
+  const key = sessionStorage.getItem(KEY);
+  if (key) h.Authorization = 'Bearer ' + key;
+  return h;
+}
+
+// call posts or gets path and returns {ok, status, body, res}; network failures become a status 0.
+async function call(path, body) {
+  let res;
+  try {
+    res = await fetch(path, body === undefined ? { headers: headers() }
+      : { method: 'POST', headers: headers(), body: JSON.stringify(body) });
+  } catch (e) {
+    return { ok: false, status: 0, body: { error: 'The service could not be reached.', code: 'network' } };
+  }
+  let parsed = null;
+  try { parsed = await res.json(); } catch (e) { /* not JSON */ }
+  return { ok: res.ok, status: res.status, body: parsed, res };
+}
+
+// problem turns an error answer into one readable sentence.
+function problem(r) {
+  const b = r.body || {};
+  const code = b.code || 'http_' + r.status;
+  const said = b.error || 'The service answered ' + r.status + '.';
+  let msg = explain[code] ? explain[code] + ' (' + said + ')' : said;
+  const wait = r.res && r.res.headers.get('Retry-After');
+  if (wait) msg += ' Try again in ' + wait + ' s.';
+  return (r.status ? r.status + ' ' : '') + code + ': ' + msg;
+}
+
+function say(el, text, isError) {
+  el.textContent = text;
+  el.classList.toggle('error', !!isError);
+}
+
+function readFile(file) {
+  return new Promise((resolve, reject) => {
+    const fr = new FileReader();
+    fr.onload = () => resolve(String(fr.result).replace(/^data:[^,]*,/, ''));
+    fr.onerror = () => reject(fr.error);
+    fr.readAsDataURL(file);
+  });
+}
+
+async function run(file) {
+  if (!file) return;
+  const status = $('status');
+  say(status, 'Reading ' + file.name + '…');
+  $('result').hidden = true;
+  $('extract').disabled = true;
+  let base64;
+  try {
+    base64 = await readFile(file);
+  } catch (e) {
+    say(status, 'The file could not be read by the browser.', true);
+    return;
+  }
+  current = { name: file.name, base64 };
+  $('extract').disabled = false;
+  const started = performance.now();
+  const r = await call('/ocr', { image: base64 });
+  if (!r.ok) {
+    say(status, problem(r), true);
+    return;
+  }
+  const took = (performance.now() - started) / 1000;
+  say(status, 'Read ' + file.name + '.');
+  show(r.body, file, took);
+}
+
+// show draws the answer: a page per image (or per document page) with its boxes, the region list,
+// the text and the raw JSON.
+function show(ans, file, took) {
+  const pages = ans.pages || [{ page: 1, width: ans.image_info.width, height: ans.image_info.height, regions: ans.regions }];
+  const count = pages.reduce((n, p) => n + p.regions.length, 0);
+  $('meta').textContent = count + ' regions · processed in ' + ans.processing_time.toFixed(2) + ' s (' +
+    took.toFixed(2) + ' s with the upload) · ' + (ans.image_info.format || '') + ' ' +
+    (ans.pages ? pages.length + ' pages' : ans.image_info.width + '×' + ans.image_info.height);
+  const host = $('pages');
+  const list = $('regions');
+  host.replaceChildren();
+  list.replaceChildren();
+  const url = ans.pages ? null : URL.createObjectURL(file);
+  let n = 0;
+  for (const p of pages) {
+    const fig = document.createElement('figure');
+    fig.className = 'page';
+    const sheet = document.createElement('div');
+    sheet.className = 'sheet';
+    sheet.style.aspectRatio = p.width + ' / ' + p.height;
+    if (url) {
+      const img = document.createElement('img');
+      img.alt = 'The image that was read';
+      img.src = url;
+      img.onerror = () => img.remove(); // a format the browser cannot show (TIFF): boxes on a blank sheet
+      sheet.append(img);
+    }
+    const svg = document.createElementNS(SVG, 'svg');
+    svg.setAttribute('viewBox', '0 0 ' + p.width + ' ' + p.height);
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('aria-hidden', 'true');
+    for (const reg of p.regions) {
+      const i = n++;
+      const poly = document.createElementNS(SVG, 'polygon');
+      poly.setAttribute('points', reg.bounding_shape.points.map((q) => q.x + ',' + q.y).join(' '));
+      poly.setAttribute('class', 'box');
+      poly.dataset.i = i;
+      const title = document.createElementNS(SVG, 'title');
+      title.textContent = reg.text;
+      poly.append(title);
+      svg.append(poly);
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.dataset.i = i;
+      b.textContent = reg.text;
+      b.title = 'confidence ' + reg.confidence.toFixed(3);
+      li.append(b);
+      list.append(li);
+    }
+    sheet.append(svg);
+    fig.append(sheet);
+    if (ans.pages) {
+      const cap = document.createElement('figcaption');
+      cap.textContent = 'Page ' + p.page + (p.source ? ' (' + p.source + ')' : '');
+      fig.append(cap);
+    }
+    host.append(fig);
+  }
+  $('text').textContent = ans.text;
+  $('json').textContent = JSON.stringify(ans, null, 2);
+  $('copied').textContent = '';
+  $('result').hidden = false;
+}
+
+// highlight marks region i's box and line (or clears them for i = null).
+function highlight(i, scroll) {
+  for (const el of document.querySelectorAll('.active')) el.classList.remove('active');
+  if (i == null) return;
+  for (const el of document.querySelectorAll('[data-i="' + i + '"]')) {
+    el.classList.add('active');
+    if (scroll && el.tagName === 'BUTTON') el.scrollIntoView({ block: 'nearest' });
+  }
+}
+
+async function extract() {
+  if (!current) return;
+  const st = $('extract-status');
+  const out = $('object');
+  out.hidden = true;
+  const body = { image: current.base64 };
+  if ($('template').value) {
+    body.template = $('template').value;
+  } else {
+    try {
+      body.schema = JSON.parse($('schema').value);
+    } catch (e) {
+      say(st, 'The schema is not valid JSON: ' + e.message, true);
+      return;
+    }
+  }
+  say(st, 'Extracting from ' + current.name + '…');
+  $('extract').disabled = true;
+  const r = await call('/ocr-json', body);
+  $('extract').disabled = false;
+  if (!r.ok) {
+    say(st, problem(r), true);
+    return;
+  }
+  const h = (name) => r.res.headers.get(name);
+  say(st, 'Done: OCR ' + (h('X-OCR-Time') || '?') + ' s, chat ' + (h('X-Chat-Time') || '?') + ' s.');
+  out.textContent = JSON.stringify(r.body, null, 2);
+  out.hidden = false;
+}
+
+// loadTemplates lists the service's templates (when the key allows); the built-in two stay otherwise.
+async function loadTemplates() {
+  const r = await call('/templates');
+  if (!r.ok || !r.body || !Array.isArray(r.body.templates)) return;
+  const sel = $('template');
+  const own = sel.querySelector('option[value=""]');
+  sel.replaceChildren();
+  for (const t of r.body.templates) {
+    const o = document.createElement('option');
+    o.value = t.name;
+    o.textContent = t.name;
+    o.title = t.description;
+    o.selected = t.name === r.body.default;
+    sel.append(o);
+  }
+  sel.append(own);
+}
+
+function init() {
+  const file = $('file');
+  const key = $('key');
+  key.value = sessionStorage.getItem(KEY) || '';
+  key.addEventListener('change', () => {
+    if (key.value) sessionStorage.setItem(KEY, key.value.trim());
+    else sessionStorage.removeItem(KEY);
+    loadTemplates();
+  });
+  $('forget').addEventListener('click', () => {
+    sessionStorage.removeItem(KEY);
+    key.value = '';
+  });
+  file.addEventListener('change', () => run(file.files[0]));
+  const drop = $('drop');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    if (e.dataTransfer.files.length) run(e.dataTransfer.files[0]);
+  });
+  document.addEventListener('paste', (e) => {
+    const f = [...(e.clipboardData ? e.clipboardData.files : [])][0];
+    if (f) run(f);
+  });
+  const list = $('regions');
+  const pages = $('pages');
+  for (const [ev, fn] of [['mouseover', (e) => highlight(e.target.dataset.i, false)], ['focusin', (e) => highlight(e.target.dataset.i, false)]]) {
+    list.addEventListener(ev, fn);
+  }
+  list.addEventListener('mouseleave', () => highlight(null));
+  list.addEventListener('focusout', () => highlight(null));
+  pages.addEventListener('mouseover', (e) => { if (e.target.dataset && e.target.dataset.i) highlight(e.target.dataset.i, true); });
+  pages.addEventListener('mouseleave', () => highlight(null));
+  pages.addEventListener('click', (e) => {
+    const i = e.target.dataset && e.target.dataset.i;
+    if (i) list.querySelector('button[data-i="' + i + '"]').focus();
+  });
+  $('copy').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText($('json').textContent);
+      $('copied').textContent = 'Copied.';
+    } catch (e) {
+      $('copied').textContent = 'Copy failed: select the text below and copy it.';
+      $('json').parentElement.open = true;
+    }
+  });
+  $('template').addEventListener('change', () => { $('schema-box').hidden = $('template').value !== ''; });
+  $('extract').addEventListener('click', extract);
+  loadTemplates();
+}
+
+init();

@@ -1,0 +1,175 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"image/png"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/setup"
+)
+
+const (
+	dataset = "../../../shared/datasets/sroie-dev"
+	apiKey  = "page-test-key"
+)
+
+// TestPageInChromium opens the demo page in headless Chromium (Debian's package, driven by
+// playwright-core; nothing downloads a browser) against the real service with the real models,
+// uploads a SROIE receipt through the file input and checks what a person sees: as many boxes as
+// the API found regions, the receipt's text, the 401 and 415 answers explained, the extraction
+// result, keyboard and narrow-window use (browsertest/page.test.mjs has the checks). `make test`
+// installs Chromium and playwright-core first (scripts/browser_tools.sh).
+func TestPageInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the models and Chromium")
+	}
+	browser := chromium(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed: it runs the page test (see the README's requirements)")
+	}
+	if _, err := os.Stat("browsertest/node_modules/playwright-core/package.json"); err != nil {
+		t.Fatal("playwright-core is not installed: run `make browser-tools` (make test does)")
+	}
+
+	// Strings of the receipt's ground truth the page must show.
+	receipt := dataset + "/img/003.jpg"
+	known := []string{"SIMPLIFIED TAX INVOICE", "81100 JOHOR BAHRU"}
+	gt, err := os.ReadFile(dataset + "/box/003.csv")
+	if err != nil {
+		t.Fatalf("%v (the tests expect shared/ beside the checkout)", err)
+	}
+	for _, k := range known {
+		if !strings.Contains(string(gt), ","+k+"\n") {
+			t.Fatalf("%q is not a line of the receipt's ground truth", k)
+		}
+	}
+
+	url := startService(t)
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "page.test.mjs")
+	cmd.Dir = "browsertest"
+	cmd.Env = append(os.Environ(),
+		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt),
+		"KNOWN="+strings.Join(known, "\n"), "OUT_DIR="+out, "CHROMIUM="+browser)
+	output, err := cmd.CombinedOutput()
+	t.Logf("%s", output)
+	if err != nil {
+		t.Fatalf("page test failed: %v", err)
+	}
+
+	// The screenshot is a real picture of the page.
+	f, err := os.Open(filepath.Join(out, "page.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 900 {
+		t.Errorf("screenshot is %v", b)
+	}
+	t.Logf("screenshots in %s", out)
+}
+
+// chromium finds the browser: OCRGATE_CHROMIUM, else Debian's chromium on PATH.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("OCRGATE_CHROMIUM"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("Chromium is not installed: run `make browser-tools` (make test does; it installs Debian's chromium package)")
+	}
+	return p
+}
+
+func abs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// startService runs the real service with the page on, an API key, and a stand-in chat model
+// behind /ocr-json, on a loopback port.
+func startService(t *testing.T) string {
+	t.Helper()
+	cfg, err := config.Load(nil, os.Getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := setup.Embedded(cfg)
+	if err != nil {
+		t.Fatalf("embedded runtime: %v (run `make test`, which fetches the models first)", err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	chat := httptest.NewServer(http.HandlerFunc(readsReceipt))
+	t.Cleanup(chat.Close)
+	ex, err := extract.New(extract.Options{Model: "stand-in", BaseURL: chat.URL + "/v1", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := service.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), service.Options{
+		RequestTimeout: 2 * time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
+		APIKeys: []string{apiKey}, Extractor: ex, UI: true,
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln)
+	t.Cleanup(func() { app.Shutdown() })
+	return "http://" + ln.Addr().String()
+}
+
+// readsReceipt stands in for a chat model (a hosted one is not something a test runs): it speaks
+// the chat-completions protocol and reads the total from the OCR text it is sent.
+func readsReceipt(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
+	}
+	if json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	fields := map[string]any{"company": nil, "date": nil, "address": nil, "total": nil}
+	for _, m := range req.Messages {
+		for _, line := range strings.Split(m.Content, "\n") {
+			if u := strings.ToUpper(line); m.Role == "user" && strings.Contains(u, "TOTAL") && strings.Contains(u, "CLUSIV") {
+				if n := regexp.MustCompile(`\d+\.\d{2}`).FindAllString(line, -1); len(n) > 0 {
+					fields["total"] = n[len(n)-1]
+				}
+			}
+		}
+	}
+	content, _ := json.Marshal(fields)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "c1", "object": "chat.completion", "created": time.Now().Unix(), "model": "stand-in",
+		"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
+			"message": map[string]any{"role": "assistant", "content": string(content)}}},
+	})
+}

@@ -1,0 +1,170 @@
+// Drives ocrgate's demo page in Debian's Chromium (playwright-core with executablePath: nothing
+// downloads a browser). Run by service/ui's TestPageInChromium, which starts the real service and
+// passes what this script needs in the environment:
+//
+//   OCRGATE_URL      the service (configured with the API key OCRGATE_KEY and a stand-in chat model)
+//   OCRGATE_KEY      the API key
+//   RECEIPT          a sroie-dev receipt;  KNOWN: lines of its ground truth, one per line
+//   OUT_DIR          where the screenshots and a text file go
+//   CHROMIUM         the browser executable
+//
+// Exits non-zero, saying what failed, when the page does not do what a person expects.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(name + ' is not set');
+  return v;
+};
+const base = env('OCRGATE_URL');
+const key = env('OCRGATE_KEY');
+const receipt = env('RECEIPT');
+const known = env('KNOWN').split('\n').filter(Boolean);
+const out = env('OUT_DIR');
+const step = (msg) => console.log('page test: ' + msg);
+
+const profile = mkdtempSync(join(tmpdir(), 'ocrgate-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: env('CHROMIUM'),
+  headless: true,
+  viewport: { width: 1200, height: 900 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+const errors = [];
+try {
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(120_000); // OCR of a receipt on a busy 2-core machine under -race
+  page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+  // Console errors fail the test, except the browser's note on the refusals the test provokes.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/status of (401|415) /.test(m.text())) errors.push('console: ' + m.text());
+  });
+  // Nothing may be fetched from anywhere but the service.
+  page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('blob:') && !r.url().startsWith('data:')) errors.push('fetched ' + r.url()); });
+
+  await page.goto(base + '/');
+  assert.equal(await page.title(), 'ocrgate — try it');
+  step('page loaded');
+
+  // Every control has a label a screen reader announces.
+  const unlabelled = await page.$$eval('input, select, textarea', (els) =>
+    els.filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')).map((el) => el.id || el.outerHTML));
+  assert.deepEqual(unlabelled, [], 'controls without a label');
+
+  // Keyboard: Tab reaches the file input first, then the key field.
+  await page.keyboard.press('Tab'); // the API link in the header
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'file', 'Tab does not reach the file input');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'key', 'Tab does not reach the key field');
+  step('labels and keyboard order');
+
+  // Without the key the service refuses; the page says so in words.
+  await page.setInputFiles('#file', receipt);
+  await page.locator('#status.error').waitFor();
+  const refused = await page.textContent('#status');
+  assert.match(refused, /^401 unauthorized: This service needs an API key: enter it above\. \(missing or invalid API key/, 'the 401 is not explained');
+  step('401 explained: ' + refused);
+
+  // With the key (kept in sessionStorage only) the receipt is read.
+  await page.fill('#key', key);
+  await page.press('#key', 'Tab'); // change event
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('ocrgate.apiKey')), key);
+  assert.equal(await page.evaluate(() => localStorage.length), 0, 'something was written to localStorage');
+  const answered = page.waitForResponse((r) => r.url() === base + '/ocr' && r.request().method() === 'POST');
+  await page.setInputFiles('#file', []);
+  await page.setInputFiles('#file', receipt);
+  const resp = await answered;
+  assert.equal(resp.status(), 200);
+  const ans = await resp.json();
+  await page.locator('#result:not([hidden])').waitFor();
+  const boxes = await page.locator('svg polygon.box').count();
+  const lines = await page.locator('#regions li').count();
+  assert.ok(ans.regions.length > 20, 'the API found only ' + ans.regions.length + ' regions');
+  assert.equal(boxes, ans.regions.length, 'boxes drawn ≠ regions in the answer');
+  assert.equal(lines, ans.regions.length, 'region lines ≠ regions in the answer');
+  const text = await page.textContent('#text');
+  for (const k of known) assert.ok(text.includes(k), 'the page does not show "' + k + '" from the receipt');
+  assert.match(await page.textContent('#meta'), new RegExp('^' + ans.regions.length + ' regions · processed in'));
+  step(boxes + ' boxes for ' + ans.regions.length + ' regions; shows ' + known.map((k) => '"' + k + '"').join(', '));
+
+  // The image is on screen under its boxes, scaled to the same size.
+  const fit = await page.evaluate(() => {
+    const img = document.querySelector('.sheet img');
+    const svg = document.querySelector('.sheet svg').getBoundingClientRect();
+    const r = img.getBoundingClientRect();
+    return { loaded: img.complete && img.naturalWidth > 0, dw: Math.abs(r.width - svg.width), dh: Math.abs(r.height - svg.height) };
+  });
+  assert.ok(fit.loaded && fit.dw < 1 && fit.dh < 1, 'image and boxes do not line up: ' + JSON.stringify(fit));
+
+  // Hovering a line highlights its box; hovering a box highlights its line.
+  const third = page.locator('#regions button').nth(2);
+  await third.hover();
+  assert.equal(await page.locator('polygon.box.active').count(), 1);
+  assert.equal(await page.locator('polygon.box.active').getAttribute('data-i'), '2');
+  await page.locator('polygon.box').nth(5).hover({ force: true });
+  assert.equal(await page.locator('#regions button.active').getAttribute('data-i'), '5');
+  // …and so does keyboard focus.
+  await page.locator('#regions button').nth(7).focus();
+  assert.equal(await page.locator('polygon.box.active').getAttribute('data-i'), '7');
+  step('box ↔ line highlighting (mouse and keyboard)');
+
+  // The raw JSON is the answer, and the copy button copies it.
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  await page.click('#copy');
+  await page.locator('#copied', { hasText: 'Copied.' }).waitFor();
+  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+  assert.equal(copied.regions.length, ans.regions.length);
+  assert.equal(copied.text, ans.text);
+  step('JSON copied');
+
+  // The picture for the README: the top of the page, one line's box highlighted.
+  const shown = Math.max(0, ans.regions.findIndex((r) => r.text.includes(known[0])));
+  await page.locator('#regions button').nth(shown).dispatchEvent('mouseover');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(out, 'page.png'), fullPage: false });
+  step('screenshot ' + join(out, 'page.png'));
+
+  // A narrow window (a phone) needs no sideways scrolling.
+  await page.setViewportSize({ width: 380, height: 800 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, 'a 380 px window scrolls sideways by ' + overflow + ' px');
+  await page.screenshot({ path: join(out, 'page-narrow.png') });
+  await page.setViewportSize({ width: 1200, height: 900 });
+  step('narrow window fits');
+
+  // /ocr-json with the built-in receipt template shows the filled object.
+  await page.selectOption('#template', 'receipt');
+  await page.click('#extract');
+  await page.locator('#object:not([hidden])').waitFor();
+  const object = JSON.parse(await page.textContent('#object'));
+  assert.equal(object.total, '80.90');
+  assert.match(await page.textContent('#extract-status'), /^Done: OCR [\d.]+ s, chat [\d.]+ s\.$/);
+  // …and a broken schema is explained, not sent.
+  await page.selectOption('#template', '');
+  await page.fill('#schema', '{"type": ');
+  await page.click('#extract');
+  assert.match(await page.textContent('#extract-status'), /^The schema is not valid JSON/);
+  step('extraction: ' + JSON.stringify(object));
+
+  // A file that is no image: the 415 answer reads as a sentence.
+  const notes = join(out, 'notes.txt');
+  writeFileSync(notes, 'This is a text file, not a picture.\n');
+  await page.setInputFiles('#file', notes);
+  await page.locator('#status.error').waitFor();
+  const refusal = await page.textContent('#status');
+  assert.match(refusal, /^415 unsupported_image_format: That file is not an image ocrgate can read\. \(image format not recognized/, 'the 415 is not explained');
+  assert.ok(!refusal.includes('This is a text file'), 'the message echoes the file');
+  step('415 explained: ' + refusal);
+
+  assert.deepEqual(errors, [], 'errors while the page ran');
+  step('all checks passed');
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
