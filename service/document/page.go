@@ -226,7 +226,9 @@ func (p *Page) RenderCost(scale float64) Cost {
 		px := int64(w) * int64(h)
 		return Cost{Width: w, Height: h, Pixels: px, Bytes: 8 * px}
 	}
-	fw, fh := math.Ceil(p.Width*scale-1e-6), math.Ceil(p.Height*scale-1e-6)
+	// Rounded, not ceiled: a scan's page size is written with a few decimals, and its render at
+	// the scan's own resolution must come out at the scan's pixel size, not one more.
+	fw, fh := math.Round(p.Width*scale), math.Round(p.Height*scale)
 	if !(fw >= 1) || !(fh >= 1) || fw > math.MaxInt32 || fh > math.MaxInt32 {
 		return Cost{Width: math.MaxInt32, Height: math.MaxInt32, Pixels: math.MaxInt64, Bytes: math.MaxInt64}
 	}

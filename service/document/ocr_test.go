@@ -1,0 +1,226 @@
+package document_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/internal/scoring"
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/setup"
+)
+
+// The real OCR pipeline on the embedded runtime, once for the package.
+var (
+	engineOnce sync.Once
+	engine     *setup.Engine
+	engineErr  error
+)
+
+func pipeline(t testing.TB) *ocr.Pipeline {
+	t.Helper()
+	engineOnce.Do(func() {
+		cfg, err := config.Load(nil, os.Getenv, io.Discard)
+		if err != nil {
+			engineErr = err
+			return
+		}
+		engine, engineErr = setup.Embedded(cfg)
+	})
+	if engineErr != nil {
+		t.Fatalf("OCR engine: %v (make test fetches the models)", engineErr)
+	}
+	return engine.Pipeline
+}
+
+// ocrPage renders page n of doc at the scale OCR wants and runs the pipeline on it.
+func ocrPage(ctx context.Context, t testing.TB, doc *document.Document, n int) (*ocr.Result, *document.Page) {
+	t.Helper()
+	page, err := doc.Page(ctx, n)
+	if err != nil {
+		t.Fatalf("page %d: %v", n, err)
+	}
+	img, err := doc.Render(ctx, page, page.Scale(document.DefaultScalePolicy(), document.Limits{}))
+	if err != nil {
+		t.Fatalf("render page %d: %v", n, err)
+	}
+	b := img.Bounds()
+	res, err := pipeline(t).RunImage(ctx, imaging.Decoded{Image: img, Format: "pdf", Width: b.Dx(), Height: b.Dy()})
+	if err != nil {
+		t.Fatalf("OCR page %d: %v", n, err)
+	}
+	return res, page
+}
+
+// rescale maps a result's boxes into another pixel space.
+func rescale(res *ocr.Result, sx, sy float64) {
+	for i := range res.Regions {
+		for k := range res.Regions[i].Quad {
+			res.Regions[i].Quad[k].X *= sx
+			res.Regions[i].Quad[k].Y *= sy
+		}
+	}
+}
+
+func predLines(res *ocr.Result) []scoring.Line {
+	out := make([]scoring.Line, len(res.Regions))
+	for i, r := range res.Regions {
+		out[i] = scoring.Line{Text: r.Text, Quad: r.Quad}
+	}
+	return out
+}
+
+// writePred writes a prediction file in the Python scorer's format when OCRGATE_PRED_DIR names a
+// directory (for `ocr_score.py ocr DATASET DIR`): how the figures in the report were scored.
+func writePred(t testing.TB, sub, id string, res *ocr.Result) {
+	dir := os.Getenv("OCRGATE_PRED_DIR")
+	if dir == "" {
+		return
+	}
+	type pt struct {
+		X float64 `json:"x"`
+		Y float64 `json:"y"`
+	}
+	type region struct {
+		Text  string `json:"text"`
+		Shape struct {
+			Points []pt `json:"points"`
+		} `json:"bounding_shape"`
+	}
+	var body struct {
+		Regions []region `json:"regions"`
+	}
+	for _, r := range res.Regions {
+		var rg region
+		rg.Text = r.Text
+		for _, p := range r.Quad {
+			rg.Shape.Points = append(rg.Shape.Points, pt{p.X, p.Y})
+		}
+		body.Regions = append(body.Regions, rg)
+	}
+	data, _ := json.Marshal(body)
+	if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sub, id+".json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScannedReceiptsReadLikeTheirJPEGs wraps every sroie-dev receipt as a page of one scanned
+// PDF, OCRs each page through the real pipeline and checks that the scores (detection hmean and
+// case-insensitive word F1) are within 0.01 of the same JPEGs sent alone. The pages render at
+// the scans' own resolution, so the pipeline sees the receipt's pixels again.
+func TestScannedReceiptsReadLikeTheirJPEGs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("OCR over 20 receipts twice skipped in -short mode")
+	}
+	recs := receipts(t, 0)
+	jpegs := make([][]byte, len(recs))
+	for i, r := range recs {
+		jpegs[i] = r.JPEG
+	}
+	doc := open(t, scannedPDF(t, jpegs, nil))
+	if doc.NumPages() != len(recs) {
+		t.Fatalf("%d pages, want %d", doc.NumPages(), len(recs))
+	}
+	samples, err := scoring.LoadDataset(datasetDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gt := map[string][]scoring.Line{}
+	for _, s := range samples {
+		gt[s.ID] = s.Lines
+	}
+	ctx := ctxFor(t, 20*time.Minute)
+	var fromPDF, fromJPEG scoring.Counts
+	for i, r := range recs {
+		res, page := ocrPage(ctx, t, doc, i+1)
+		if d := page.TextUsable(); d.Usable {
+			t.Errorf("%s: a scanned page's text layer was judged usable (%s)", r.ID, d.Reason)
+		}
+		alone, err := pipeline(t).Run(ctx, r.JPEG)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Small scans render at their own size; A4 scans at 600 dpi (35 Mpx) are capped by
+		// MaxRenderPixels, and their boxes are mapped back to the JPEG's pixels for scoring.
+		if c := int64(alone.Width) * int64(alone.Height); c <= int64(document.DefaultLimits().MaxRenderPixels) &&
+			(res.Width != alone.Width || res.Height != alone.Height) {
+			t.Errorf("%s: page rendered at %d×%d, the JPEG is %d×%d", r.ID, res.Width, res.Height, alone.Width, alone.Height)
+		}
+		rescale(res, float64(alone.Width)/float64(res.Width), float64(alone.Height)/float64(res.Height))
+		writePred(t, "pdf", r.ID, res)
+		writePred(t, "jpeg", r.ID, alone)
+		fromPDF.Add(scoring.ScoreImage(gt[r.ID], predLines(res), scoring.DefaultIoU))
+		fromJPEG.Add(scoring.ScoreImage(gt[r.ID], predLines(alone), scoring.DefaultIoU))
+	}
+	p, j := fromPDF.Summary(), fromJPEG.Summary()
+	t.Logf("scanned PDF: det H %.4f word_ci F1 %.4f char_acc_ci %.4f", p.DetHmean, p.WordCIF1, p.CharAccCI)
+	t.Logf("JPEGs alone: det H %.4f word_ci F1 %.4f char_acc_ci %.4f", j.DetHmean, j.WordCIF1, j.CharAccCI)
+	if d := j.DetHmean - p.DetHmean; d > 0.01 {
+		t.Errorf("detection hmean %.4f from the PDF is %.4f below the JPEGs' %.4f", p.DetHmean, d, j.DetHmean)
+	}
+	if d := j.WordCIF1 - p.WordCIF1; d > 0.01 {
+		t.Errorf("word F1 (ci) %.4f from the PDF is %.4f below the JPEGs' %.4f", p.WordCIF1, d, j.WordCIF1)
+	}
+}
+
+// TestMixedDocument has a scanned receipt, then a born-digital page: the first needs OCR, the
+// second reads from its text layer, and both read what they hold.
+func TestMixedDocument(t *testing.T) {
+	if testing.Short() {
+		t.Skip("OCR skipped in -short mode")
+	}
+	rec := receipts(t, 1)[0]
+	doc := open(t, scannedPDF(t, [][]byte{rec.JPEG}, bornDigitalPage))
+	ctx := ctxFor(t, 5*time.Minute)
+	scan, err := doc.Page(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digital, err := doc.Page(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := scan.TextUsable(); d.Usable || d.Reason != "no text layer" {
+		t.Errorf("scan: usable %v (%s); want OCR for lack of a text layer", d.Usable, d.Reason)
+	}
+	if d := digital.TextUsable(); !d.Usable {
+		t.Errorf("born-digital page: not usable (%s)", d.Reason)
+	}
+	if scan.ImageCoverage < 0.99 || scan.ImageScale < 2.7 || scan.ImageScale > 2.8 {
+		t.Errorf("scan: image coverage %.2f at %.3f px/pt; want a full page at %.3f", scan.ImageCoverage, scan.ImageScale, scanDPI/72.0)
+	}
+	if digital.ImageCoverage != 0 || digital.TextHeight <= 0 {
+		t.Errorf("born-digital page: image coverage %.2f, text height %.2f", digital.ImageCoverage, digital.TextHeight)
+	}
+	res, _ := ocrPage(ctx, t, doc, 1)
+	if len(res.Regions) < 10 {
+		t.Errorf("scan: %d regions read; a receipt holds dozens", len(res.Regions))
+	}
+	s := digital.Scale(document.DefaultScalePolicy(), document.Limits{})
+	c := digital.RenderCost(s)
+	lines := digital.Lines(c.Width, c.Height)
+	if len(lines) != len(bornDigitalPage) || lines[0].Text != bornDigitalPage[0].Text {
+		t.Errorf("born-digital page: %d lines, first %q", len(lines), first(lines))
+	}
+	if scan.Lines(100, 100) != nil {
+		t.Errorf("the scan has text-layer lines")
+	}
+}
+
+func first(lines []document.Line) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return lines[0].Text
+}
