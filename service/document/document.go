@@ -168,6 +168,12 @@ func NewReader(cfg Config) *Reader {
 	return &Reader{lim: cfg.Limits.withDefaults(), pdf: pdfengine.New(cfg.Engine)}
 }
 
+// WithLimits returns a Reader that shares r's PDF engine (nothing is compiled again) and applies
+// other limits, e.g. a request's own page limit. Close only the Reader NewReader returned.
+func (r *Reader) WithLimits(l Limits) *Reader {
+	return &Reader{lim: l.withDefaults(), pdf: r.pdf}
+}
+
 // Limits returns the limits the Reader applies.
 func (r *Reader) Limits() Limits { return r.lim }
 
