@@ -119,6 +119,8 @@ func (e *Engine) start() {
 		// An unusable cache directory only costs the compile time; it is not a reason to fail.
 	}
 	pool, err := webassembly.Init(webassembly.Config{
+		// Instances take their linear memory from a reservation of the capped size.
+		Context:  experimental.WithMemoryAllocator(context.Background(), newMemoryAllocator(e.cfg.MemoryLimit)),
 		MinIdle:  0,
 		MaxIdle:  0,
 		MaxTotal: e.cfg.Instances,

@@ -99,6 +99,10 @@ type Limits struct {
 	// Render refuses a scale beyond them (ErrTooLarge).
 	MaxRenderPixels int
 	MaxRenderSide   int
+	// MaxImagePixels refuses PDF pages that place an image with more pixels than this
+	// (ErrTooLarge), read from the image's dictionary before anything is decoded: PDFium would
+	// otherwise spend the deadline inflating it. 150 Mpx holds an A4 page scanned at 1200 dpi.
+	MaxImagePixels int
 	// Raster bounds TIFF pages, checked from each page's IFD before decoding (ErrTooLarge):
 	// the same limits as single images.
 	Raster imaging.Limits
@@ -113,6 +117,7 @@ func DefaultLimits() Limits {
 		MaxPageSide:      14_400,
 		MaxRenderPixels:  16_000_000,
 		MaxRenderSide:    10_000,
+		MaxImagePixels:   150_000_000,
 		Raster:           imaging.Limits{MaxPixels: 50_000_000, MaxSide: 10_000},
 	}
 }
@@ -136,6 +141,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxRenderSide <= 0 {
 		l.MaxRenderSide = d.MaxRenderSide
+	}
+	if l.MaxImagePixels <= 0 {
+		l.MaxImagePixels = d.MaxImagePixels
 	}
 	if l.Raster.MaxPixels <= 0 {
 		l.Raster.MaxPixels = d.Raster.MaxPixels
@@ -321,6 +329,12 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 	}
 	if err := d.checkPageSize(n, facts.Width, facts.Height); err != nil {
 		return nil, err
+	}
+	for _, im := range facts.Images {
+		if px := int64(im.Width) * int64(im.Height); px > int64(d.lim.MaxImagePixels) {
+			return nil, fmt.Errorf("%w: page %d places a %d×%d px image (%.0f Mpx); the limit is %.0f Mpx",
+				ErrTooLarge, n, im.Width, im.Height, float64(px)/1e6, float64(d.lim.MaxImagePixels)/1e6)
+		}
 	}
 	return newPDFPage(n, facts), nil
 }
