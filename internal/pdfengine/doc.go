@@ -1,6 +1,7 @@
 package pdfengine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -214,6 +215,13 @@ type Char struct {
 type Image struct {
 	Bounds        Rect
 	Width, Height int // pixels of the image itself
+	// The rest is read for images drawn directly by the page (not inside a form), which is
+	// where scanners put the page image.
+	Index       int      // the object's index among the page's objects; -1 inside a form
+	Filters     []string // the stream's filters, e.g. ["DCTDecode"] for a JPEG
+	Matrix      [6]float64
+	ColorSpace  enums.FPDF_COLORSPACE
+	Transparent bool // a soft mask or a blend mode
 }
 
 // PageFacts is what a page holds, read without rendering it.
@@ -228,6 +236,10 @@ type PageFacts struct {
 	TextObjects, InvisibleText int
 	// ObjectsTruncated is set when the page had more objects than were looked at.
 	ObjectsTruncated bool
+	// Paths counts path and shading objects; Annotations the page's annotations.
+	Paths, Annotations int
+	// Upright is set when page space maps to display space without rotation or mirroring.
+	Upright bool
 }
 
 // InspectLimits bounds the work of Inspect on hostile pages.
@@ -267,6 +279,11 @@ func (d *Doc) Inspect(ctx context.Context, index int, lim InspectLimits) (*PageF
 		tr, err := deviceTransform(inst, page, facts.Width, facts.Height)
 		if err != nil {
 			return err
+		}
+		const eps = 1e-3
+		facts.Upright = math.Abs(tr.b) < eps && math.Abs(tr.c) < eps && tr.a > 0 && tr.d < 0
+		if n, err := inst.FPDFPage_GetAnnotCount(&requests.FPDFPage_GetAnnotCount{Page: page}); err == nil {
+			facts.Annotations = n.Count
 		}
 		if err := readObjects(ctx, inst, page, tr, lim.MaxObjects, &facts); err != nil {
 			return err
@@ -330,8 +347,8 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 		return fmt.Errorf("%w: page objects: %v", ErrCorrupt, err)
 	}
 	seen := 0
-	var visit func(obj references.FPDF_PAGEOBJECT, depth int) error
-	visit = func(obj references.FPDF_PAGEOBJECT, depth int) error {
+	var visit func(obj references.FPDF_PAGEOBJECT, depth, index int) error
+	visit = func(obj references.FPDF_PAGEOBJECT, depth, index int) error {
 		seen++
 		if seen > maxObjects {
 			facts.ObjectsTruncated = true
@@ -356,10 +373,17 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 			if err != nil {
 				return nil
 			}
-			facts.Images = append(facts.Images, Image{
+			im := Image{
 				Bounds: tr.rect(float64(b.Left), float64(b.Bottom), float64(b.Right), float64(b.Top)),
 				Width:  int(min(px.Width, math.MaxInt32)), Height: int(min(px.Height, math.MaxInt32)),
-			})
+				Index: -1,
+			}
+			if depth == 0 {
+				describeImage(inst, page, obj, index, &im)
+			}
+			facts.Images = append(facts.Images, im)
+		case enums.FPDF_PAGEOBJ_PATH, enums.FPDF_PAGEOBJ_SHADING:
+			facts.Paths++
 		case enums.FPDF_PAGEOBJ_TEXT:
 			facts.TextObjects++
 			m, err := inst.FPDFTextObj_GetTextRenderMode(&requests.FPDFTextObj_GetTextRenderMode{PageObject: obj})
@@ -379,7 +403,7 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 				if err != nil {
 					continue
 				}
-				if err := visit(child.PageObject, depth+1); err != nil {
+				if err := visit(child.PageObject, depth+1, -1); err != nil {
 					return err
 				}
 			}
@@ -391,7 +415,7 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 		if err != nil {
 			continue
 		}
-		if err := visit(obj.PageObject, 0); err != nil {
+		if err := visit(obj.PageObject, 0, i); err != nil {
 			return err
 		}
 	}
@@ -399,6 +423,52 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 		facts.ObjectsTruncated = true
 	}
 	return nil
+}
+
+// describeImage reads what decides whether an image can be taken from the file as it is.
+func describeImage(inst pdfium.Pdfium, page requests.Page, obj references.FPDF_PAGEOBJECT, index int, im *Image) {
+	im.Index = index
+	if n, err := inst.FPDFImageObj_GetImageFilterCount(&requests.FPDFImageObj_GetImageFilterCount{ImageObject: obj}); err == nil {
+		for k := 0; k < n.Count && k < 8; k++ {
+			if f, err := inst.FPDFImageObj_GetImageFilter(&requests.FPDFImageObj_GetImageFilter{ImageObject: obj, Index: k}); err == nil {
+				im.Filters = append(im.Filters, f.ImageFilter)
+			}
+		}
+	}
+	if m, err := inst.FPDFPageObj_GetMatrix(&requests.FPDFPageObj_GetMatrix{PageObject: obj}); err == nil {
+		x := m.Matrix
+		im.Matrix = [6]float64{float64(x.A), float64(x.B), float64(x.C), float64(x.D), float64(x.E), float64(x.F)}
+	}
+	if md, err := inst.FPDFImageObj_GetImageMetadata(&requests.FPDFImageObj_GetImageMetadata{ImageObject: obj, Page: page}); err == nil {
+		im.ColorSpace = md.ImageMetadata.Colorspace
+	}
+	if t, err := inst.FPDFPageObj_HasTransparency(&requests.FPDFPageObj_HasTransparency{PageObject: obj}); err == nil {
+		im.Transparent = t.HasTransparency
+	}
+}
+
+// ImageData returns the stream data of image object index on page (0-based), still encoded
+// with its filters: for a DCTDecode image, the JPEG file. The data is at most as long as the
+// document.
+func (d *Doc) ImageData(ctx context.Context, page, index int) ([]byte, error) {
+	var out []byte
+	err := d.do(ctx, func(inst pdfium.Pdfium) error {
+		p := requests.Page{ByIndex: &requests.PageByIndex{Document: d.ref, Index: page}}
+		obj, err := inst.FPDFPage_GetObject(&requests.FPDFPage_GetObject{Page: p, Index: index})
+		if err != nil {
+			return fmt.Errorf("%w: page %d object %d: %v", ErrCorrupt, page+1, index, err)
+		}
+		raw, err := inst.FPDFImageObj_GetImageDataRaw(&requests.FPDFImageObj_GetImageDataRaw{ImageObject: obj.PageObject})
+		if err != nil {
+			return fmt.Errorf("%w: page %d image data: %v", ErrCorrupt, page+1, err)
+		}
+		if len(raw.Data) > len(d.data) {
+			return fmt.Errorf("%w: page %d image data is longer than the file", ErrCorrupt, page+1)
+		}
+		out = bytes.Clone(raw.Data)
+		return nil
+	})
+	return out, err
 }
 
 // readChars reads the text layer's characters with their boxes.

@@ -82,6 +82,16 @@ const scanDPI = 200
 // scannedPDF wraps JPEGs as the pages of a PDF, one image filling each page; extra adds a
 // born-digital page after the scans when not nil.
 func scannedPDF(t testing.TB, jpegs [][]byte, extra []drawn) []byte {
+	return scanned(t, jpegs, extra, false)
+}
+
+// markedScanPDF is scannedPDF with a white half-point square drawn over each scan's top-left
+// corner: a vector object on the page, so the page is rendered instead of having its JPEG read.
+func markedScanPDF(t testing.TB, jpegs [][]byte) []byte {
+	return scanned(t, jpegs, nil, true)
+}
+
+func scanned(t testing.TB, jpegs [][]byte, extra []drawn, mark bool) []byte {
 	t.Helper()
 	pdf := fpdf.NewCustom(&fpdf.InitType{UnitStr: "pt", Size: fpdf.SizeType{Wd: 595, Ht: 842}})
 	for i, data := range jpegs {
@@ -94,6 +104,10 @@ func scannedPDF(t testing.TB, jpegs [][]byte, extra []drawn) []byte {
 		name := fmt.Sprintf("scan%d", i)
 		pdf.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "JPG"}, bytes.NewReader(data))
 		pdf.ImageOptions(name, 0, 0, w, h, false, fpdf.ImageOptions{ImageType: "JPG"}, 0, "")
+		if mark {
+			pdf.SetFillColor(255, 255, 255)
+			pdf.Rect(0, 0, 0.5, 0.5, "F")
+		}
 	}
 	if extra != nil {
 		pdf.AddPageFormat("P", fpdf.SizeType{Wd: 595, Ht: 842})

@@ -361,35 +361,104 @@ func checkRaster(w, h int, lim imaging.Limits) error {
 	return nil
 }
 
-// Render draws page p at scale pixels per point (PDF; see Page.Scale) and returns an upright image
-// whose bounds start at (0, 0), with the size Page.RenderCost(scale) announced. A TIFF page is
-// decoded at its own size whatever the scale. Errors: ErrTooLarge when the render exceeds
-// MaxRenderPixels or MaxRenderSide, ErrCorrupt, or ctx's (the render is abandoned at the
-// deadline).
-func (d *Document) Render(ctx context.Context, p *Page, scale float64) (image.Image, error) {
+// Render draws page p at scale pixels per point (PDF; see Page.Scale) and returns it as the OCR
+// pipeline takes images: upright, bounds at (0, 0), with the size Page.RenderCost(scale)
+// announced. A TIFF page is decoded at its own size whatever the scale. A scanned page (one JPEG
+// filling it) asked for at its scan's resolution is not rendered: its JPEG is read from the file
+// and decoded like an uploaded image (within Limits.Raster), so OCR sees exactly the scanned
+// pixels, with the decoder's preview for huge scans. Errors: ErrTooLarge when a render exceeds
+// MaxRenderPixels or MaxRenderSide, ErrCorrupt, or ctx's (a render is abandoned at the deadline).
+func (d *Document) Render(ctx context.Context, p *Page, scale float64) (imaging.Decoded, error) {
 	if p == nil || p.Number < 1 || p.Number > d.pages {
-		return nil, fmt.Errorf("%w: no such page", ErrBadSelection)
+		return imaging.Decoded{}, fmt.Errorf("%w: no such page", ErrBadSelection)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return imaging.Decoded{}, err
 	}
 	if d.format == FormatTIFF {
 		img, err := tiffpages.Decode(d.data, d.tiff[p.Number-1])
 		if err != nil {
-			return nil, fmt.Errorf("page %d: %w: %v", p.Number, ErrCorrupt, err)
+			return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrCorrupt, err)
 		}
-		return toOrigin(img), nil
+		img = toOrigin(img)
+		b := img.Bounds()
+		return imaging.Decoded{Image: img, Format: string(FormatTIFF), Width: b.Dx(), Height: b.Dy()}, nil
 	}
 	c := p.RenderCost(scale)
+	if p.scan != nil && scale == p.ImageScale {
+		dec, err := d.scanPixels(ctx, p)
+		if err == nil {
+			return dec, nil
+		}
+		if ctx.Err() != nil || errors.Is(err, ErrTooLarge) {
+			return imaging.Decoded{}, err
+		}
+		// A JPEG that Go's decoders refuse may still be drawn by PDFium's: render it at the
+		// announced size when the render limits allow.
+	}
 	if !(scale > 0) || c.Width > d.lim.MaxRenderSide || c.Height > d.lim.MaxRenderSide || c.Pixels > int64(d.lim.MaxRenderPixels) {
-		return nil, fmt.Errorf("%w: page %d at %.3g px/pt is %d×%d px; the limits are %d px a side and %.1f Mpx",
+		return imaging.Decoded{}, fmt.Errorf("%w: page %d at %.3g px/pt is %d×%d px; the limits are %d px a side and %.1f Mpx",
 			ErrTooLarge, p.Number, scale, c.Width, c.Height, d.lim.MaxRenderSide, float64(d.lim.MaxRenderPixels)/1e6)
 	}
 	img, err := d.pdf.Render(ctx, p.Number-1, c.Width, c.Height)
 	if err != nil {
-		return nil, pdfError(err)
+		return imaging.Decoded{}, pdfError(err)
 	}
-	return img, nil
+	return imaging.Decoded{Image: img, Format: string(FormatPDF), Width: c.Width, Height: c.Height}, nil
+}
+
+// scanPixels decodes a scanned page's JPEG from the file.
+func (d *Document) scanPixels(ctx context.Context, p *Page) (imaging.Decoded, error) {
+	raw, err := d.pdf.ImageData(ctx, p.Number-1, p.scan.index)
+	if err != nil {
+		return imaging.Decoded{}, pdfError(err)
+	}
+	// A PDF shows a JPEG as stored: an EXIF orientation inside it is not applied by viewers,
+	// so it must not be applied here either.
+	dec, err := imaging.Decode(withoutEXIF(raw), d.lim.Raster)
+	switch {
+	case errors.Is(err, imaging.ErrTooLarge):
+		return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrTooLarge, err)
+	case err != nil:
+		return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrCorrupt, err)
+	case dec.Format != "jpeg" || dec.Width != p.scan.width || dec.Height != p.scan.height:
+		return imaging.Decoded{}, fmt.Errorf("page %d: %w: the scan decodes as a %d×%d %s, its dictionary says %d×%d",
+			p.Number, ErrCorrupt, dec.Width, dec.Height, dec.Format, p.scan.width, p.scan.height)
+	}
+	dec.Format = string(FormatPDF)
+	return dec, nil
+}
+
+// withoutEXIF returns a JPEG without its APP1 (EXIF, XMP) segments, copying only when there is
+// one. Malformed marker structure is left for the decoder to judge.
+func withoutEXIF(data []byte) []byte {
+	if len(data) < 4 || data[0] != 0xFF || data[1] != 0xD8 {
+		return data
+	}
+	var out []byte
+	i := 2
+	for i+4 <= len(data) && data[i] == 0xFF {
+		marker := data[i+1]
+		if marker == 0xDA || marker == 0xD9 { // start of scan, end of image: headers are over
+			break
+		}
+		n := int(data[i+2])<<8 | int(data[i+3])
+		if n < 2 || i+2+n > len(data) {
+			break
+		}
+		if marker == 0xE1 {
+			if out == nil {
+				out = append(make([]byte, 0, len(data)), data[:i]...)
+			}
+		} else if out != nil {
+			out = append(out, data[i:i+2+n]...)
+		}
+		i += 2 + n
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[i:]...)
 }
 
 // toOrigin moves an image's bounds to start at (0, 0) without copying when it can.

@@ -63,10 +63,11 @@ func TestBornDigitalTextLayer(t *testing.T) {
 	}
 	scale := page.Scale(document.DefaultScalePolicy(), document.Limits{})
 	cost := page.RenderCost(scale)
-	img, err := doc.Render(ctx, page, scale)
+	dec, err := doc.Render(ctx, page, scale)
 	if err != nil {
 		t.Fatal(err)
 	}
+	img := dec.Image
 	if b := img.Bounds(); b.Dx() != cost.Width || b.Dy() != cost.Height {
 		t.Fatalf("render is %v, RenderCost said %d×%d", b, cost.Width, cost.Height)
 	}

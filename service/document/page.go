@@ -5,6 +5,8 @@ import (
 	"slices"
 	"unicode"
 
+	"github.com/klippa-app/go-pdfium/enums"
+
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
 )
 
@@ -31,6 +33,15 @@ type Page struct {
 
 	chars    []pdfengine.Char
 	decision TextDecision
+	// scan is set when the page is nothing but one JPEG filling it upright: its pixels can be
+	// taken from the file as they are (see Document.Render).
+	scan *scanImage
+}
+
+// scanImage locates a page's JPEG.
+type scanImage struct {
+	index         int // object index on the page
+	width, height int
 }
 
 // TextDecision says whether a page's text layer can stand in for OCR, and why.
@@ -108,7 +119,32 @@ func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
 		p.TextHeight = heights[len(heights)/2]
 	}
 	p.decision = decide(p, f, textArea/area)
+	p.scan = findScan(f)
 	return p
+}
+
+// findScan recognizes a page that is a scanner's JPEG and nothing else: one image drawn by the
+// page itself, upright and unmirrored, filling the page (to a point), stored as a plain JPEG
+// (DCTDecode alone) in RGB or gray, opaque, with no visible text, no vector graphics and no
+// annotations over it. Rendering such a page reproduces the JPEG's pixels; reading the JPEG
+// itself gives those pixels exactly, faster, without holding them twice.
+func findScan(f *pdfengine.PageFacts) *scanImage {
+	if len(f.Images) != 1 || f.ObjectsTruncated || !f.Upright || f.Paths > 0 || f.Annotations > 0 ||
+		f.TextObjects > f.InvisibleText {
+		return nil
+	}
+	im := f.Images[0]
+	m := im.Matrix
+	const tol = 1.0 // points
+	if im.Index < 0 || len(im.Filters) != 1 || im.Filters[0] != "DCTDecode" || im.Transparent ||
+		(im.ColorSpace != enums.FPDF_COLORSPACE_DEVICERGB && im.ColorSpace != enums.FPDF_COLORSPACE_DEVICEGRAY) ||
+		math.Abs(m[1]) > 1e-6 || math.Abs(m[2]) > 1e-6 || m[0] <= 0 || m[3] <= 0 ||
+		math.Abs(im.Bounds.X0) > tol || math.Abs(im.Bounds.Y0) > tol ||
+		math.Abs(im.Bounds.X1-f.Width) > tol || math.Abs(im.Bounds.Y1-f.Height) > tol ||
+		im.Width <= 0 || im.Height <= 0 {
+		return nil
+	}
+	return &scanImage{index: im.Index, width: im.Width, height: im.Height}
 }
 
 func decide(p *Page, f *pdfengine.PageFacts, textShare float64) TextDecision {
@@ -172,6 +208,11 @@ func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
 	if maxSide <= 0 || maxSide > lim.MaxRenderSide {
 		maxSide = lim.MaxRenderSide
 	}
+	if p.scan != nil && checkRaster(p.scan.width, p.scan.height, lim.Raster) == nil {
+		// The scan's own pixels, read from the file: bounded like an uploaded image, not like a
+		// render.
+		return p.ImageScale
+	}
 	var s float64
 	switch {
 	case p.ImageCoverage >= pageImageCoverage && p.ImageScale > 0:
@@ -218,9 +259,13 @@ type Cost struct {
 }
 
 // RenderCost returns the size and memory of a render at scale (pixels per point; ignored for
-// raster pages).
+// raster pages). A scanned page at its scan's resolution costs the scan's size.
 func (p *Page) RenderCost(scale float64) Cost {
 	var w, h int
+	if p.scan != nil && scale == p.ImageScale {
+		px := int64(p.scan.width) * int64(p.scan.height)
+		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: 8 * px}
+	}
 	if p.Raster {
 		w, h = int(p.Width), int(p.Height)
 		px := int64(w) * int64(h)

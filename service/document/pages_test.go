@@ -96,10 +96,11 @@ func TestMultiPageTIFF(t *testing.T) {
 		if d := page.TextUsable(); d.Usable {
 			t.Errorf("page %d: a raster page has a usable text layer", n+1)
 		}
-		img, err := doc.Render(ctx, page, 3)
+		dec, err := doc.Render(ctx, page, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
+		img := dec.Image
 		if img.Bounds() != wb {
 			t.Fatalf("page %d: %v, want %v", n+1, img.Bounds(), wb)
 		}
