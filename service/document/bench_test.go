@@ -18,10 +18,12 @@ import (
 //	go test -run '^$' -bench . -benchtime 10x ./service/document/
 //
 // BenchmarkEngineStartup     compiling PDFium's WebAssembly module (once per process)
-// BenchmarkRenderScanPage    rendering one receipt page of a scanned PDF at its own resolution
+// BenchmarkRenderPage        one page's pixels: a scan's JPEG read from the file, a scan rendered
+//                            by PDFium, a born-digital invoice rendered for OCR
 // BenchmarkTextLayerPage     a born-digital invoice page read from its text layer
 // BenchmarkOCRPage           the same page rendered and OCR'd instead
 // BenchmarkScannedPDF20      20 scanned receipts, page by page, end to end, with peak RSS
+// BenchmarkJPEG20            the same receipts as JPEGs (run it in its own process for RSS)
 
 func BenchmarkEngineStartup(b *testing.B) {
 	for b.Loop() {
@@ -53,35 +55,46 @@ func invoicePage() []drawn {
 	return append(page, drawn{X: 380, Y: 760, Size: 11, Text: "TOTAL RM 1,937.50"})
 }
 
-func BenchmarkRenderScanPage(b *testing.B) {
+func BenchmarkRenderPage(b *testing.B) {
 	recs := receipts(b, 0)
 	var jpegs [][]byte
 	for _, r := range recs {
 		jpegs = append(jpegs, r.JPEG)
 	}
-	doc := open(b, scannedPDF(b, jpegs, nil))
-	ctx := context.Background()
-	pages := make([]*document.Page, doc.NumPages())
-	for i := range pages {
-		p, err := doc.Page(ctx, i+1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		pages[i] = p
+	invoice, _ := bornDigital(b, invoicePage())
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"scan-jpeg-from-file", scannedPDF(b, jpegs, nil)},
+		{"scan-rendered", markedScanPDF(b, jpegs)},
+		{"born-digital", invoice},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			doc := open(b, c.data)
+			ctx := context.Background()
+			pages := make([]*document.Page, doc.NumPages())
+			for i := range pages {
+				p, err := doc.Page(ctx, i+1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pages[i] = p
+			}
+			var px int64
+			i := 0
+			for b.Loop() {
+				p := pages[i%len(pages)]
+				dec, err := doc.Render(ctx, p, p.Scale(document.DefaultScalePolicy(), document.Limits{}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				px += int64(dec.Width * dec.Height)
+				i++
+			}
+			b.ReportMetric(float64(px)/float64(i)/1e6, "Mpx/page")
+		})
 	}
-	var px int64
-	i := 0
-	for b.Loop() {
-		p := pages[i%len(pages)]
-		s := p.Scale(document.DefaultScalePolicy(), document.Limits{})
-		dec, err := doc.Render(ctx, p, s)
-		if err != nil {
-			b.Fatal(err)
-		}
-		px += int64(dec.Width * dec.Height)
-		i++
-	}
-	b.ReportMetric(float64(px)/float64(i)/1e6, "Mpx/page")
 }
 
 func BenchmarkTextLayerPage(b *testing.B) {
