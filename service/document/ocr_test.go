@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,4 +280,65 @@ func first(lines []document.Line) string {
 		return ""
 	}
 	return lines[0].Text
+}
+
+// TestOCRWordsMatchTheTextLayer checks the OCR pipeline's word boxes (located from the
+// recognizer's timesteps) against ground truth that does not come from OCR: a born-digital page's
+// text layer. The page is rendered and OCR'd; every OCR word that reads like a text-layer word of
+// its line must sit over it horizontally (overlap over union of the x extents at least 0.6) and
+// cover its vertical middle.
+func TestOCRWordsMatchTheTextLayer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("OCR skipped in -short mode")
+	}
+	data, _ := bornDigital(t, invoicePage())
+	doc := open(t, data)
+	ctx := ctxFor(t, 5*time.Minute)
+	res, page := ocrPage(ctx, t, doc, 1)
+	lines := page.Lines(res.Width, res.Height)
+	var truth []document.Word
+	for _, l := range lines {
+		truth = append(truth, l.Words...)
+	}
+	matched, good := 0, 0
+	for _, r := range res.Regions {
+		if len(r.Words) == 0 {
+			t.Errorf("region %q has no words", r.Text)
+			continue
+		}
+		for _, w := range r.Words {
+			wx0, wy0, wx1, wy1 := w.Quad.Bounds()
+			// The text-layer word with the same text nearest to this one.
+			best, bestD := -1, math.Inf(1)
+			for i, tw := range truth {
+				if !strings.EqualFold(tw.Text, w.Text) {
+					continue
+				}
+				tx0, ty0, tx1, ty1 := tw.Quad.Bounds()
+				if d := math.Hypot((tx0+tx1-wx0-wx1)/2, (ty0+ty1-wy0-wy1)/2); d < bestD {
+					best, bestD = i, d
+				}
+			}
+			if best < 0 {
+				continue // misread: nothing to compare with
+			}
+			matched++
+			tx0, ty0, tx1, ty1 := truth[best].Quad.Bounds()
+			iou := (math.Min(wx1, tx1) - math.Max(wx0, tx0)) / (math.Max(wx1, tx1) - math.Min(wx0, tx0))
+			mid := (ty0 + ty1) / 2
+			if iou >= 0.6 && mid >= wy0 && mid <= wy1 {
+				good++
+			} else {
+				t.Logf("word %q: OCR x %.0f..%.0f y %.0f..%.0f, text layer x %.0f..%.0f y %.0f..%.0f (x IoU %.2f)",
+					w.Text, wx0, wx1, wy0, wy1, tx0, tx1, ty0, ty1, iou)
+			}
+		}
+	}
+	t.Logf("%d OCR words match a text-layer word, %d of them in place", matched, good)
+	if matched < len(truth)/2 {
+		t.Fatalf("only %d of %d words read", matched, len(truth))
+	}
+	if float64(good) < 0.95*float64(matched) {
+		t.Errorf("%d of %d words in place; want 95 %%", good, matched)
+	}
 }
