@@ -206,7 +206,7 @@ type Char struct {
 	Rune      rune
 	Box       Rect    // tight box around the glyph's ink
 	Loose     Rect    // the font's box (ascent to descent, advance width)
-	Angle     float64 // of the baseline, radians counter-clockwise in page space, [0, 2π)
+	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise
 	Generated bool    // inserted by PDFium (a space or line break it inferred)
 	Unmapped  bool    // the font gives no Unicode for it
 }
@@ -301,6 +301,14 @@ type transform struct{ a, b, c, d, e, f float64 }
 
 func (t transform) apply(x, y float64) (float64, float64) {
 	return t.a*x + t.c*y + t.e, t.b*x + t.d*y + t.f
+}
+
+// angle maps a direction given as an angle in page space (counter-clockwise, y up) to the angle
+// it is displayed at (counter-clockwise as seen, display y pointing down).
+func (t transform) angle(a float64) float64 {
+	sin, cos := math.Sincos(a)
+	dx, dy := t.a*cos+t.c*sin, t.b*cos+t.d*sin
+	return math.Atan2(-dy, dx)
 }
 
 func (t transform) rect(l, b, r, top float64) Rect {
@@ -498,7 +506,7 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		if err != nil {
 			continue
 		}
-		c := Char{Rune: rune(u.Unicode)}
+		c := Char{Rune: rune(u.Unicode), Angle: tr.angle(0)}
 		if g, err := inst.FPDFText_IsGenerated(&requests.FPDFText_IsGenerated{TextPage: tp.TextPage, Index: i}); err == nil {
 			c.Generated = g.IsGenerated
 		}
@@ -513,7 +521,7 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 				c.Loose = tr.rect(float64(b.Rect.Left), float64(b.Rect.Bottom), float64(b.Rect.Right), float64(b.Rect.Top))
 			}
 			if a, err := inst.FPDFText_GetCharAngle(&requests.FPDFText_GetCharAngle{TextPage: tp.TextPage, Index: i}); err == nil && a.CharAngle >= 0 {
-				c.Angle = float64(a.CharAngle)
+				c.Angle = tr.angle(float64(a.CharAngle))
 			}
 		}
 		facts.Chars = append(facts.Chars, c)
