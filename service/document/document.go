@@ -298,6 +298,36 @@ func (d *Document) Close() error {
 	return nil
 }
 
+// PageSize returns page n's size without reading its content: points as displayed for a PDF
+// (from the page dictionary), pixels for a TIFF page (from its IFD). It is the cheap first look
+// a cost estimate needs; Page reads the rest.
+func (d *Document) PageSize(ctx context.Context, n int) (w, h float64, err error) {
+	if n < 1 || n > d.pages {
+		return 0, 0, &SelectionError{Spec: fmt.Sprint(n), Pages: d.pages, Reason: "no such page"}
+	}
+	if d.format == FormatTIFF {
+		return float64(d.tiff[n-1].Width), float64(d.tiff[n-1].Height), nil
+	}
+	w, h, err = d.pdf.PageSize(ctx, n-1)
+	if err != nil {
+		return 0, 0, pdfError(err)
+	}
+	return w, h, d.checkPageSize(n, w, h)
+}
+
+// MaxPageCost bounds what any one page may cost under these limits, before anything about the
+// page is known: a render at the render caps, or a scan or TIFF page decoded at its own size
+// within Raster. A document's cost is at most its selected pages times this.
+func (l Limits) MaxPageCost() Cost {
+	l = l.withDefaults()
+	render := Cost{Pixels: int64(l.MaxRenderPixels), Bytes: 8 * int64(l.MaxRenderPixels)}
+	raster := Cost{Pixels: int64(l.Raster.MaxPixels), Bytes: 8 * int64(l.Raster.MaxPixels)}
+	if raster.Bytes > render.Bytes {
+		return raster
+	}
+	return render
+}
+
 // Page reads page n (1-based): its size and, for a PDF, its images and text layer (PDFium parses
 // the page's content, which the deadline bounds; nothing is rendered). Errors: ErrBadSelection for
 // n out of range, ErrTooLarge for a page beyond MaxPageSide or a TIFF page beyond Raster,

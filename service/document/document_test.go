@@ -215,3 +215,47 @@ func encryptedPDF(t testing.TB) []byte {
 	pdf.Text(72, 72, "TOP SECRET")
 	return output(t, pdf)
 }
+
+// TestPageSizeAndCost: the cheap size agrees with the full read, and no page's render costs more
+// than the bound a caller can charge before opening anything.
+func TestPageSizeAndCost(t *testing.T) {
+	born, _ := bornDigital(t, bornDigitalPage)
+	rec := receipts(t, 1)[0]
+	bound := document.Limits{}.MaxPageCost()
+	if bound.Pixels != 50_000_000 || bound.Bytes != 400_000_000 {
+		t.Errorf("default bound %+v", bound)
+	}
+	ctx := ctxFor(t, time.Minute)
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"born-digital", born},
+		{"scan", scannedPDF(t, [][]byte{rec.JPEG}, nil)},
+		{"tiff", tiffPages(t, stripes(40, 30, 0), stripes(30, 40, 1))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := open(t, c.data)
+			for n := 1; n <= doc.NumPages(); n++ {
+				w, h, err := doc.PageSize(ctx, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := doc.Page(ctx, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(w-p.Width) > 0.01 || math.Abs(h-p.Height) > 0.01 {
+					t.Errorf("page %d: PageSize %v×%v, Page %v×%v", n, w, h, p.Width, p.Height)
+				}
+				cost := p.RenderCost(p.Scale(document.DefaultScalePolicy(), document.Limits{}))
+				if cost.Pixels > bound.Pixels || cost.Bytes > bound.Bytes || cost.Pixels != int64(cost.Width)*int64(cost.Height) {
+					t.Errorf("page %d: cost %+v over the bound %+v", n, cost, bound)
+				}
+			}
+			if _, _, err := doc.PageSize(ctx, doc.NumPages()+1); !errors.Is(err, document.ErrBadSelection) {
+				t.Errorf("page past the end: %v", err)
+			}
+		})
+	}
+}

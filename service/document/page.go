@@ -254,7 +254,8 @@ type Cost struct {
 	Width, Height int   // of the render, pixels
 	Pixels        int64 // Width × Height
 	// Bytes is the memory the render holds at its peak: the bitmap inside the PDF engine and
-	// its RGBA copy in Go (a TIFF page: the decoded page, at most 8 bytes a pixel).
+	// its RGBA copy in Go (a TIFF page: the decoded page, at most 8 bytes a pixel; a scan's
+	// JPEG read from the file: its decoded planes, at most 4 bytes a pixel).
 	Bytes int64
 }
 
@@ -263,8 +264,9 @@ type Cost struct {
 func (p *Page) RenderCost(scale float64) Cost {
 	var w, h int
 	if p.scan != nil && scale == p.ImageScale {
+		// A JPEG decoded in Go: at most three bytes a pixel (4:4:4), plus its 1/64 preview.
 		px := int64(p.scan.width) * int64(p.scan.height)
-		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: 8 * px}
+		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: 4 * px}
 	}
 	if p.Raster {
 		w, h = int(p.Width), int(p.Height)
