@@ -3,6 +3,7 @@ package document_test
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -13,10 +14,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-pdf/fpdf"
 	"golang.org/x/image/tiff"
 
+	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/service/document"
 )
 
@@ -30,14 +33,36 @@ const datasetDir = "../../../shared/datasets/sroie-dev"
 var (
 	readerOnce sync.Once
 	reader     *document.Reader
+	readerErr  error
 )
+
+// engineStartup bounds the one compilation of the PDF engine in a test binary. Under the race
+// detector the compiler (Go code) runs several times slower, and the machine may be shared, so
+// this is generous; tests then time only their own work.
+const engineStartup = 15 * time.Minute
 
 func testReader(t testing.TB) *document.Reader {
 	t.Helper()
 	readerOnce.Do(func() {
-		reader = document.NewReader(document.Config{})
+		reader = document.NewReader(document.Config{Engine: pdfengine.Config{CacheDir: testCacheDir()}})
+		ctx, cancel := context.WithTimeout(context.Background(), engineStartup)
+		defer cancel()
+		readerErr = reader.Ready(ctx)
 	})
+	if readerErr != nil {
+		t.Fatalf("PDF engine: %v", readerErr)
+	}
 	return reader
+}
+
+// testCacheDir keeps the compiled engine between test runs (and between fuzzing workers) in the
+// user's cache directory; without one, every test binary compiles it.
+func testCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "ocrgate", "pdfium-wasm-test")
 }
 
 // drawn is a string drawn on a born-digital page: baseline at (X, Y) points from the top-left
