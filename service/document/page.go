@@ -183,7 +183,8 @@ type ScalePolicy struct {
 	// Min and Max bound every scale but a scan's own: a scan is rendered at its resolution (more
 	// pixels add nothing, fewer lose detail), within the pixel caps only.
 	Min, Max float64
-	// MaxPixels and MaxSide cap the render (0: the Reader's limits).
+	// MaxPixels and MaxSide cap the render (0: the Reader's limits). A scan whose own size is
+	// within them (and within Limits.Raster) is read from the file at that size.
 	MaxPixels, MaxSide int
 }
 
@@ -208,7 +209,9 @@ func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
 	if maxSide <= 0 || maxSide > lim.MaxRenderSide {
 		maxSide = lim.MaxRenderSide
 	}
-	if p.scan != nil && checkRaster(p.scan.width, p.scan.height, lim.Raster) == nil {
+	if p.scan != nil && checkRaster(p.scan.width, p.scan.height, lim.Raster) == nil &&
+		(pol.MaxPixels <= 0 || p.scan.width <= pol.MaxPixels/p.scan.height) &&
+		(pol.MaxSide <= 0 || max(p.scan.width, p.scan.height) <= pol.MaxSide) {
 		// The scan's own pixels, read from the file: bounded like an uploaded image, not like a
 		// render.
 		return p.ImageScale
