@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/service/document"
 )
 
@@ -26,12 +27,30 @@ import (
 // BenchmarkJPEG20            the same receipts as JPEGs (run it in its own process for RSS)
 
 func BenchmarkEngineStartup(b *testing.B) {
-	for b.Loop() {
-		r := document.NewReader(document.Config{})
-		if err := r.Ready(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		r.Close()
+	cache := b.TempDir()
+	for _, c := range []struct {
+		name string
+		cfg  pdfengine.Config
+	}{
+		{"compile", pdfengine.Config{}},
+		{"from-cache", pdfengine.Config{CacheDir: cache}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.cfg.CacheDir != "" { // fill the cache first
+				r := document.NewReader(document.Config{Engine: c.cfg})
+				if err := r.Ready(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+			for b.Loop() {
+				r := document.NewReader(document.Config{Engine: c.cfg})
+				if err := r.Ready(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		})
 	}
 }
 
