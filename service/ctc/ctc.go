@@ -82,6 +82,10 @@ type Result struct {
 	// Steps holds, for each rune of Text, the timestep it was read at, so callers can locate
 	// characters along the crop.
 	Steps []int
+	// Probs holds, for each rune of Text, the probability the model gave it at its step (0 for
+	// a space restored from a blank run: the model did not choose it), so callers can score
+	// parts of the line, e.g. words.
+	Probs []float32
 }
 
 // Decode decodes one sequence of T timesteps × C classes (row-major softmax output).
@@ -96,6 +100,7 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 	var (
 		sb       strings.Builder
 		steps    []int
+		keptP    []float32
 		sum      float32
 		kept     int
 		prev     = 0     // class of the previous timestep
@@ -135,6 +140,7 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 			if lastKept != -1 && lastKept != c.space {
 				sb.WriteByte(' ')
 				steps = append(steps, t)
+				keptP = append(keptP, bestP)
 				lastKept = best
 			}
 			sum += bestP
@@ -145,10 +151,12 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 		if opt.SpaceThreshold > 0 && lastKept != -1 && lastKept != c.space && gapSpace >= opt.SpaceThreshold {
 			sb.WriteByte(' ')
 			steps = append(steps, t)
+			keptP = append(keptP, 0)
 		}
 		sb.WriteString(c.classes[best])
 		for range utf8.RuneCountInString(c.classes[best]) {
 			steps = append(steps, t)
+			keptP = append(keptP, bestP)
 		}
 		sum += bestP
 		kept++
@@ -158,9 +166,10 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 	text := sb.String()
 	if trimmed := strings.TrimRight(text, " "); len(trimmed) != len(text) {
 		steps = steps[:utf8.RuneCountInString(trimmed)]
+		keptP = keptP[:len(steps)]
 		text = trimmed
 	}
-	res := Result{Text: text, Steps: steps}
+	res := Result{Text: text, Steps: steps, Probs: keptP}
 	if kept > 0 && text != "" {
 		res.Score = sum / float32(kept)
 	}

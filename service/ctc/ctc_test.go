@@ -86,10 +86,30 @@ func TestDecode(t *testing.T) {
 			if d := r.Score - tt.wantScore; d > 1e-5 || d < -1e-5 {
 				t.Errorf("score = %v, want %v", r.Score, tt.wantScore)
 			}
-			if n := len([]rune(r.Text)); len(r.Steps) != n {
-				t.Errorf("len(Steps) = %d, want one per rune (%d)", len(r.Steps), n)
+			if n := len([]rune(r.Text)); len(r.Steps) != n || len(r.Probs) != n {
+				t.Errorf("len(Steps) = %d, len(Probs) = %d, want one per rune (%d)", len(r.Steps), len(r.Probs), n)
 			}
 		})
+	}
+}
+
+// TestDecodeProbs: each rune carries the probability it was read with; a restored space, which
+// the model did not choose, carries 0.
+func TestDecodeProbs(t *testing.T) {
+	cs := testCharset(t)
+	r, err := cs.Decode(probs([]step{{1, .9, 0}, {1, .95, 0}, {0, .6, .3}, {2, .7, 0}, {5, .8, 0}, {3, .6, 0}}), 6, 6, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Text != "A B C" {
+		t.Fatalf("text %q", r.Text)
+	}
+	want := []float32{.9, 0, .7, .8, .6}
+	for i := range want {
+		if d := r.Probs[i] - want[i]; d > 1e-6 || d < -1e-6 {
+			t.Errorf("probs %v, want %v", r.Probs, want)
+			break
+		}
 	}
 }
 

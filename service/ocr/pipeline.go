@@ -49,6 +49,8 @@ type Region struct {
 	Flipped  bool    // the direction classifier turned the crop 180°
 	Row      int     // row index in reading order (0-based)
 	Order    int     // position in reading order (0-based)
+	// Words are the region's words with their boxes, located from the recognizer's timesteps.
+	Words []Word
 }
 
 // Result is the outcome of one image.

@@ -23,6 +23,7 @@ type crop struct {
 	flipped  bool
 	text     string
 	score    float32
+	words    []Word
 }
 
 // recognize crops every box, turns crops upright and reads them. Regions scoring under MinScore or
@@ -58,7 +59,7 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 		if c.text == "" || c.score < p.opt.MinScore {
 			continue
 		}
-		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped})
+		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped, Words: c.words})
 	}
 	return regions, nil
 }
@@ -220,8 +221,9 @@ func (p *Pipeline) readBatch(ctx context.Context, crops []*crop, batch []int, tm
 		c := crops[batch[j]]
 		c.text, c.score = r.Text, r.Score
 		if p.opt.ASCIIPunctuation {
-			c.text = asciiWidth(c.text)
+			c.text = asciiWidth(c.text) // rune for rune, so the steps still line up
 		}
+		c.words = lineWords(c.quad, c.text, r.Steps, r.Probs, steps, c.img.Rect.Dx(), rw)
 	})
 	if firstErr != nil {
 		return fmt.Errorf("recognition: %w: %w", firstErr, ErrRuntimeFailed)

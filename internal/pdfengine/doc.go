@@ -1,0 +1,587 @@
+package pdfengine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/klippa-app/go-pdfium"
+	"github.com/klippa-app/go-pdfium/enums"
+	pdfiumerrors "github.com/klippa-app/go-pdfium/errors"
+	"github.com/klippa-app/go-pdfium/references"
+	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// maxReopens is how many times a document is opened again on a fresh instance after a page made
+// PDFium trap. It lets the other pages of a document with one broken page be read, without
+// letting a document that traps on every page cost unbounded work.
+const maxReopens = 2
+
+// Doc is one open PDF on its own PDFium instance. Its methods may be called from several
+// goroutines but run one at a time (PDFium is single-threaded). Close it to return the instance.
+type Doc struct {
+	eng  *Engine
+	data []byte
+
+	mu      sync.Mutex
+	inst    pdfium.Pdfium // nil after a kill or a trap; reopened on demand
+	ref     references.FPDF_DOCUMENT
+	pages   int
+	reopens int
+	closed  bool
+}
+
+// Open loads a PDF from memory on a fresh instance, waiting for one until ctx ends. data must not
+// change while the Doc is open. Errors wrap ErrEncrypted, ErrCorrupt or ErrEngine, or are ctx's.
+func (e *Engine) Open(ctx context.Context, data []byte) (*Doc, error) {
+	d := &Doc{eng: e, data: data}
+	if err := d.open(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// open borrows an instance and loads the document into it. d.mu must be held (or d unshared).
+func (d *Doc) open(ctx context.Context) error {
+	inst, err := d.eng.instance(ctx)
+	if err != nil {
+		return err
+	}
+	d.inst = inst
+	err = d.call(ctx, func(inst pdfium.Pdfium) error {
+		doc, err := inst.OpenDocument(&requests.OpenDocument{File: &d.data})
+		if err != nil {
+			return openError(err)
+		}
+		d.ref = doc.Document
+		pc, err := inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: d.ref})
+		if err != nil {
+			return fmt.Errorf("%w: page count: %v", ErrCorrupt, err)
+		}
+		d.pages = pc.PageCount
+		return nil
+	})
+	if err != nil {
+		d.discard()
+		return err
+	}
+	return nil
+}
+
+func openError(err error) error {
+	switch {
+	case errors.Is(err, pdfiumerrors.ErrPassword):
+		return fmt.Errorf("%w: it needs a password", ErrEncrypted)
+	case errors.Is(err, pdfiumerrors.ErrSecurity):
+		return fmt.Errorf("%w: its security handler is not supported", ErrEncrypted)
+	case isTrap(err):
+		return fmt.Errorf("%w: %v", ErrEngine, err)
+	}
+	return fmt.Errorf("%w: %v", ErrCorrupt, err)
+}
+
+// PageCount is the number of pages the document declares (its page tree's count, which PDFium
+// checks against the tree when it can).
+func (d *Doc) PageCount() int { return d.pages }
+
+// Close returns the instance. It is safe to call more than once.
+func (d *Doc) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.inst == nil {
+		return nil
+	}
+	inst := d.inst
+	d.inst = nil
+	return safely(func() error {
+		// Closing the instance closes its documents and pages; the worker is destroyed because
+		// workers are not reused.
+		_ = inst.Close()
+		return nil
+	})
+}
+
+// discard throws the instance away without asking it to clean up: after a trap or a kill its
+// state is not to be trusted.
+func (d *Doc) discard() {
+	if d.inst == nil {
+		return
+	}
+	inst := d.inst
+	d.inst = nil
+	_ = safely(func() error { return inst.Kill() })
+}
+
+// do runs fn on the document's instance under the lock, reopening the document first when a
+// previous call trapped.
+func (d *Doc) do(ctx context.Context, fn func(inst pdfium.Pdfium) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("%w: the document is closed", ErrEngine)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d.inst == nil {
+		if d.reopens >= maxReopens {
+			return fmt.Errorf("%w: the document keeps crashing the engine", ErrEngine)
+		}
+		d.reopens++
+		if err := d.open(ctx); err != nil {
+			return err
+		}
+	}
+	err := d.call(ctx, fn)
+	if err != nil && d.inst != nil && (isTrap(err) || errors.Is(err, ErrEngine)) {
+		d.discard()
+	}
+	return err
+}
+
+// call runs fn with the instance, killing the instance if ctx ends while fn runs (wazero then
+// stops the running call), and turning panics into ErrEngine. d.mu must be held.
+func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err error) {
+	inst := d.inst
+	killed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(killed)
+		_ = safely(func() error { return inst.Kill() })
+	})
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: panic: %v", ErrEngine, r)
+		}
+		if !stop() {
+			// The context ended during the call: the instance is gone, whatever fn returned.
+			<-killed
+			d.inst = nil
+			err = ctx.Err()
+		}
+	}()
+	return fn(inst)
+}
+
+// isTrap reports whether err is WebAssembly stopping (a trap, an exit, a closed module) rather
+// than an API call failing normally.
+func isTrap(err error) bool {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "wasm error") || strings.Contains(msg, "module closed")
+}
+
+// PageSize returns the size of page index (0-based) in points, as displayed (after the page's
+// rotation). It reads the page dictionary only, not the content.
+func (d *Doc) PageSize(ctx context.Context, index int) (w, h float64, err error) {
+	err = d.do(ctx, func(inst pdfium.Pdfium) error {
+		res, err := inst.FPDF_GetPageSizeByIndexF(&requests.FPDF_GetPageSizeByIndexF{Document: d.ref, Index: index})
+		if err != nil {
+			return fmt.Errorf("%w: page %d size: %v", ErrCorrupt, index+1, err)
+		}
+		w, h = float64(res.Size.Width), float64(res.Size.Height)
+		return nil
+	})
+	return w, h, err
+}
+
+// Rect is an axis-aligned rectangle in display points: origin at the page's top-left corner as
+// displayed, x to the right, y down.
+type Rect struct{ X0, Y0, X1, Y1 float64 }
+
+// Empty reports whether r has no area.
+func (r Rect) Empty() bool { return !(r.X1 > r.X0 && r.Y1 > r.Y0) }
+
+// Char is one character of the text layer.
+type Char struct {
+	Rune      rune
+	Box       Rect    // tight box around the glyph's ink
+	Loose     Rect    // the font's box (ascent to descent, advance width)
+	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise
+	Generated bool    // inserted by PDFium (a space or line break it inferred)
+	Unmapped  bool    // the font gives no Unicode for it
+}
+
+// Image is one image placed on the page.
+type Image struct {
+	Bounds        Rect
+	Width, Height int // pixels of the image itself
+	// The rest is read for images drawn directly by the page (not inside a form), which is
+	// where scanners put the page image.
+	Index       int      // the object's index among the page's objects; -1 inside a form
+	Filters     []string // the stream's filters, e.g. ["DCTDecode"] for a JPEG
+	Matrix      [6]float64
+	ColorSpace  enums.FPDF_COLORSPACE
+	Transparent bool // a soft mask or a blend mode
+}
+
+// PageFacts is what a page holds, read without rendering it.
+type PageFacts struct {
+	Width, Height float64 // display points
+	Chars         []Char
+	// CharsTruncated is set when the page had more characters than asked for.
+	CharsTruncated bool
+	Images         []Image
+	// TextObjects counts text objects, InvisibleText those drawn in render mode 3 (invisible:
+	// the text layer a scanner's OCR lays over its page image).
+	TextObjects, InvisibleText int
+	// ObjectsTruncated is set when the page had more objects than were looked at.
+	ObjectsTruncated bool
+	// Paths counts path and shading objects; Annotations the page's annotations.
+	Paths, Annotations int
+	// Upright is set when page space maps to display space without rotation or mirroring.
+	Upright bool
+}
+
+// InspectLimits bounds the work of Inspect on hostile pages.
+type InspectLimits struct {
+	MaxChars   int // characters read from the text layer; 0 means 100 000
+	MaxObjects int // page objects looked at (form contents included); 0 means 20 000
+}
+
+// maxFormDepth is how deep Inspect descends into nested form XObjects.
+const maxFormDepth = 4
+
+// Inspect loads page index (0-based) and reads its text layer and the images and text objects
+// on it. Coordinates are display points.
+func (d *Doc) Inspect(ctx context.Context, index int, lim InspectLimits) (*PageFacts, error) {
+	if lim.MaxChars <= 0 {
+		lim.MaxChars = 100_000
+	}
+	if lim.MaxObjects <= 0 {
+		lim.MaxObjects = 20_000
+	}
+	var facts PageFacts
+	err := d.do(ctx, func(inst pdfium.Pdfium) error {
+		facts = PageFacts{}
+		page := requests.Page{ByIndex: &requests.PageByIndex{Document: d.ref, Index: index}}
+		wr, err := inst.FPDF_GetPageWidthF(&requests.FPDF_GetPageWidthF{Page: page})
+		if err != nil {
+			return fmt.Errorf("%w: page %d: %v", ErrCorrupt, index+1, err)
+		}
+		hr, err := inst.FPDF_GetPageHeightF(&requests.FPDF_GetPageHeightF{Page: page})
+		if err != nil {
+			return fmt.Errorf("%w: page %d: %v", ErrCorrupt, index+1, err)
+		}
+		facts.Width, facts.Height = float64(wr.PageWidth), float64(hr.PageHeight)
+		if !(facts.Width > 0 && facts.Height > 0) {
+			return fmt.Errorf("%w: page %d has no area", ErrCorrupt, index+1)
+		}
+		tr, err := deviceTransform(inst, page, facts.Width, facts.Height)
+		if err != nil {
+			return err
+		}
+		const eps = 1e-3
+		facts.Upright = math.Abs(tr.b) < eps && math.Abs(tr.c) < eps && tr.a > 0 && tr.d < 0
+		if n, err := inst.FPDFPage_GetAnnotCount(&requests.FPDFPage_GetAnnotCount{Page: page}); err == nil {
+			facts.Annotations = n.Count
+		}
+		if err := readObjects(ctx, inst, page, tr, lim.MaxObjects, &facts); err != nil {
+			return err
+		}
+		return readChars(ctx, inst, page, tr, lim.MaxChars, &facts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &facts, nil
+}
+
+// transform maps page space (PDF user space, y up) to display points (y down, rotation applied).
+type transform struct{ a, b, c, d, e, f float64 }
+
+func (t transform) apply(x, y float64) (float64, float64) {
+	return t.a*x + t.c*y + t.e, t.b*x + t.d*y + t.f
+}
+
+// angle maps a direction given as an angle in page space (counter-clockwise, y up) to the angle
+// it is displayed at (counter-clockwise as seen, display y pointing down).
+func (t transform) angle(a float64) float64 {
+	sin, cos := math.Sincos(a)
+	dx, dy := t.a*cos+t.c*sin, t.b*cos+t.d*sin
+	return math.Atan2(-dy, dx)
+}
+
+func (t transform) rect(l, b, r, top float64) Rect {
+	x0, y0 := t.apply(l, b)
+	x1, y1 := t.apply(r, top)
+	return Rect{math.Min(x0, x1), math.Min(y0, y1), math.Max(x0, x1), math.Max(y0, y1)}
+}
+
+// deviceScale is the resolution at which deviceTransform samples PDFium's page-to-device mapping,
+// whose results are integers: 64 device units per point keeps the error under 0.02 pt.
+const deviceScale = 64
+
+// deviceTransform asks PDFium where three page points land on the displayed page and solves the
+// affine map from them, so crop boxes and /Rotate are handled by PDFium's own rules.
+func deviceTransform(inst pdfium.Pdfium, page requests.Page, w, h float64) (transform, error) {
+	sx, sy := int(math.Round(w*deviceScale)), int(math.Round(h*deviceScale))
+	at := func(x, y float64) (float64, float64, error) {
+		r, err := inst.FPDF_PageToDevice(&requests.FPDF_PageToDevice{Page: page, SizeX: sx, SizeY: sy, PageX: x, PageY: y})
+		if err != nil {
+			return 0, 0, fmt.Errorf("%w: page transform: %v", ErrCorrupt, err)
+		}
+		return float64(r.DeviceX) / deviceScale, float64(r.DeviceY) / deviceScale, nil
+	}
+	const span = 1000
+	x0, y0, err := at(0, 0)
+	if err != nil {
+		return transform{}, err
+	}
+	x1, y1, err := at(span, 0)
+	if err != nil {
+		return transform{}, err
+	}
+	x2, y2, err := at(0, span)
+	if err != nil {
+		return transform{}, err
+	}
+	return transform{a: (x1 - x0) / span, b: (y1 - y0) / span, c: (x2 - x0) / span, d: (y2 - y0) / span, e: x0, f: y0}, nil
+}
+
+// readObjects walks the page's objects (and the contents of its forms) for images and text objects.
+func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr transform, maxObjects int, facts *PageFacts) error {
+	cnt, err := inst.FPDFPage_CountObjects(&requests.FPDFPage_CountObjects{Page: page})
+	if err != nil {
+		return fmt.Errorf("%w: page objects: %v", ErrCorrupt, err)
+	}
+	seen := 0
+	var visit func(obj references.FPDF_PAGEOBJECT, depth, index int) error
+	visit = func(obj references.FPDF_PAGEOBJECT, depth, index int) error {
+		seen++
+		if seen > maxObjects {
+			facts.ObjectsTruncated = true
+			return nil
+		}
+		if seen%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		typ, err := inst.FPDFPageObj_GetType(&requests.FPDFPageObj_GetType{PageObject: obj})
+		if err != nil {
+			return nil // an object PDFium cannot describe is not worth failing the page for
+		}
+		switch typ.Type {
+		case enums.FPDF_PAGEOBJ_IMAGE:
+			b, err := inst.FPDFPageObj_GetBounds(&requests.FPDFPageObj_GetBounds{PageObject: obj})
+			if err != nil {
+				return nil
+			}
+			px, err := inst.FPDFImageObj_GetImagePixelSize(&requests.FPDFImageObj_GetImagePixelSize{ImageObject: obj})
+			if err != nil {
+				return nil
+			}
+			im := Image{
+				Bounds: tr.rect(float64(b.Left), float64(b.Bottom), float64(b.Right), float64(b.Top)),
+				Width:  int(min(px.Width, math.MaxInt32)), Height: int(min(px.Height, math.MaxInt32)),
+				Index: -1,
+			}
+			if depth == 0 {
+				describeImage(inst, page, obj, index, &im)
+			}
+			facts.Images = append(facts.Images, im)
+		case enums.FPDF_PAGEOBJ_PATH, enums.FPDF_PAGEOBJ_SHADING:
+			facts.Paths++
+		case enums.FPDF_PAGEOBJ_TEXT:
+			facts.TextObjects++
+			m, err := inst.FPDFTextObj_GetTextRenderMode(&requests.FPDFTextObj_GetTextRenderMode{PageObject: obj})
+			if err == nil && m.TextRenderMode == enums.FPDF_TEXTRENDERMODE_INVISIBLE {
+				facts.InvisibleText++
+			}
+		case enums.FPDF_PAGEOBJ_FORM:
+			if depth >= maxFormDepth {
+				return nil
+			}
+			n, err := inst.FPDFFormObj_CountObjects(&requests.FPDFFormObj_CountObjects{PageObject: obj})
+			if err != nil {
+				return nil
+			}
+			for i := 0; i < n.Count && seen <= maxObjects; i++ {
+				child, err := inst.FPDFFormObj_GetObject(&requests.FPDFFormObj_GetObject{PageObject: obj, Index: uint64(i)})
+				if err != nil {
+					continue
+				}
+				if err := visit(child.PageObject, depth+1, -1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for i := 0; i < cnt.Count && seen <= maxObjects; i++ {
+		obj, err := inst.FPDFPage_GetObject(&requests.FPDFPage_GetObject{Page: page, Index: i})
+		if err != nil {
+			continue
+		}
+		if err := visit(obj.PageObject, 0, i); err != nil {
+			return err
+		}
+	}
+	if cnt.Count > maxObjects {
+		facts.ObjectsTruncated = true
+	}
+	return nil
+}
+
+// describeImage reads what decides whether an image can be taken from the file as it is.
+func describeImage(inst pdfium.Pdfium, page requests.Page, obj references.FPDF_PAGEOBJECT, index int, im *Image) {
+	im.Index = index
+	if n, err := inst.FPDFImageObj_GetImageFilterCount(&requests.FPDFImageObj_GetImageFilterCount{ImageObject: obj}); err == nil {
+		for k := 0; k < n.Count && k < 8; k++ {
+			if f, err := inst.FPDFImageObj_GetImageFilter(&requests.FPDFImageObj_GetImageFilter{ImageObject: obj, Index: k}); err == nil {
+				im.Filters = append(im.Filters, f.ImageFilter)
+			}
+		}
+	}
+	if m, err := inst.FPDFPageObj_GetMatrix(&requests.FPDFPageObj_GetMatrix{PageObject: obj}); err == nil {
+		x := m.Matrix
+		im.Matrix = [6]float64{float64(x.A), float64(x.B), float64(x.C), float64(x.D), float64(x.E), float64(x.F)}
+	}
+	if md, err := inst.FPDFImageObj_GetImageMetadata(&requests.FPDFImageObj_GetImageMetadata{ImageObject: obj, Page: page}); err == nil {
+		im.ColorSpace = md.ImageMetadata.Colorspace
+	}
+	if t, err := inst.FPDFPageObj_HasTransparency(&requests.FPDFPageObj_HasTransparency{PageObject: obj}); err == nil {
+		im.Transparent = t.HasTransparency
+	}
+}
+
+// ImageData returns the stream data of image object index on page (0-based), still encoded
+// with its filters: for a DCTDecode image, the JPEG file. The data is at most as long as the
+// document.
+func (d *Doc) ImageData(ctx context.Context, page, index int) ([]byte, error) {
+	var out []byte
+	err := d.do(ctx, func(inst pdfium.Pdfium) error {
+		p := requests.Page{ByIndex: &requests.PageByIndex{Document: d.ref, Index: page}}
+		obj, err := inst.FPDFPage_GetObject(&requests.FPDFPage_GetObject{Page: p, Index: index})
+		if err != nil {
+			return fmt.Errorf("%w: page %d object %d: %v", ErrCorrupt, page+1, index, err)
+		}
+		raw, err := inst.FPDFImageObj_GetImageDataRaw(&requests.FPDFImageObj_GetImageDataRaw{ImageObject: obj.PageObject})
+		if err != nil {
+			return fmt.Errorf("%w: page %d image data: %v", ErrCorrupt, page+1, err)
+		}
+		if len(raw.Data) > len(d.data) {
+			return fmt.Errorf("%w: page %d image data is longer than the file", ErrCorrupt, page+1)
+		}
+		out = bytes.Clone(raw.Data)
+		return nil
+	})
+	return out, err
+}
+
+// readChars reads the text layer's characters with their boxes.
+func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr transform, maxChars int, facts *PageFacts) error {
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
+	if err != nil {
+		return fmt.Errorf("%w: text layer: %v", ErrCorrupt, err)
+	}
+	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	cnt, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
+	if err != nil {
+		return fmt.Errorf("%w: text layer: %v", ErrCorrupt, err)
+	}
+	n := cnt.Count
+	if n > maxChars {
+		n = maxChars
+		facts.CharsTruncated = true
+	}
+	facts.Chars = make([]Char, 0, max(0, n))
+	for i := 0; i < n; i++ {
+		if i%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		u, err := inst.FPDFText_GetUnicode(&requests.FPDFText_GetUnicode{TextPage: tp.TextPage, Index: i})
+		if err != nil {
+			continue
+		}
+		c := Char{Rune: rune(u.Unicode), Angle: tr.angle(0)}
+		if g, err := inst.FPDFText_IsGenerated(&requests.FPDFText_IsGenerated{TextPage: tp.TextPage, Index: i}); err == nil {
+			c.Generated = g.IsGenerated
+		}
+		if !c.Generated {
+			if me, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil {
+				c.Unmapped = me.HasUnicodeMapError
+			}
+			if b, err := inst.FPDFText_GetCharBox(&requests.FPDFText_GetCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
+				c.Box = tr.rect(b.Left, b.Bottom, b.Right, b.Top)
+			}
+			if b, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
+				c.Loose = tr.rect(float64(b.Rect.Left), float64(b.Rect.Bottom), float64(b.Rect.Right), float64(b.Rect.Top))
+			}
+			if a, err := inst.FPDFText_GetCharAngle(&requests.FPDFText_GetCharAngle{TextPage: tp.TextPage, Index: i}); err == nil && a.CharAngle >= 0 {
+				c.Angle = tr.angle(float64(a.CharAngle))
+			}
+		}
+		facts.Chars = append(facts.Chars, c)
+	}
+	return nil
+}
+
+// Render draws page index (0-based) into a w×h RGBA image on white, annotations included. The
+// caller has checked that w×h is within its limits; the instance's memory cap stops the rest.
+func (d *Doc) Render(ctx context.Context, index, w, h int) (*image.RGBA, error) {
+	if w <= 0 || h <= 0 || w > 1<<16 || h > 1<<16 {
+		return nil, fmt.Errorf("%w: render size %d×%d", ErrEngine, w, h)
+	}
+	var out *image.RGBA
+	err := d.do(ctx, func(inst pdfium.Pdfium) error {
+		page := requests.Page{ByIndex: &requests.PageByIndex{Document: d.ref, Index: index}}
+		// Load the page first so that a page PDFium cannot parse is reported as corrupt, not as
+		// a failed render.
+		if _, err := inst.FPDF_GetPageWidthF(&requests.FPDF_GetPageWidthF{Page: page}); err != nil {
+			return fmt.Errorf("%w: page %d: %v", ErrCorrupt, index+1, err)
+		}
+		bm, err := inst.FPDFBitmap_Create(&requests.FPDFBitmap_Create{Width: w, Height: h, Alpha: 0})
+		if err != nil || bm.Bitmap == "" {
+			return fmt.Errorf("%w: no memory for a %d×%d bitmap", ErrEngine, w, h)
+		}
+		defer inst.FPDFBitmap_Destroy(&requests.FPDFBitmap_Destroy{Bitmap: bm.Bitmap})
+		if _, err := inst.FPDFBitmap_FillRect(&requests.FPDFBitmap_FillRect{Bitmap: bm.Bitmap, Width: w, Height: h, Color: 0xFFFFFFFF}); err != nil {
+			return fmt.Errorf("%w: fill: %v", ErrEngine, err)
+		}
+		_, err = inst.FPDF_RenderPageBitmap(&requests.FPDF_RenderPageBitmap{
+			Bitmap: bm.Bitmap, Page: page, SizeX: w, SizeY: h,
+			Flags: enums.FPDF_RENDER_FLAG_ANNOT | enums.FPDF_RENDER_FLAG_REVERSE_BYTE_ORDER,
+		})
+		if err != nil {
+			return fmt.Errorf("%w: render page %d: %v", ErrEngine, index+1, err)
+		}
+		st, err := inst.FPDFBitmap_GetStride(&requests.FPDFBitmap_GetStride{Bitmap: bm.Bitmap})
+		if err != nil || st.Stride < 4*w {
+			return fmt.Errorf("%w: bitmap stride", ErrEngine)
+		}
+		buf, err := inst.FPDFBitmap_GetBuffer(&requests.FPDFBitmap_GetBuffer{Bitmap: bm.Bitmap})
+		if err != nil || len(buf.Buffer) < st.Stride*(h-1)+4*w {
+			return fmt.Errorf("%w: bitmap buffer", ErrEngine)
+		}
+		// The buffer is a view into the instance's memory: copy it out, making every pixel
+		// opaque (the bitmap has no alpha channel; its fourth byte is padding).
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			src := buf.Buffer[y*st.Stride : y*st.Stride+4*w]
+			dst := img.Pix[y*img.Stride : y*img.Stride+4*w]
+			copy(dst, src)
+			for x := 3; x < len(dst); x += 4 {
+				dst[x] = 0xFF
+			}
+		}
+		out = img
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

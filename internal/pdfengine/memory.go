@@ -1,0 +1,26 @@
+package pdfengine
+
+// heapMemory is a linear memory on the Go heap, capped at limit bytes: the fallback where no
+// reservation can be made.
+type heapMemory struct {
+	buf   []byte
+	limit uint64
+}
+
+// Reallocate implements experimental.LinearMemory.
+func (m *heapMemory) Reallocate(size uint64) []byte {
+	if size > m.limit {
+		return nil
+	}
+	if size <= uint64(cap(m.buf)) {
+		m.buf = m.buf[:size]
+		return m.buf
+	}
+	grown := make([]byte, size, min(m.limit, size+size/4))
+	copy(grown, m.buf)
+	m.buf = grown
+	return m.buf
+}
+
+// Free implements experimental.LinearMemory.
+func (m *heapMemory) Free() { m.buf = nil }
