@@ -63,8 +63,8 @@ func malformed(format string, args ...any) error {
 // Info is what a JPEG's marker segments say about the work of decoding it, read without decoding.
 type Info struct {
 	Width, Height int
-	Precision     int  // bits per sample
-	Components    int  // 1 (gray), 3 (YCbCr or RGB), 4 (CMYK or YCCK)
+	Precision     int    // bits per sample
+	Components    int    // 1 (gray), 3 (YCbCr or RGB), 4 (CMYK or YCCK)
 	H, V          [4]int // sampling factors of each component, in frame order
 	Progressive   bool   // SOF2: image/jpeg keeps every coefficient until the last scan
 	Sequential    bool   // SOF0 or SOF1
