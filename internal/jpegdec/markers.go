@@ -1,6 +1,7 @@
 package jpegdec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 )
@@ -63,14 +64,29 @@ func malformed(format string, args ...any) error {
 // Info is what a JPEG's marker segments say about the work of decoding it, read without decoding.
 type Info struct {
 	Width, Height int
-	Precision     int    // bits per sample
-	Components    int    // 1 (gray), 3 (YCbCr or RGB), 4 (CMYK or YCCK)
-	H, V          [4]int // sampling factors of each component, in frame order
-	Progressive   bool   // SOF2: image/jpeg keeps every coefficient until the last scan
-	Sequential    bool   // SOF0 or SOF1
-	Scans         int    // start-of-scan segments before the end of the image
-	Adobe         bool   // an Adobe APP14 segment is present
-	Transform     uint8  // its colour transform (0: RGB or CMYK, 1: YCbCr, 2: YCCK)
+	Precision     int      // bits per sample
+	Components    int      // 1 (gray), 3 (YCbCr or RGB), 4 (CMYK or YCCK)
+	IDs           [4]uint8 // component identifiers, in frame order
+	H, V          [4]int   // sampling factors of each component
+	Progressive   bool     // SOF2: image/jpeg keeps every coefficient until the last scan
+	Sequential    bool     // SOF0 or SOF1
+	Scans         int      // start-of-scan segments before the end of the image
+	Adobe         bool     // an Adobe APP14 segment is present
+	Transform     uint8    // its colour transform (0: RGB or CMYK, 1: YCbCr, 2: YCCK)
+	JFIF          bool     // a JFIF APP0 segment is present (three components are then YCbCr)
+}
+
+// RGB reports whether image/jpeg reads three components as RGB rather than YCbCr (and converts
+// them to an RGBA image): not in a JFIF file; in an Adobe one when its transform says so; else
+// when the components are named R, G and B.
+func (info Info) RGB() bool {
+	switch {
+	case info.Components != 3 || info.JFIF:
+		return false
+	case info.Adobe:
+		return info.Transform == 0
+	}
+	return info.IDs[0] == 'R' && info.IDs[1] == 'G' && info.IDs[2] == 'B'
 }
 
 // Inspect walks a JPEG's marker segments exactly as image/jpeg's decoder does, skipping the
@@ -130,6 +146,10 @@ func Inspect(data []byte) (Info, error) {
 			}
 			info.Scans++
 			pos = skipScan(data, pos)
+		case m == 0xE0:
+			if len(seg) >= 5 && string(seg[:5]) == "JFIF\x00" {
+				info.JFIF = true
+			}
 		case m == markAP14:
 			// image/jpeg reads the transform from segments of at least 12 bytes.
 			if len(seg) >= 12 && string(seg[:5]) == "Adobe" {
@@ -156,6 +176,7 @@ func (info *Info) frame(m byte, seg []byte) error {
 		return malformed("frame header with %d components in %d bytes", info.Components, len(seg))
 	}
 	for i := range info.Components {
+		info.IDs[i] = seg[6+3*i]
 		hv := seg[7+3*i]
 		info.H[i], info.V[i] = max(1, int(hv>>4)), max(1, int(hv&15))
 	}
@@ -171,10 +192,11 @@ func (info *Info) frame(m byte, seg []byte) error {
 // marker loop there.
 func skipScan(data []byte, pos int) int {
 	for pos+1 < len(data) {
-		if data[pos] != 0xFF {
-			pos++
-			continue
+		i := bytes.IndexByte(data[pos:len(data)-1], 0xFF)
+		if i < 0 {
+			return len(data)
 		}
+		pos += i
 		if b := data[pos+1]; b == 0 || isRST(b) {
 			pos += 2
 			continue
