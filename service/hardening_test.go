@@ -76,9 +76,9 @@ func TestAPIKeys(t *testing.T) {
 }
 
 func TestOverloadIsRefusedAtOnce(t *testing.T) {
-	gate := admission.New(1, 0, time.Second)
+	gate := admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 1, MaxQueue: 0, MaxWait: time.Second})
 	app := newApp(t, service.Options{Gate: gate}, nil)
-	release, err := gate.Acquire(context.Background()) // the one slot is busy
+	release, err := gate.Acquire(context.Background(), 0) // the one slot is busy
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +147,14 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
-// panicking is fault injection: a recognizer that panics, as a bug in a handler would.
-type panicking struct{}
+// panicking is fault injection: the real pipeline, except that running it panics, as a bug in a
+// handler would.
+type panicking struct{ *ocr.Pipeline }
 
 func (panicking) Run(context.Context, []byte) (*ocr.Result, error) { panic("boom") }
 
 func TestPanicBecomes500(t *testing.T) {
-	app := newApp(t, service.Options{}, panicking{})
+	app := newApp(t, service.Options{}, panicking{embeddedEngine(t).Pipeline})
 	code, body := call(t, app, ocrRequest(readImage(t, "583.jpg")))
 	checkJSONError(t, code, body, 500, "internal")
 	if strings.Contains(string(body), "boom") || strings.Contains(string(body), "goroutine") {

@@ -29,7 +29,7 @@ func TestDecodeBase64Image(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeBase64Image(tt.in)
+			got, err := decodeBase64Image([]byte(tt.in))
 			if tt.wantErr != "" {
 				var ae *apiError
 				if !errors.As(err, &ae) || ae.code != tt.wantErr || ae.status != 400 {
@@ -50,7 +50,7 @@ func FuzzDecodeBase64Image(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out, err := decodeBase64Image(s)
+		out, err := decodeBase64Image([]byte(s))
 		if err != nil {
 			var ae *apiError
 			if !errors.As(err, &ae) || ae.status != 400 || ae.code == "" {
