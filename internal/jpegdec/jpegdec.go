@@ -88,7 +88,7 @@ type decoder struct {
 
 // ErrFrameMismatch is returned when the frame header differs from the size the caller checked.
 // It does not wrap ErrUnsupported: the caller must refuse the file, not hand it to another decoder.
-var ErrFrameMismatch = errors.New("jpegdec: the frame is not the size its header was checked at")
+var ErrFrameMismatch = errors.New("JPEG frame of another size than its header")
 
 // Decode decodes a baseline JPEG. It returns *image.YCbCr for colour and *image.Gray for grayscale,
 // with bounds starting at (0, 0), or an error wrapping ErrUnsupported. It does not check the image's

@@ -55,7 +55,7 @@ func isRST(m byte) bool { return m >= markRST0 && m <= markRST7 }
 
 // ErrMalformed wraps the reasons Inspect refuses a file: its marker structure is broken in a way
 // image/jpeg refuses too, or it has a second frame header.
-var ErrMalformed = errors.New("jpegdec: malformed JPEG")
+var ErrMalformed = errors.New("malformed JPEG")
 
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
