@@ -120,6 +120,13 @@ func fiberError(fe *fiber.Error) *apiError {
 		fiber.StatusBadRequest:                  {"bad_request", "malformed HTTP request"},
 		fiber.StatusRequestTimeout:              {"timeout", "the request was not received within the server's read timeout"},
 		fiber.StatusRequestHeaderFieldsTooLarge: {"header_too_large", "request headers are larger than the server accepts"},
+		// Fiber turns a network error while reading a request (the client reset the
+		// connection) into 502; it is the client's connection, not an upstream.
+		fiber.StatusBadGateway: {"bad_request", "the request could not be read"},
+	}
+	if fe.Code == fiber.StatusBadGateway {
+		k := known[fe.Code]
+		return &apiError{status: fiber.StatusBadRequest, code: k[0], msg: k[1]}
 	}
 	if k, ok := known[fe.Code]; ok {
 		return &apiError{status: fe.Code, code: k[0], msg: k[1]}
