@@ -139,13 +139,19 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 	if err != nil {
 		return Decoded{}, err
 	}
-	img = toOrigin(img, cfg)
-	if b := img.Bounds(); b.Dx() != h.Width || b.Dy() != h.Height {
-		return Decoded{}, fmt.Errorf("%w: the %s data is %d×%d px, its header said %d×%d", ErrUndecodable,
-			formatName(h.Format), b.Dx(), b.Dy(), h.Width, h.Height)
-	}
-	if h.Orientation > 1 {
-		img = orient(img, h.Orientation)
+	err = safely(func() error {
+		img = toOrigin(img, cfg)
+		if b := img.Bounds(); b.Dx() != h.Width || b.Dy() != h.Height {
+			return fmt.Errorf("%w: the %s data is %d×%d px, its header said %d×%d", ErrUndecodable,
+				formatName(h.Format), b.Dx(), b.Dy(), h.Width, h.Height)
+		}
+		if h.Orientation > 1 {
+			img = orient(img, h.Orientation) // its workers hand their panics back here
+		}
+		return nil
+	})
+	if err != nil {
+		return Decoded{}, err
 	}
 	b := img.Bounds()
 	return Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), Preview: preview}, nil

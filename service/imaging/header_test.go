@@ -179,3 +179,24 @@ func TestHostileCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerPanicReachesTheCaller: a panic on one of parallelRows' goroutines is raised again on
+// the caller's, where the decoder's recover turns it into an error; no worker is left running.
+func TestWorkerPanicReachesTheCaller(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	before := runtime.NumGoroutine()
+	err := safely(func() error {
+		parallelRows(1000, 1, func(lo, hi int) {
+			if lo > 0 {
+				panic("a bug in a worker")
+			}
+		})
+		return nil
+	})
+	if !errors.Is(err, ErrUndecodable) {
+		t.Fatalf("err = %v, want the recovered panic", err)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines left behind", n-before)
+	}
+}
