@@ -125,6 +125,19 @@ type conn struct {
 
 func (c *conn) Read(p []byte) (int, error) {
 	defer func() { c.midBody.Store(c.readErr == nil && c.state != inHead) }()
+	if c.state == inBody && len(c.out) == 0 && len(c.raw) == 0 && c.readErr == nil && len(p) > 0 {
+		// The bulk of a large body goes straight to the server's buffer.
+		n, err := c.Conn.Read(p[:min(int64(len(p)), c.left)])
+		c.received += int64(n)
+		c.left -= int64(n)
+		if c.left == 0 {
+			c.state = inHead
+		}
+		if n == 0 && err != nil {
+			c.readErr = err
+		}
+		return n, err
+	}
 	for len(c.out) == 0 {
 		if c.readErr != nil {
 			return 0, c.readErr
@@ -146,9 +159,11 @@ func (c *conn) Read(p []byte) (int, error) {
 
 // fill reads more from the network into raw.
 func (c *conn) fill() error {
-	var buf [4096]byte
-	n, err := c.Conn.Read(buf[:])
-	c.raw = append(c.raw, buf[:n]...)
+	if cap(c.raw)-len(c.raw) < 4096 {
+		c.raw = append(make([]byte, 0, len(c.raw)+4096), c.raw...)
+	}
+	n, err := c.Conn.Read(c.raw[len(c.raw):cap(c.raw)])
+	c.raw = c.raw[:len(c.raw)+n]
 	c.received += int64(n)
 	if n > 0 {
 		return nil
