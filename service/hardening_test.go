@@ -122,7 +122,8 @@ func TestRequestID(t *testing.T) {
 }
 
 func TestMetricsEndpoint(t *testing.T) {
-	app := newApp(t, service.Options{Metrics: metrics.New(), APIKeys: []string{"key"}}, nil)
+	gate := admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Second})
+	app := newApp(t, service.Options{Metrics: metrics.New(), APIKeys: []string{"key"}, Gate: gate}, nil)
 	if code, body := call(t, app, withAuth(ocrRequest(readImage(t, "583.jpg")), "Bearer key")); code != 200 {
 		t.Fatalf("ocr: %d %s", code, body)
 	}
@@ -139,6 +140,9 @@ func TestMetricsEndpoint(t *testing.T) {
 		`ocrgate_stage_duration_seconds_count{stage="decode"} 1`,
 		`ocrgate_rejected_total{reason="unauthorized"} 1`,
 		`ocrgate_jobs_in_flight 0`,
+		`ocrgate_admitted_bytes 0`,
+		`ocrgate_memory_budget_bytes 1.073741824e+09`,
+		`ocrgate_admission_waiting 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(string(body), want) {

@@ -77,6 +77,10 @@ type Server struct {
 func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.App {
 	s := &Server{ocr: rec, ready: ready, log: log, opt: opt, keys: newKeyring(opt.APIKeys), metrics: opt.Metrics, extract: opt.Extractor}
 	s.errors = errorHandler(s)
+	if s.metrics != nil && opt.Gate != nil {
+		g := opt.Gate
+		s.metrics.Admission(g.Options().Budget, func() (int64, int) { st := g.Stats(); return st.Used, st.Waiting })
+	}
 	app := fiber.New(fiber.Config{
 		AppName:               "ocrgate " + Version,
 		BodyLimit:             opt.MaxBodyBytes,
