@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -96,5 +97,35 @@ func TestLoadLimits(t *testing.T) {
 			}
 			tt.check(t, c)
 		})
+	}
+}
+
+// TestEverySettingDocumented: the README's configuration tables name every environment variable
+// the service reads.
+func TestEverySettingDocumented(t *testing.T) {
+	var usage strings.Builder
+	if _, err := Load([]string{"-h"}, func(string) string { return "" }, &usage); err == nil {
+		t.Fatal("-h did not ask for help")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := regexp.MustCompile(`\(env ([A-Z_]+)\)`).FindAllStringSubmatch(usage.String(), -1)
+	if len(envs) < 40 {
+		t.Fatalf("found only %d settings in the usage text", len(envs))
+	}
+	for _, m := range envs {
+		name := m[1]
+		// The README groups related names in one row ("OCRGATE_SCHEMA_MAX_BYTES, …_MAX_DEPTH").
+		found := strings.Contains(string(readme), "`"+name+"`")
+		for i := range len(name) {
+			if name[i] == '_' && strings.Contains(string(readme), "`…"+name[i:]+"`") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s is not in the README", name)
+		}
 	}
 }
