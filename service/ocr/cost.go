@@ -69,7 +69,7 @@ func (p *Pipeline) Inspect(data []byte) (imaging.Header, error) {
 //   - detection: the detector's input (3 float32 a pixel) and output (1) at the largest size the
 //     detection policy can pick for this image (the first pass's DetLimitSide, or a second pass of
 //     up to DetMaxPixels), the DB post-processing's runs (bounded by 10 bytes a pixel of the map)
-//     and the runtime's working memory for both passes;
+//     and the runtime's working memory for that input;
 //   - recognition: the page's crops (see cropBytesEstimate), and RecParallel batches in flight of
 //     RecBatchSize crops at the widest bucket a crop of this image can reach: input, the softmax
 //     output (6 625 classes every 8 columns) and the runtime's working memory.
@@ -83,18 +83,31 @@ func (o Options) ModelBytes(width, height int) int64 {
 }
 
 func (o Options) detectionBytes(w, h int) int64 {
-	first, second := o.detPixels(w, h)
-	rt := o.RuntimeMemory
-	// Input (3 float32), output (1) and DB runs (10 at most) of the larger pass; the runtime's
-	// share of both, since ONNX Runtime's arena keeps the first pass's blocks, and the second,
-	// larger input mostly cannot reuse them (measured: a 36-megapixel page with a first pass at
-	// 960×960 and a second at 3 megapixels grows 85 MB more than the second pass alone).
-	return max(first, second)*(4*3+4+10) + (first+second)*rt.DetPerPixel + rt.DetBase
+	first, second := o.DetectionPixels(w, h)
+	// Input (3 float32), output (1), DB runs (10 at most) and the runtime's share, for the
+	// larger pass: the passes run one after the other, and the first one's memory is free when
+	// the second starts. (ONNX Runtime's default CPU arena keeps it, and the second pass, larger,
+	// mostly cannot reuse it: measured, a 36-megapixel page with a first pass at 960×960 and a
+	// second at 3 megapixels grows by up to the first pass's 150 MB more than this estimate. That
+	// goes with the arena; see ArenaSlack.)
+	return max(first, second)*(4*3+4+10+o.RuntimeMemory.DetPerPixel) + o.RuntimeMemory.DetBase
 }
 
-// detPixels returns the detector input sizes, in pixels, of the first pass and of the largest
-// second pass the detection policy can pick for an upright image of w×h (0 when there is none).
-func (o Options) detPixels(w, h int) (first, second int64) {
+// ArenaSlack is what ONNX Runtime's default CPU arena can hold beyond Cost for an upright image of
+// width×height: the first detection pass's working memory, which the arena keeps while the second
+// pass allocates its own (0 when there is no second pass).
+func (o Options) ArenaSlack(width, height int) int64 {
+	first, second := o.DetectionPixels(width, height)
+	if second == 0 {
+		return 0
+	}
+	return first * o.RuntimeMemory.DetPerPixel
+}
+
+// DetectionPixels returns the detector input sizes, in pixels, of the first pass and of the
+// largest second pass the detection policy can pick for an upright image of w×h (0 when there is
+// none).
+func (o Options) DetectionPixels(w, h int) (first, second int64) {
 	scale := math.Min(1, float64(o.DetLimitSide)/float64(max(w, h)))
 	first = int64(detSize(w, scale)) * int64(detSize(h, scale))
 	if scale < 1 {
@@ -124,11 +137,11 @@ func (o Options) recognitionBytes(w, h int) int64 {
 }
 
 // RuntimeWork is the most memory the model runtime allocates in this process for one request
-// (outside the Go heap, for the embedded ONNX Runtime): both detection passes at the largest
-// inputs the detection policy allows, or a recognizer batch at the widest bucket.
+// (outside the Go heap, for the embedded ONNX Runtime): detection at the largest input the
+// detection policy allows, or a recognizer batch at the widest bucket.
 func (o Options) RuntimeWork() int64 {
 	rt := o.RuntimeMemory
-	detPx := int64(o.DetLimitSide)*int64(o.DetLimitSide) + int64(o.DetMaxPixels)*11/10
+	detPx := max(int64(o.DetLimitSide)*int64(o.DetLimitSide), int64(o.DetMaxPixels)*11/10)
 	recPx := int64(o.RecBatchSize) * int64(o.RecHeight) * int64(o.RecWidthBuckets[len(o.RecWidthBuckets)-1])
 	return max(rt.DetBase+detPx*rt.DetPerPixel, int64(max(1, o.RecParallel))*recPx*rt.RecPerPixel)
 }

@@ -37,13 +37,14 @@ func TestMain(m *testing.M) {
 // costMeasure is what a child reports.
 type costMeasure struct {
 	Predicted int64  `json:"predicted"` // ocr.Options.Cost of the image's header
+	Slack     int64  `json:"slack"`     // ocr.Options.ArenaSlack: what ONNX Runtime's arena may add
 	Growth    int64  `json:"growth"`    // peak RSS during the run, less the RSS before it
 	Err       string `json:"err,omitempty"`
 }
 
 // costChild runs the pipeline once on the image at path, in a process that has done nothing else
-// (so ONNX Runtime's arenas start empty), and
-// prints the predicted cost and the measured growth of the peak RSS.
+// (so ONNX Runtime's arenas start empty), and prints the predicted cost and the measured growth of
+// the peak RSS.
 func costChild(path string) int {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -67,6 +68,7 @@ func costChild(path string) int {
 		m.Err = err.Error()
 	} else {
 		m.Predicted = p.Cost(h)
+		m.Slack = p.Options().ArenaSlack(h.UprightSize())
 	}
 	// The cost model counts live memory. Garbage the collector has not yet reclaimed is bounded
 	// by the Go memory limit in the service; here the collector runs at 10 % growth so that the
@@ -124,8 +126,9 @@ func costImages(b *testing.B) map[string][]byte {
 }
 
 // BenchmarkCostModel checks the cost model against measurement: each image runs in a fresh
-// process, and the growth of its peak RSS must stay within the cost admission charges for it.
-// It reports both, and their ratio, per image.
+// process, and the growth of its peak RSS must stay within the cost admission charges for it,
+// plus what ONNX Runtime's default arena keeps of a first detection pass (ArenaSlack). It reports
+// both, and their ratio, per image.
 //
 //	go test -run x -bench CostModel -benchtime 1x ./service/ocr/
 func BenchmarkCostModel(b *testing.B) {
@@ -152,8 +155,10 @@ func BenchmarkCostModel(b *testing.B) {
 			b.ReportMetric(float64(m.Predicted)/(1<<20), "predicted-MiB")
 			b.ReportMetric(float64(m.Growth)/(1<<20), "measured-MiB")
 			b.ReportMetric(float64(m.Growth)/float64(m.Predicted), "measured/predicted")
-			if m.Growth > m.Predicted {
-				b.Errorf("peak RSS grew %d MiB, more than the %d MiB predicted (%s)", m.Growth>>20, m.Predicted>>20, m.Err)
+			b.ReportMetric(float64(m.Slack)/(1<<20), "arena-slack-MiB")
+			if m.Growth > m.Predicted+m.Slack {
+				b.Errorf("peak RSS grew %d MiB, more than the %d MiB predicted and %d MiB the arena may keep (%s)",
+					m.Growth>>20, m.Predicted>>20, m.Slack>>20, m.Err)
 			}
 		})
 	}
