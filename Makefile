@@ -14,7 +14,7 @@ STATICCHECK         := bin/tools/staticcheck
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton load soak docker-cpu docker-gpu deploy-check vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton bench-cost load soak soak-hostile docker-cpu docker-gpu deploy-check vet fmt clean
 
 all: build
 
@@ -108,6 +108,16 @@ load: models build
 ## soak: 1000 requests one after another; RSS after the first 100 and after all 1000
 soak: models build
 	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 1 -n 1000 -d 60m -checkpoint 100
+
+## soak-hostile: peak and final RSS over 300 receipts, then over 300 requests of which every
+## fourth is a hostile file (4 clients, a fresh service each)
+soak-hostile: models build
+	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix receipts
+	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix hostile
+
+## bench-cost: the memory cost model against the peak RSS of each image in a fresh process
+bench-cost: models
+	$(GO) test -run x -bench CostModel -benchtime 1x ./service/ocr/
 
 ## docker-cpu, docker-gpu: build the container image ocrgate:<variant>-<version>
 docker-cpu docker-gpu: models

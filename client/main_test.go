@@ -133,8 +133,8 @@ func busyServer(t *testing.T) (url string, release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &holding{rec: eng.Pipeline, entered: make(chan struct{}), release: make(chan struct{})}
-	url = testServer(t, h, service.Options{Gate: admission.New(1, 0, 0)})
+	h := &holding{Recognizer: eng.Pipeline, rec: eng.Pipeline, entered: make(chan struct{}), release: make(chan struct{})}
+	url = testServer(t, h, service.Options{Gate: admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 1})})
 	// The holding request reads a small blank page: once released it is done in milliseconds.
 	var tiny bytes.Buffer
 	if err := png.Encode(&tiny, image.NewGray(image.Rect(0, 0, 64, 64))); err != nil {
@@ -162,10 +162,11 @@ func busyServer(t *testing.T) (url string, release func()) {
 // holding runs the real pipeline, but only once released: the request in it holds its admission
 // slot until then.
 type holding struct {
-	rec     service.Recognizer
-	entered chan struct{}
-	release chan struct{}
-	once    sync.Once
+	service.Recognizer // Inspect and Cost come from the real pipeline
+	rec                service.Recognizer
+	entered            chan struct{}
+	release            chan struct{}
+	once               sync.Once
 }
 
 func (h *holding) Run(ctx context.Context, image []byte) (*ocr.Result, error) {

@@ -16,8 +16,8 @@ import (
 )
 
 // TestEveryErrorCodeIsDocumented reads this package's source for every error code it can answer
-// (apiError and errorBody literals, badRequest calls, the map of Fiber's own errors) with its
-// status, and checks it against the enum of that status's error schema in openapi.json, both
+// (apiError and errorBody literals, badRequest calls, the map of Fiber's own errors, and the
+// framing guard's refusals in service/framing) with its status, and checks it against the enum of that status's error schema in openapi.json, both
 // ways: a new code must be documented under its status, and a documented code must exist. The
 // HTTP tests check the codes they provoke; this covers the ones no test provokes.
 func TestEveryErrorCodeIsDocumented(t *testing.T) {
@@ -75,9 +75,7 @@ func TestEveryErrorCodeIsDocumented(t *testing.T) {
 }
 
 // unreachableCodes are codes in the source that no request can get, with the reason.
-var unreachableCodes = map[string]string{
-	"method_not_allowed": "every unmatched request reaches the catch-all 404 route first",
-}
+var unreachableCodes = map[string]string{}
 
 var errorSchema = regexp.MustCompile(`^Error(\d{3})$`)
 
@@ -87,13 +85,18 @@ type foundCode struct {
 	where  string
 }
 
-// errorCodesInSource finds the error codes in the package's non-test files.
+// errorCodesInSource finds the error codes in the non-test files of this package and of the
+// framing guard, whose refusals the error handler answers as they are.
 func errorCodesInSource(t *testing.T) []foundCode {
 	t.Helper()
 	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, pattern := range []string{"*.go", filepath.Join("framing", "*.go")} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
 	}
 	var out []foundCode
 	add := func(code string, statusExpr ast.Expr, pos token.Pos) {
@@ -121,20 +124,34 @@ func errorCodesInSource(t *testing.T) []foundCode {
 			case *ast.CompositeLit:
 				switch typ := n.Type.(type) {
 				case *ast.Ident:
-					if typ.Name == "apiError" {
+					switch typ.Name {
+					case "apiError":
 						if code, ok := stringField(n, "code"); ok {
 							status, _ := field(n, "status")
 							add(code, status, n.Pos())
 						}
+					case "Error": // framing.Error{Status: 431, Code: "…"}
+						if code, ok := stringField(n, "Code"); ok {
+							status, _ := field(n, "Status")
+							add(code, status, n.Pos())
+						}
 					}
 				case *ast.MapType:
-					// map[int]string{fiber.StatusNotFound: "not_found", …}: Fiber's own errors.
+					// map[int]string{fiber.StatusNotFound: "not_found", …} or
+					// map[int][2]string{fiber.StatusNotFound: {"not_found", "message"}, …}:
+					// Fiber's own errors.
 					if k, ok := typ.Key.(*ast.Ident); ok && k.Name == "int" {
 						for _, e := range n.Elts {
-							if kv, ok := e.(*ast.KeyValueExpr); ok {
-								if code, ok := stringLit(kv.Value); ok {
-									add(code, kv.Key, kv.Pos())
-								}
+							kv, ok := e.(*ast.KeyValueExpr)
+							if !ok {
+								continue
+							}
+							v := kv.Value
+							if pair, ok := v.(*ast.CompositeLit); ok && len(pair.Elts) > 0 {
+								v = pair.Elts[0]
+							}
+							if code, ok := stringLit(v); ok {
+								add(code, kv.Key, kv.Pos())
 							}
 						}
 					}
@@ -142,7 +159,8 @@ func errorCodesInSource(t *testing.T) []foundCode {
 			case *ast.CallExpr:
 				switch fun := n.Fun.(type) {
 				case *ast.Ident:
-					if fun.Name == "badRequest" && len(n.Args) > 0 {
+					// badRequest("code", …) here, refuse("code", …) in the framing guard: 400s.
+					if (fun.Name == "badRequest" || fun.Name == "refuse") && len(n.Args) > 0 {
 						if code, ok := stringLit(n.Args[0]); ok {
 							add(code, &ast.Ident{Name: "StatusBadRequest"}, n.Pos())
 						}
@@ -196,10 +214,14 @@ func stringLit(e ast.Expr) (string, bool) {
 	return s, err == nil
 }
 
-// statusOf reads fiber.StatusX (or http.StatusX); 0 when it is something else.
+// statusOf reads fiber.StatusX (or http.StatusX) or a number; 0 when it is something else.
 func statusOf(e ast.Expr) int {
 	name := ""
 	switch e := e.(type) {
+	case *ast.BasicLit:
+		if n, err := strconv.Atoi(e.Value); err == nil && e.Kind == token.INT {
+			return n
+		}
 	case *ast.SelectorExpr:
 		name = e.Sel.Name
 	case *ast.Ident:

@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -42,6 +44,22 @@ func badRequest(code, format string, args ...any) *apiError {
 	return &apiError{status: fiber.StatusBadRequest, code: code, msg: fmt.Sprintf(format, args...)}
 }
 
+// errChatOverloaded: every chat slot is busy and the chat queue is full (or the wait ran out).
+var errChatOverloaded = &apiError{status: fiber.StatusTooManyRequests, code: "chat_overloaded",
+	msg: "the chat model is at capacity; retry shortly", retryAfter: 5}
+
+// tooCostly is the 413 for a request whose memory cost is over the per-request limit.
+func tooCostly(h imaging.Header, cost, limit int64) *apiError {
+	w, ht := h.UprightSize()
+	kind := h.Format
+	if h.Progressive {
+		kind = "progressive " + kind
+	}
+	return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "image_too_large",
+		msg: fmt.Sprintf("processing this %d×%d %s image needs about %d MiB of memory; the limit is %d MiB per request",
+			w, ht, kind, (cost+(1<<20)-1)>>20, limit>>20)}
+}
+
 // errorBody is the JSON shape of every error answer.
 type errorBody struct {
 	Error string `json:"error"`
@@ -51,12 +69,17 @@ type errorBody struct {
 // classify maps any error a handler returns to its answer. It is the single place where errors
 // become statuses: handlers return errors, they never pick a status for a domain failure themselves.
 func classify(err error) *apiError {
-	var ae *apiError
-	var nr *notReadyError
-	var fe *fiber.Error
+	var (
+		ae *apiError
+		nr *notReadyError
+		fe *fiber.Error
+		fr *framing.Error
+	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &fr):
+		return &apiError{status: fr.Status, code: fr.Code, msg: fr.Msg}
 	case errors.As(err, &nr):
 		reasons := ocr.NotReadyReasons(nr.err)
 		if len(reasons) == 0 {
@@ -90,6 +113,8 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "chat_unreachable", msg: err.Error(), retryAfter: 10, runtimeKind: "chat"}
 	case errors.Is(err, extract.ErrAuth):
 		return &apiError{status: fiber.StatusBadGateway, code: "chat_auth", msg: err.Error(), runtimeKind: "chat"}
+	case errors.Is(err, extract.ErrAnswerTooLarge):
+		return &apiError{status: fiber.StatusBadGateway, code: "chat_answer_too_large", msg: err.Error(), runtimeKind: "chat"}
 	case errors.Is(err, extract.ErrBadAnswer):
 		return &apiError{status: fiber.StatusBadGateway, code: "chat_bad_answer", msg: err.Error(), runtimeKind: "chat"}
 	case errors.Is(err, extract.ErrUpstream):
@@ -102,32 +127,42 @@ func classify(err error) *apiError {
 	return &apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
 }
 
-// fiberError covers the errors Fiber raises itself (unknown route, body over the limit, …).
+// fiberError covers the errors Fiber and fasthttp raise themselves (unknown route, body over the
+// limit, a request fasthttp cannot parse, a read timeout, …). Their own messages are not used:
+// fasthttp's quote the raw request, and that must not reach the caller (a proxy may have added
+// credentials the caller never saw). Each status gets a fixed message.
 func fiberError(fe *fiber.Error) *apiError {
-	code := map[int]string{
-		fiber.StatusNotFound:              "not_found",
-		fiber.StatusMethodNotAllowed:      "method_not_allowed",
-		fiber.StatusRequestEntityTooLarge: "body_too_large",
-		fiber.StatusBadRequest:            "bad_request",
-		fiber.StatusRequestTimeout:        "timeout",
-	}[fe.Code]
-	if code == "" {
-		code = "http_" + strconv.Itoa(fe.Code)
+	known := map[int][2]string{
+		fiber.StatusNotFound:                    {"not_found", "no such endpoint"},
+		fiber.StatusMethodNotAllowed:            {"method_not_allowed", "method not allowed on this endpoint"},
+		fiber.StatusRequestEntityTooLarge:       {"body_too_large", "request body is larger than the server accepts"},
+		fiber.StatusBadRequest:                  {"bad_request", "malformed HTTP request"},
+		fiber.StatusRequestTimeout:              {"timeout", "the request was not received within the server's read timeout"},
+		fiber.StatusRequestHeaderFieldsTooLarge: {"header_too_large", "request headers are larger than the server accepts"},
 	}
-	msg := fe.Message
-	if fe.Code == fiber.StatusRequestEntityTooLarge {
-		msg = "request body is larger than the server accepts"
+	if fe.Code == fiber.StatusBadGateway {
+		// Fiber turns a network error while reading a request (the client reset the
+		// connection) into 502; it is the client's connection, not an upstream.
+		return &apiError{status: fiber.StatusBadRequest, code: "bad_request", msg: "the request could not be read"}
+	}
+	if k, ok := known[fe.Code]; ok {
+		return &apiError{status: fe.Code, code: k[0], msg: k[1]}
 	}
 	if fe.Code >= 500 {
-		msg = "internal error"
+		return &apiError{status: fe.Code, code: "http_" + strconv.Itoa(fe.Code), msg: "internal error"}
 	}
-	return &apiError{status: fe.Code, code: code, msg: msg}
+	return &apiError{status: fe.Code, code: "http_" + strconv.Itoa(fe.Code), msg: utils.StatusMessage(fe.Code)}
 }
 
 // errorHandler is Fiber's ErrorHandler: it writes the JSON error and logs what a person operating
 // the service needs (the caller's mistakes at debug level, our failures at error level).
 func errorHandler(s *Server) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
+		// A head the framing guard refused reaches here as fasthttp's read error; the guard
+		// knows what was wrong with it.
+		if fr := framing.Rejection(c.Context().Conn()); fr != nil {
+			err = fr
+		}
 		ae := classify(err)
 		log := s.logger(c)
 		if s.metrics != nil && ae.runtimeKind != "" {

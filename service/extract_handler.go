@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -20,7 +22,7 @@ type Extractor interface {
 
 // extractRequest is the body of /ocr-json: the image, and a template name or the caller's schema.
 type extractRequest struct {
-	Image    *string         `json:"image"`
+	Image    *imageField     `json:"image"`
 	Template string          `json:"template"`
 	Schema   json.RawMessage `json:"schema"`
 }
@@ -33,18 +35,20 @@ const (
 )
 
 // ocrJSON runs OCR on the image and has the chat model fill the schema. The schema and the chat
-// configuration are checked before any OCR runs, so a request that cannot succeed fails fast.
+// configuration are checked before any OCR runs, so a request that cannot succeed fails fast. The
+// OCR admission is given back before the chat call starts: a slow chat model must not hold the
+// memory and slots that OCR requests wait for. Chat calls have their own gate.
 func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout)
 	defer cancel()
 	if s.extract == nil {
 		return extract.ErrNotConfigured
 	}
-	release, err := s.admit(ctx)
+	leave, err := s.enter()
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer leave()
 
 	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
 		return err
@@ -60,17 +64,26 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if req.Image == nil {
 		return badRequest("missing_image", `request body has no "image" field`)
 	}
-	img, err := decodeBase64Image(*req.Image)
+	img := req.Image.data
+
+	ocrStart := time.Now()
+	octx, release, err := s.admitImage(ctx, c, img)
 	if err != nil {
 		return err
 	}
-
-	ocrStart := time.Now()
-	page, err := s.runOCR(ctx, img)
+	page, err := s.runOCR(octx, img)
+	release()
+	leave()
 	c.Set(headerOCRTime, seconds(time.Since(ocrStart)))
 	if err != nil {
 		return err
 	}
+
+	chatDone, err := s.admitChat(ctx)
+	if err != nil {
+		return err
+	}
+	defer chatDone()
 	res, err := s.extract.Extract(ctx, schema, page)
 	c.Set(headerChatTime, seconds(res.ChatTime))
 	c.Set(headerChatAttempts, strconv.Itoa(res.Attempts))
@@ -82,6 +95,22 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(res.Object)
+}
+
+// admitChat takes a chat slot (a no-op without a chat gate); 429 when the chat gate is full.
+func (s *Server) admitChat(ctx context.Context) (func(), error) {
+	if s.opt.ChatGate == nil {
+		return func() {}, nil
+	}
+	release, err := s.opt.ChatGate.Acquire(ctx, 0)
+	if err != nil {
+		if errors.Is(err, admission.ErrOverloaded) {
+			s.rejected("chat_overloaded")
+			return nil, errChatOverloaded
+		}
+		return nil, err
+	}
+	return release, nil
 }
 
 // requestSchema picks the schema: the caller's own, or a template (invoice by default).

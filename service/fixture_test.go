@@ -72,9 +72,12 @@ func fixtures(t testing.TB) fixture {
 	}
 }
 
-// fakeEngine is the pipeline on rt with ocrtest's charset: what the fast tier serves.
+// fakeEngine is the pipeline on rt with ocrtest's charset: what the fast tier serves. It is costed
+// as the embedded runtime it stands in for, so admission answers as it would in production.
 func fakeEngine(rt ocr.Runtime) *setup.Engine {
-	p, err := ocr.New(rt, ocrtest.Charset(), ocr.DefaultOptions())
+	opt := ocr.DefaultOptions()
+	opt.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	p, err := ocr.New(rt, ocrtest.Charset(), opt)
 	if err != nil {
 		panic(err) // the default options are valid
 	}

@@ -76,9 +76,9 @@ func TestAPIKeys(t *testing.T) {
 }
 
 func TestOverloadIsRefusedAtOnce(t *testing.T) {
-	gate := admission.New(1, 0, time.Second)
+	gate := admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 1, MaxQueue: 0, MaxWait: time.Second})
 	app := newApp(t, service.Options{Gate: gate}, nil)
-	release, err := gate.Acquire(context.Background()) // the one slot is busy
+	release, err := gate.Acquire(context.Background(), 0) // the one slot is busy
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,8 @@ func TestRequestID(t *testing.T) {
 }
 
 func TestMetricsEndpoint(t *testing.T) {
-	app := newApp(t, service.Options{Metrics: metrics.New(), APIKeys: []string{"key"}}, nil)
+	gate := admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Second})
+	app := newApp(t, service.Options{Metrics: metrics.New(), APIKeys: []string{"key"}, Gate: gate}, nil)
 	if code, body := call(t, app, withAuth(ocrRequest(fixtures(t).receipt), "Bearer key")); code != 200 {
 		t.Fatalf("ocr: %d %s", code, body)
 	}
@@ -139,6 +140,9 @@ func TestMetricsEndpoint(t *testing.T) {
 		`ocrgate_stage_duration_seconds_count{stage="decode"} 1`,
 		`ocrgate_rejected_total{reason="unauthorized"} 1`,
 		`ocrgate_jobs_in_flight 0`,
+		`ocrgate_admitted_bytes 0`,
+		`ocrgate_memory_budget_bytes 1.073741824e+09`,
+		`ocrgate_admission_waiting 0`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(string(body), want) {
@@ -147,13 +151,14 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 }
 
-// panicking is fault injection: a recognizer that panics, as a bug in a handler would.
-type panicking struct{}
+// panicking is fault injection: the real pipeline, except that running it panics, as a bug in a
+// handler would.
+type panicking struct{ *ocr.Pipeline }
 
 func (panicking) Run(context.Context, []byte) (*ocr.Result, error) { panic("boom") }
 
 func TestPanicBecomes500(t *testing.T) {
-	app := newApp(t, service.Options{}, panicking{})
+	app := newApp(t, service.Options{}, panicking{fixtures(t).engine.Pipeline})
 	code, body := call(t, app, ocrRequest(fixtures(t).receipt))
 	checkJSONError(t, code, body, 500, "internal")
 	if strings.Contains(string(body), "boom") || strings.Contains(string(body), "goroutine") {

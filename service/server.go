@@ -5,7 +5,9 @@ package service
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -16,12 +18,17 @@ import (
 
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/framing"
+	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// Recognizer is what the HTTP layer needs from the OCR pipeline.
+// Recognizer is what the HTTP layer needs from the OCR pipeline: the header check and the memory
+// cost of an image before any work, then the work.
 type Recognizer interface {
+	Inspect(image []byte) (imaging.Header, error)
+	Cost(h imaging.Header) int64
 	Run(ctx context.Context, image []byte) (*ocr.Result, error)
 }
 
@@ -37,8 +44,14 @@ type Options struct {
 	CORSOrigins    string        // comma-separated; "*" for any origin
 	// APIKeys, when not empty, are the bearer tokens /ocr and /ocr-json require.
 	APIKeys []string
-	// Gate bounds the OCR jobs in flight and waiting; nil admits everything.
+	// Gate admits OCR jobs by memory cost, bounds those waiting, and refuses the rest; nil
+	// admits everything.
 	Gate *admission.Gate
+	// MaxRequestCost is the largest memory cost, in bytes, of one request; a larger one is
+	// refused with 413 before any work (0: no limit).
+	MaxRequestCost int64
+	// ChatGate bounds the /ocr-json chat calls in flight and waiting; nil admits everything.
+	ChatGate *admission.Gate
 	// Metrics receives request and stage metrics and is served on /metrics; nil for none.
 	Metrics *metrics.Metrics
 	// Extractor fills schemas for /ocr-json; nil when no chat model is configured (503).
@@ -66,6 +79,10 @@ type Server struct {
 func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.App {
 	s := &Server{ocr: rec, ready: ready, log: log, opt: opt, keys: newKeyring(opt.APIKeys), metrics: opt.Metrics, extract: opt.Extractor}
 	s.errors = errorHandler(s)
+	if s.metrics != nil && opt.Gate != nil {
+		g := opt.Gate
+		s.metrics.Admission(g.Options().Budget, func() (int64, int) { st := g.Stats(); return st.Used, st.Waiting })
+	}
 	app := fiber.New(fiber.Config{
 		AppName:               "ocrgate " + Version,
 		BodyLimit:             opt.MaxBodyBytes,
@@ -77,6 +94,9 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		WriteTimeout: opt.RequestTimeout + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
 	})
+	// fasthttp quotes the raw request (Authorization and Cookie included) in the errors it
+	// raises for malformed requests; those reach the log. Keep the bytes out of them.
+	app.Server().SecureErrorLogMessage = true
 	app.Use(s.observe)
 	app.Use(cors.New(cors.Config{
 		AllowOrigins: normalizeOrigins(opt.CORSOrigins),
@@ -101,6 +121,23 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	}
 	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	return app
+}
+
+// drainTimeout bounds how long a connection closed mid-body reads what its client still sends.
+const drainTimeout = 10 * time.Second
+
+// GuardListener wraps the listener the service serves on in the HTTP framing guard (package
+// framing): request heads whose framing two parsers could read differently (conflicting
+// Content-Length, Content-Length with chunked, bare LF, folded headers) are refused with a JSON
+// 400 before fasthttp reads them, and a body the server refuses unread (413) is drained, up to
+// twice the body limit, so that clients which send a whole body before reading hear the 413
+// instead of a connection reset. Serve with app.Listener(GuardListener(ln, opt)).
+func GuardListener(ln net.Listener, opt Options) net.Listener {
+	return framing.Listen(ln, framing.Options{
+		MaxHeadBytes: fiber.DefaultReadBufferSize, // fasthttp's own bound on a head
+		DrainBytes:   2 * int64(opt.MaxBodyBytes),
+		DrainTimeout: drainTimeout,
+	})
 }
 
 func normalizeOrigins(s string) string {
@@ -145,17 +182,22 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	// carries its own deadline into the model calls.
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout)
 	defer cancel()
-	// Admission comes first: refusing an overloaded request must cost nothing, not a JSON parse
-	// and a base64 decode of megabytes.
-	release, err := s.admit(ctx)
+	// The cheap refusal comes first: a saturated service answers 429 without parsing JSON and
+	// decoding megabytes of base64 it would then have to drop.
+	leave, err := s.enter()
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer leave()
 	img, err := imageFromRequest(c)
 	if err != nil {
 		return err
 	}
+	ctx, release, err := s.admitImage(ctx, c, img)
+	if err != nil {
+		return err
+	}
+	defer release()
 	res, err := s.runOCR(ctx, img)
 	if err != nil {
 		return err
@@ -163,19 +205,54 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	return c.JSON(newOCRResponse(res, len(img), time.Since(start)))
 }
 
-// admit takes an admission slot (a no-op release when there is no gate).
-func (s *Server) admit(ctx context.Context) (func(), error) {
+// enter is the gate's cheap check before a request's cost is known (a no-op without a gate).
+func (s *Server) enter() (leave func(), err error) {
 	if s.opt.Gate == nil {
 		return func() {}, nil
 	}
-	release, err := s.opt.Gate.Acquire(ctx)
+	leave, err = s.opt.Gate.Enter()
 	if err != nil {
-		if s.metrics != nil {
-			s.metrics.Rejected("overloaded")
-		}
+		s.rejected("overloaded")
 		return nil, err
 	}
-	return release, nil
+	return leave, nil
+}
+
+// admitImage checks the image's header, works out what the request will hold in memory, refuses
+// it (413) when that is more than one request may cost, and otherwise waits for the gate to admit
+// that much. The admission goes into the returned context, so that work the request abandons at
+// its deadline but cannot stop (a decoder) keeps it until that work really ends.
+//
+// The cost is the request body (fasthttp holds it until the handler returns), the decoded base64
+// and what the pipeline holds for this image at its peak (ocr.Options.Cost).
+func (s *Server) admitImage(ctx context.Context, c *fiber.Ctx, img []byte) (context.Context, func(), error) {
+	h, err := s.ocr.Inspect(img)
+	if err != nil {
+		return ctx, nil, err
+	}
+	cost := int64(len(c.Body())) + int64(len(img)) + s.ocr.Cost(h)
+	if s.opt.MaxRequestCost > 0 && cost > s.opt.MaxRequestCost {
+		s.rejected("too_costly")
+		return ctx, nil, tooCostly(h, cost, s.opt.MaxRequestCost)
+	}
+	if s.opt.Gate == nil {
+		return ctx, func() {}, nil
+	}
+	release, err := s.opt.Gate.Acquire(ctx, cost)
+	if err != nil {
+		if errors.Is(err, admission.ErrOverloaded) {
+			s.rejected("overloaded")
+		}
+		return ctx, nil, err
+	}
+	ctx, release = admission.Share(ctx, release)
+	return ctx, release, nil
+}
+
+func (s *Server) rejected(reason string) {
+	if s.metrics != nil {
+		s.metrics.Rejected(reason)
+	}
 }
 
 // runOCR runs one admitted OCR job and records its stage metrics.

@@ -19,11 +19,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +37,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
@@ -110,6 +114,28 @@ func fileExists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// memoryPlan divides the memory the process may use (its container's limit, or 1 GiB) between
+// what it holds at rest (measured now, with the models loaded), a reserve, and the budget of the
+// requests it admits, and sets the Go runtime's memory limit from it unless GOMEMLIMIT is set.
+func memoryPlan(cfg config.Config, eng *setup.Engine) memlimit.Plan {
+	runtime.GC()
+	debug.FreeOSMemory()
+	limit, _ := memlimit.ContainerLimit(os.DirFS("/"))
+	plan := memlimit.Derive(memlimit.Inputs{
+		Limit:       limit,
+		AtRest:      memlimit.RSS(),
+		AtRestGo:    memlimit.GoRuntimeBytes(),
+		Budget:      cfg.MemoryBudget,
+		MaxRequest:  cfg.MaxRequestMemory,
+		RuntimeWork: eng.Pipeline.Options().RuntimeWork(),
+		GOMEMLIMIT:  os.Getenv("GOMEMLIMIT"),
+	})
+	if plan.GoLimit > 0 {
+		debug.SetMemoryLimit(plan.GoLimit)
+	}
+	return plan
+}
+
 // healthcheck probes the running service's /healthz, for a container HEALTHCHECK.
 func healthcheck(args []string) int {
 	url := "http://127.0.0.1" + portOf(os.Getenv("OCRGATE_ADDR")) + "/healthz"
@@ -154,12 +180,18 @@ func serve(cfg config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer eng.Close()
+	// The framing guard sits on the TCP listener only: it refuses requests whose framing
+	// fasthttp would otherwise read leniently (see service/framing).
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
 	go func() {
-		log.Info("listening", "addr", cfg.Addr)
-		errc <- app.Listen(cfg.Addr)
+		log.Info("listening", "addr", ln.Addr().String())
+		errc <- app.Listener(service.GuardListener(ln, service.Options{MaxBodyBytes: cfg.MaxBodyBytes}))
 	}()
 	select {
 	case err := <-errc:
@@ -213,18 +245,29 @@ func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, e
 		eng.Close()
 		return nil, nil, fmt.Errorf("chat model: %w", err)
 	}
+	plan := memoryPlan(cfg, eng)
+	log.Info("memory", "plan", plan)
+	if plan.MaxRequest > plan.Budget {
+		log.Info("requests costing more than the memory budget wait until nothing else runs, then run alone",
+			"budget_mib", plan.Budget>>20, "max_request_mib", plan.MaxRequest>>20)
+	}
 	inflight, queue := cfg.Admission()
 	app := service.New(eng.Pipeline, eng, log, service.Options{
 		RequestTimeout: cfg.RequestTimeout,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		CORSOrigins:    cfg.CORSOrigins,
 		APIKeys:        keys,
-		Gate:           admission.New(inflight, queue, cfg.QueueTimeout),
-		Metrics:        metrics.New(),
-		Extractor:      extractor,
-		SchemaLimits:   cfg.Chat.Schema,
-		UI:             cfg.UI,
+		Gate: admission.New(admission.Options{Budget: plan.Budget, MaxRunning: inflight, MaxQueue: queue,
+			MaxWait: cfg.QueueTimeout}),
+		MaxRequestCost: plan.MaxRequest,
+		ChatGate: admission.New(admission.Options{Budget: 1, MaxRunning: cfg.ChatMaxInFlight, MaxQueue: cfg.ChatMaxQueue,
+			MaxWait: cfg.QueueTimeout}),
+		Metrics:      metrics.New(),
+		Extractor:    extractor,
+		SchemaLimits: cfg.Chat.Schema,
+		UI:           cfg.UI,
 	})
-	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout, "auth", len(keys) > 0)
+	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout,
+		"chat_max_inflight", cfg.ChatMaxInFlight, "chat_max_queue", cfg.ChatMaxQueue, "auth", len(keys) > 0)
 	return app, eng, nil
 }

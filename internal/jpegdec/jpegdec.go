@@ -36,6 +36,7 @@ func unsupported(format string, args ...any) error {
 const (
 	markSOF0 = 0xC0 // baseline DCT
 	markSOF1 = 0xC1 // extended sequential DCT (Huffman)
+	markSOF2 = 0xC2 // progressive DCT (Huffman)
 	markDHT  = 0xC4
 	markRST0 = 0xD0
 	markRST7 = 0xD7
@@ -43,7 +44,6 @@ const (
 	markEOI  = 0xD9
 	markSOS  = 0xDA
 	markDQT  = 0xDB
-	markDNL  = 0xDC
 	markDRI  = 0xDD
 	markAP14 = 0xEE // Adobe: says whether three components are YCbCr or RGB
 )
@@ -82,11 +82,17 @@ type decoder struct {
 	adobe         bool
 	adobeXform    uint8
 	seenFrame     bool
+	// want is the frame size the caller checked (image.DecodeConfig); zero when unchecked.
+	want image.Point
 }
+
+// ErrFrameMismatch is returned when the frame header differs from the size the caller checked.
+// It does not wrap ErrUnsupported: the caller must refuse the file, not hand it to another decoder.
+var ErrFrameMismatch = errors.New("JPEG frame of another size than its header")
 
 // Decode decodes a baseline JPEG. It returns *image.YCbCr for colour and *image.Gray for grayscale,
 // with bounds starting at (0, 0), or an error wrapping ErrUnsupported. It does not check the image's
-// size: callers that take uploads check the header first (image.DecodeConfig).
+// size: callers that take uploads use DecodeSized with the size they checked.
 func Decode(data []byte) (image.Image, error) {
 	img, _, err := DecodePreview(data)
 	return img, err
@@ -98,14 +104,23 @@ func Decode(data []byte) (image.Image, error) {
 // nothing, while shrinking a 35-megapixel scan by area averaging reads every pixel. It is what
 // libjpeg's 1/8 scaled decoding produces.
 func DecodePreview(data []byte) (img, preview image.Image, err error) {
+	return DecodeSized(data, 0, 0)
+}
+
+// DecodeSized is DecodePreview for a file whose header was checked at width×height (with
+// image.DecodeConfig, which reads the same first frame header, since this package parses markers
+// as image/jpeg does): a frame of any other size is refused with ErrFrameMismatch before any pixel
+// memory is allocated. Zero width and height check nothing.
+func DecodeSized(data []byte, width, height int) (img, preview image.Image, err error) {
 	// Corrupt input must never take the process down; a panic here is a bug, reported as "not
-	// decoded here" so that image/jpeg gets its turn.
+	// decoded here" so that image/jpeg gets its turn. The IDCT workers recover their own panics
+	// (see decodeScan), and are gone by the time this returns either way.
 	defer func() {
 		if r := recover(); r != nil {
 			img, preview, err = nil, nil, unsupported("internal error: %v", r)
 		}
 	}()
-	d := &decoder{data: data}
+	d := &decoder{data: data, want: image.Pt(width, height)}
 	return d.decode()
 }
 
@@ -115,23 +130,16 @@ func (d *decoder) decode() (image.Image, image.Image, error) {
 	}
 	pos := 2
 	for {
-		// Markers may be preceded by any number of 0xFF fill bytes.
-		if pos >= len(d.data) || d.data[pos] != 0xFF {
-			return nil, nil, unsupported("expected a marker at offset %d", pos)
+		m, next, ok := nextMarker(d.data, pos)
+		if !ok {
+			return nil, nil, unsupported("the data ends before a scan")
 		}
-		for pos < len(d.data) && d.data[pos] == 0xFF {
-			pos++
-		}
-		if pos >= len(d.data) {
-			return nil, nil, unsupported("truncated marker")
-		}
-		m := d.data[pos]
-		pos++
+		pos = next
 		switch {
 		case m == markEOI:
 			return nil, nil, unsupported("no image data before EOI")
-		case m >= markRST0 && m <= markRST7, m == 0x01:
-			continue // parameterless markers out of place: ignore, as decoders do
+		case isRST(m):
+			continue // a restart marker out of place: image/jpeg ignores it
 		}
 		if pos+2 > len(d.data) {
 			return nil, nil, unsupported("truncated marker segment")
@@ -146,8 +154,6 @@ func (d *decoder) decode() (image.Image, image.Image, error) {
 		switch {
 		case m == markSOF0 || m == markSOF1:
 			err = d.parseFrame(seg)
-		case m >= 0xC2 && m <= 0xCF && m != markDHT && m != 0xC8:
-			return nil, nil, unsupported("frame type %#x (progressive, lossless or arithmetic coding)", m)
 		case m == markDHT:
 			err = d.parseHuffman(seg)
 		case m == markDQT:
@@ -161,12 +167,15 @@ func (d *decoder) decode() (image.Image, image.Image, error) {
 			if len(seg) >= 12 && string(seg[:5]) == "Adobe" {
 				d.adobe, d.adobeXform = true, seg[11]
 			}
-		case m == markDNL:
-			return nil, nil, unsupported("DNL marker")
 		case m == markSOS:
 			return d.scan(seg, pos)
+		case skippable(m):
+			// Application data and comments.
+		default:
+			// Progressive, lossless, arithmetic-coded and hierarchical frames, DNL, and markers
+			// image/jpeg does not know (0x00 after fill bytes among them).
+			return nil, nil, unsupported("marker %#x", m)
 		}
-		// APPn, COM and anything unknown with a length are skipped.
 		if err != nil {
 			return nil, nil, err
 		}
@@ -175,7 +184,7 @@ func (d *decoder) decode() (image.Image, image.Image, error) {
 
 func (d *decoder) parseFrame(seg []byte) error {
 	if d.seenFrame {
-		return unsupported("second frame header")
+		return fmt.Errorf("%w: a second frame header", ErrFrameMismatch)
 	}
 	d.seenFrame = true
 	if len(seg) < 6 {
@@ -186,6 +195,9 @@ func (d *decoder) parseFrame(seg []byte) error {
 	}
 	d.height = int(seg[1])<<8 | int(seg[2])
 	d.width = int(seg[3])<<8 | int(seg[4])
+	if d.want != (image.Point{}) && (d.width != d.want.X || d.height != d.want.Y) {
+		return fmt.Errorf("%w: the frame is %d×%d, the header said %d×%d", ErrFrameMismatch, d.width, d.height, d.want.X, d.want.Y)
+	}
 	nc := int(seg[5])
 	if d.width == 0 || d.height == 0 {
 		return unsupported("image is %d×%d", d.width, d.height)
@@ -361,26 +373,20 @@ func (d *decoder) scan(seg []byte, pos int) (image.Image, image.Image, error) {
 	return img, preview, nil
 }
 
-// trailer checks what follows the scan: the end of the image, possibly after a stray restart
-// marker or garbage bytes (which decoders, image/jpeg included, skip). Another scan or a DNL
-// marker means a layout this package leaves to image/jpeg.
+// trailer checks what follows the scan: the end of the image, possibly after stray restart markers
+// or extraneous bytes, which image/jpeg skips the same way (see nextMarker). Another scan, a DNL
+// marker or anything else means a layout this package leaves to image/jpeg.
 func (d *decoder) trailer(pos int) error {
 	for {
-		for pos < len(d.data) && d.data[pos] != 0xFF {
-			pos++
-		}
-		for pos < len(d.data) && d.data[pos] == 0xFF {
-			pos++
-		}
-		if pos >= len(d.data) {
+		m, next, ok := nextMarker(d.data, pos)
+		if !ok {
 			return unsupported("missing EOI marker")
 		}
-		m := d.data[pos]
-		pos++
+		pos = next
 		switch {
 		case m == markEOI:
 			return nil
-		case m == 0 || (m >= markRST0 && m <= markRST7):
+		case isRST(m):
 			continue
 		default:
 			return unsupported("marker %#x after the scan", m)
@@ -445,6 +451,11 @@ type chunk struct {
 	last       []uint8 // per block: zigzag index of the last non-zero coefficient
 }
 
+// Fault injection for tests (nil otherwise): called by a transform worker before each chunk, and
+// by the entropy decoder before it hands a chunk over. A panic in either must neither crash the
+// process nor leave a goroutine behind.
+var testHookTransform, testHookEntropy func()
+
 // parallelMinBlocks is the image size (in 8×8 blocks) from which decoding is split over goroutines;
 // below it the hand-off costs more than it saves. 20 000 blocks is a 1.3-megapixel 4:2:0 photo.
 const parallelMinBlocks = 20_000
@@ -498,20 +509,57 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 		free <- &chunk{coef: make([]int16, 64*rowBlocks*rowsPer), last: make([]uint8, rowBlocks*rowsPer)}
 	}
 	work := make(chan *chunk, 2*workers)
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		panicked sync.Once
+		panicErr error
+	)
 	for range workers {
 		wg.Go(func() {
 			for c := range work {
-				idct(c)
+				// A panic in a worker would end the process (no caller's recover reaches another
+				// goroutine), and a worker that died would leave the decoder waiting for its
+				// chunk forever. So each chunk is transformed under its own recover, and the chunk
+				// goes back to free whatever happened.
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							panicked.Do(func() { panicErr = unsupported("internal error in a transform worker: %v", r) })
+						}
+					}()
+					if testHookTransform != nil {
+						testHookTransform()
+					}
+					idct(c)
+				}()
 				free <- c
 			}
 		})
 	}
-	end, err := d.entropyDecode(pos, l, rowsPer, func() *chunk { return <-free }, func(c *chunk) { work <- c })
-	close(work)
-	wg.Wait()
+	// However this function ends (an error, or a panic on this goroutine that the caller
+	// recovers), the workers see work closed and exit, and this returns only once they have:
+	// nothing is left running on the image's memory.
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			close(work)
+			wg.Wait()
+		}
+	}
+	defer stop()
+	end, err := d.entropyDecode(pos, l, rowsPer, func() *chunk { return <-free }, func(c *chunk) {
+		if testHookEntropy != nil {
+			testHookEntropy()
+		}
+		work <- c
+	})
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	stop() // every chunk transformed, and panicErr final
+	if panicErr != nil {
+		return nil, nil, 0, panicErr
 	}
 	return img, preview, end, nil
 }

@@ -237,12 +237,21 @@ func TestCorrupt(t *testing.T) {
 	}
 }
 
-// FuzzDecode checks that no input panics and that whatever Decode accepts, image/jpeg decodes to
-// the same picture: accepting bytes the reference refuses, or reading them differently, would make
-// results depend on which decoder ran.
+// FuzzDecode checks that no input panics, that whatever DecodeSized accepts image/jpeg decodes to
+// the same picture (accepting bytes the reference refuses, or reading them differently, would make
+// results depend on which decoder ran), and that Inspect, DecodeSized and image.DecodeConfig agree
+// on which frame a file holds: the size limit is checked on DecodeConfig's answer, so a decoder
+// that finds another frame decodes something nobody checked.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"s444.jpg", "s420_restart.jpg", "gray_restart.jpg", "q100_optimized.jpg", "s411.jpg"} {
+	for _, name := range []string{"s444.jpg", "s420_restart.jpg", "gray_restart.jpg", "q100_optimized.jpg", "s411.jpg", "progressive.jpg"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, h := range hostileCorpus {
+		data, err := os.ReadFile(filepath.Join("testdata", "hostile", h.file))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -250,21 +259,46 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte{0xFF, 0xD8, 0xFF, 0xD9})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if cfg, err := jpeg.DecodeConfig(bytes.NewReader(data)); err == nil && cfg.Width*cfg.Height > 1<<22 {
-			return // callers check the header's size first; allocating gigabytes is not the point
+		cfg, cfgErr := jpeg.DecodeConfig(bytes.NewReader(data))
+		info, infoErr := Inspect(data)
+		if infoErr != nil && !errors.Is(infoErr, ErrMalformed) {
+			t.Fatalf("Inspect error %v does not wrap ErrMalformed", infoErr)
 		}
-		got, err := Decode(data)
+		if cfgErr == nil && infoErr == nil && (info.Width != cfg.Width || info.Height != cfg.Height) {
+			t.Fatalf("Inspect read a %d×%d frame, image/jpeg %d×%d", info.Width, info.Height, cfg.Width, cfg.Height)
+		}
+		// Callers check the header's size first; allocating gigabytes is not the point. Inspect
+		// reports the first frame header even when it refuses the file later on.
+		if cfgErr == nil && cfg.Width*cfg.Height > 1<<22 || info.Width*info.Height > 1<<22 {
+			return
+		}
+		want := image.Point{}
+		if cfgErr == nil {
+			want = image.Pt(cfg.Width, cfg.Height)
+		}
+		got, _, err := DecodeSized(data, want.X, want.Y)
 		if err != nil {
-			if !errors.Is(err, ErrUnsupported) {
-				t.Fatalf("error %v does not wrap ErrUnsupported", err)
+			switch {
+			case errors.Is(err, ErrFrameMismatch):
+				if infoErr == nil {
+					t.Fatalf("DecodeSized found another frame than the %v checked, and Inspect saw none: %v", want, err)
+				}
+			case !errors.Is(err, ErrUnsupported):
+				t.Fatalf("error %v wraps neither ErrUnsupported nor ErrFrameMismatch", err)
 			}
 			return
 		}
-		want, err := jpeg.Decode(bytes.NewReader(data))
+		if infoErr != nil || !info.Sequential || info.Scans != 1 {
+			t.Fatalf("decoded a file Inspect reads as %+v (%v); only single-scan sequential files decode here", info, infoErr)
+		}
+		if b := got.Bounds(); b.Dx() != info.Width || b.Dy() != info.Height {
+			t.Fatalf("decoded %v, the frame header says %d×%d", b, info.Width, info.Height)
+		}
+		ref, err := jpeg.Decode(bytes.NewReader(data))
 		if err != nil {
 			t.Fatalf("Decode accepted what image/jpeg refuses (%v)", err)
 		}
-		if msg := diff(want, got); msg != "" {
+		if msg := diff(ref, got); msg != "" {
 			t.Fatal(msg)
 		}
 	})

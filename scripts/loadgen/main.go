@@ -9,6 +9,12 @@
 //
 //	go run ./scripts/loadgen -c 8 -d 60s                  # load: 4× what 2 cores run at once
 //	go run ./scripts/loadgen -c 1 -n 1000 -checkpoint 100 # soak: RSS after 100 and after 1000
+//	go run ./scripts/loadgen -c 4 -n 300 -mix hostile     # every fourth request a hostile file
+//
+// With -mix hostile every fourth request is one of the uploads that once took the service past
+// its memory or its deadline (built by internal/hostile, no downloads): a JPEG frame larger than
+// its header, a progressive scan bomb, progressive and 16-bit PNG images that are tiny files but
+// legitimately huge, and costly ones within the limits. The report splits statuses by kind.
 package main
 
 import (
@@ -18,6 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"image"
 	"io"
 	"net"
 	"net/http"
@@ -31,6 +38,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ocrgate/ocrgate/internal/hostile"
 )
 
 func main() {
@@ -42,7 +51,13 @@ func main() {
 	checkpoint := flag.Int("checkpoint", 0, "also report the service's RSS after this many requests")
 	timeout := flag.Duration("timeout", 60*time.Second, "client timeout per request")
 	flag.BoolVar(&hammer, "hammer", false, "retry refused requests at once instead of honouring Retry-After")
+	mix := flag.String("mix", "receipts", "what to send: receipts (the dataset's images) or hostile (every fourth request a hostile file)")
 	flag.Parse()
+	if *mix != "receipts" && *mix != "hostile" {
+		fmt.Fprintln(os.Stderr, "loadgen: -mix must be receipts or hostile")
+		os.Exit(2)
+	}
+	hostileMix = *mix == "hostile"
 	if err := run(*bin, *dataset, *clients, *duration, *total, *checkpoint, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -52,15 +67,50 @@ func main() {
 // hammer makes clients ignore Retry-After (an abusive client).
 var hammer bool
 
+// hostileMix makes every fourth request a hostile file.
+var hostileMix bool
+
 type sample struct {
-	status int
-	took   time.Duration
+	status  int
+	took    time.Duration
+	hostile string // the hostile file's name; "" for a receipt
+}
+
+// hostileFile is a request body built from one of internal/hostile's generators.
+type hostileFile struct {
+	name string
+	body []byte
+}
+
+func hostileBodies() []hostileFile {
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"smuggled 8192² frame", hostile.SmuggledFrame(image.Pt(16, 16), image.Pt(8192, 8192), false)},
+		{"scan bomb 1500 scans", hostile.ScanBomb(7071, 7071, 1500)},
+		{"tiny 7071² progressive", hostile.HugeProgressive(7071, 7071)},
+		{"16-bit PNG bomb 7071²", hostile.PNG16Bomb(7071, 7071, 7071)},
+		{"progressive 6000² 60 scans", hostile.ScanBomb(6000, 6000, 60)},
+		{"16-bit PNG 4000²", hostile.PNG16Bomb(4000, 4000, 4000)},
+		{"progressive 4000² cut short", hostile.HugeProgressive(4000, 4000)},
+	}
+	out := make([]hostileFile, len(files))
+	for i, f := range files {
+		b, _ := json.Marshal(map[string]string{"image": base64.StdEncoding.EncodeToString(f.data)})
+		out[i] = hostileFile{f.name, b}
+	}
+	return out
 }
 
 func run(bin, dataset string, clients int, duration time.Duration, total, checkpoint int, timeout time.Duration) error {
 	bodies, err := loadBodies(dataset)
 	if err != nil {
 		return err
+	}
+	var hostiles []hostileFile
+	if hostileMix {
+		hostiles = hostileBodies()
 	}
 	addr, err := freeAddr()
 	if err != nil {
@@ -107,9 +157,14 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 				if !ok {
 					return
 				}
+				body, kind := bodies[n%len(bodies)], ""
+				if len(hostiles) > 0 && n%4 == 3 {
+					h := hostiles[(n/4)%len(hostiles)]
+					body, kind = h.body, h.name
+				}
 				t0 := time.Now()
-				resp, err := client.Post(base+"/ocr", "application/json", bytes.NewReader(bodies[n%len(bodies)]))
-				s := sample{took: time.Since(t0)}
+				resp, err := client.Post(base+"/ocr", "application/json", bytes.NewReader(body))
+				s := sample{took: time.Since(t0), hostile: kind}
 				if err != nil {
 					mu.Lock()
 					errorsOut++
@@ -155,6 +210,9 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	}
 
 	report(samples, errorsOut, clients, elapsed)
+	if hostileMix {
+		reportHostile(samples)
+	}
 	if checkpoint > 0 && atCheck > 0 {
 		fmt.Printf("RSS after %d requests %s, after %d %s (%+.1f%%)\n", checkpoint, mib(atCheck), len(samples), mib(rssEnd),
 			100*(float64(rssEnd)/float64(atCheck)-1))
@@ -190,6 +248,41 @@ func report(samples []sample, transportErrors, clients int, elapsed time.Duratio
 	fmt.Printf("200 latency   p50 %s  p95 %s  p99 %s  max %s\n", pct(ok, 50), pct(ok, 95), pct(ok, 99), pct(ok, 100))
 	if len(refused) > 0 {
 		fmt.Printf("429/503 latency p50 %s  p99 %s  max %s\n", pct(refused, 50), pct(refused, 99), pct(refused, 100))
+	}
+}
+
+// reportHostile prints the statuses and the slowest answer of each hostile file, and the
+// statuses of the receipts sent beside them.
+func reportHostile(samples []sample) {
+	type stat struct {
+		codes map[int]int
+		max   time.Duration
+	}
+	byKind := map[string]*stat{}
+	var kinds []string
+	for _, s := range samples {
+		k := s.hostile
+		if k == "" {
+			k = "receipts"
+		}
+		st := byKind[k]
+		if st == nil {
+			st = &stat{codes: map[int]int{}}
+			byKind[k] = st
+			kinds = append(kinds, k)
+		}
+		st.codes[s.status]++
+		st.max = max(st.max, s.took)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		st := byKind[k]
+		var parts []string
+		for c, n := range st.codes {
+			parts = append(parts, fmt.Sprintf("%d×%d", n, c))
+		}
+		sort.Strings(parts)
+		fmt.Printf("  %-28s %s, slowest %s\n", k, strings.Join(parts, " "), st.max.Round(time.Millisecond))
 	}
 }
 

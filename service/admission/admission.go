@@ -1,67 +1,251 @@
-// Package admission bounds the work a service takes on: at most Limit jobs run at once, at most
-// Queue more wait for a slot, each for at most MaxWait. Anything beyond is refused at once, so an
-// overloaded service answers "try again later" in microseconds instead of piling requests up in
-// memory until every one of them times out.
+// Package admission bounds the work a service takes on by what it costs. Every job states its
+// memory cost in bytes before it starts; the gate admits jobs while the sum of the costs it holds
+// fits a budget (and, optionally, while fewer than MaxRunning jobs run), lets at most MaxQueue more
+// wait, each for at most MaxWait, and refuses anything beyond at once. An overloaded service thus
+// answers "try again later" in microseconds instead of piling requests up in memory until every
+// one of them times out, and a burst of large images waits its turn instead of adding up past the
+// memory the process has.
+//
+// Waiting is first come, first served: a large job at the head of the queue is not overtaken by
+// small ones behind it, so it cannot starve. A job that costs more than the whole budget waits
+// until nothing else is admitted and then runs alone; refusing it outright would make inputs the
+// service accepts impossible to serve, and alone is the least memory it can ever take. (Callers
+// that want such jobs refused compare the cost with their own per-job limit first.)
 package admission
 
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// ErrOverloaded is returned when a job is refused: every slot is busy and the queue is full, or the
-// job waited MaxWait without getting a slot.
+// ErrOverloaded is returned when a job is refused: the queue is full, or the job waited MaxWait
+// without being admitted.
 var ErrOverloaded = errors.New("overloaded")
 
-// Gate admits jobs. The zero value is not usable; use New. A Gate is safe for concurrent use.
+// Options configure a Gate.
+type Options struct {
+	// Budget is the memory, in bytes, that admitted jobs may hold together. It must be positive.
+	Budget int64
+	// MaxRunning bounds the jobs admitted at once whatever their cost (0: no bound); a CPU-bound
+	// service gains nothing from running more jobs than it has cores.
+	MaxRunning int
+	// MaxQueue is how many jobs may wait; more are refused at once.
+	MaxQueue int
+	// MaxWait is the longest a job waits before it is refused.
+	MaxWait time.Duration
+}
+
+// Gate admits jobs by cost. The zero value is not usable; use New. A Gate is safe for concurrent
+// use.
 type Gate struct {
-	slots   chan struct{}
-	queue   int64
-	maxWait time.Duration
-	waiting atomic.Int64
+	opt Options
+
+	mu      sync.Mutex
+	used    int64 // sum of the costs admitted
+	running int
+	queue   []*waiter // first come, first served
+
+	inside atomic.Int64 // jobs between Enter and their leave
 }
 
-// New returns a gate running at most limit jobs at once with at most queue more waiting up to
-// maxWait each. limit must be positive; queue may be 0 (refuse as soon as every slot is busy).
-func New(limit, queue int, maxWait time.Duration) *Gate {
-	return &Gate{slots: make(chan struct{}, max(1, limit)), queue: int64(max(0, queue)), maxWait: maxWait}
+type waiter struct {
+	cost     int64
+	ready    chan struct{} // closed when admitted
+	admitted bool
 }
 
-// Acquire takes a slot. It returns ErrOverloaded without waiting when the queue is full, after
-// MaxWait when no slot freed up, and ctx.Err() when ctx ends first. On success the caller must
-// call the returned release exactly once.
-func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
-	select {
-	case g.slots <- struct{}{}:
-		return g.release, nil
-	default:
-	}
-	if g.waiting.Add(1) > g.queue {
-		g.waiting.Add(-1)
+// New returns a gate with the given options; a non-positive budget is taken as 1 byte (every job
+// then runs alone).
+func New(opt Options) *Gate {
+	opt.Budget = max(1, opt.Budget)
+	opt.MaxRunning = max(0, opt.MaxRunning)
+	opt.MaxQueue = max(0, opt.MaxQueue)
+	return &Gate{opt: opt}
+}
+
+// Options returns the gate's settings.
+func (g *Gate) Options() Options { return g.opt }
+
+// Enter is the cheap check made before a job's cost is known (before a request body is parsed):
+// it refuses at once, with ErrOverloaded, when as many jobs as the gate can run and queue are
+// already inside (being prepared, waiting or running), so a saturated service spends nothing on
+// requests it would refuse anyway and the memory of jobs being prepared stays bounded by that
+// count. On success the caller must call leave exactly once, when the job is over. Without a
+// MaxRunning bound Enter only counts.
+func (g *Gate) Enter() (leave func(), err error) {
+	n := g.inside.Add(1)
+	if g.opt.MaxRunning > 0 && n > int64(g.opt.MaxRunning+g.opt.MaxQueue) {
+		g.inside.Add(-1)
 		return nil, ErrOverloaded
 	}
-	defer g.waiting.Add(-1)
-	timer := time.NewTimer(g.maxWait)
+	var once sync.Once
+	return func() { once.Do(func() { g.inside.Add(-1) }) }, nil
+}
+
+// Acquire admits a job costing cost bytes. It returns at once when the job fits and nobody is
+// waiting ahead of it, ErrOverloaded without waiting when the queue is full, ErrOverloaded after
+// MaxWait when the job was not admitted in time, and ctx.Err() when ctx ends first. On success the
+// caller must call release exactly once (later calls do nothing), when the job's memory is free.
+func (g *Gate) Acquire(ctx context.Context, cost int64) (release func(), err error) {
+	cost = max(0, cost)
+	g.mu.Lock()
+	if len(g.queue) == 0 && g.fits(cost) {
+		g.take(cost)
+		g.mu.Unlock()
+		return g.releaser(cost), nil
+	}
+	if len(g.queue) >= g.opt.MaxQueue {
+		g.mu.Unlock()
+		return nil, ErrOverloaded
+	}
+	w := &waiter{cost: cost, ready: make(chan struct{})}
+	g.queue = append(g.queue, w)
+	g.mu.Unlock()
+
+	timer := time.NewTimer(g.opt.MaxWait)
 	defer timer.Stop()
 	select {
-	case g.slots <- struct{}{}:
-		return g.release, nil
+	case <-w.ready:
+		return g.releaser(cost), nil
 	case <-timer.C:
-		return nil, ErrOverloaded
+		err = ErrOverloaded
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		err = ctx.Err()
+	}
+	g.mu.Lock()
+	if w.admitted {
+		// Admitted while giving up: hand the cost back as if it had run.
+		g.give(cost)
+	} else {
+		for i, q := range g.queue {
+			if q == w {
+				g.queue = append(g.queue[:i], g.queue[i+1:]...)
+				break
+			}
+		}
+		// A large job leaving the head of the queue may let the ones behind it in.
+		g.grant()
+	}
+	g.mu.Unlock()
+	return nil, err
+}
+
+// fits reports whether a job of this cost can be admitted now. Called with mu held.
+func (g *Gate) fits(cost int64) bool {
+	if g.opt.MaxRunning > 0 && g.running >= g.opt.MaxRunning {
+		return false
+	}
+	return g.used+cost <= g.opt.Budget || g.running == 0 // too large for the budget: alone
+}
+
+func (g *Gate) take(cost int64) {
+	g.used += cost
+	g.running++
+}
+
+// give returns a job's cost and admits whoever now fits. Called with mu held.
+func (g *Gate) give(cost int64) {
+	g.used -= cost
+	g.running--
+	g.grant()
+}
+
+// grant admits waiting jobs from the head of the queue while they fit. Called with mu held.
+func (g *Gate) grant() {
+	for len(g.queue) > 0 && g.fits(g.queue[0].cost) {
+		w := g.queue[0]
+		g.queue = g.queue[1:]
+		g.take(w.cost)
+		w.admitted = true
+		close(w.ready)
 	}
 }
 
-func (g *Gate) release() { <-g.slots }
+func (g *Gate) releaser(cost int64) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.give(cost)
+			g.mu.Unlock()
+		})
+	}
+}
 
-// InFlight is the number of jobs holding a slot.
-func (g *Gate) InFlight() int { return len(g.slots) }
+// Stats is a snapshot of the gate.
+type Stats struct {
+	Used    int64 // bytes admitted
+	Running int   // jobs admitted
+	Waiting int   // jobs waiting
+	Inside  int   // jobs between Enter and leave
+}
 
-// Waiting is the number of jobs waiting for a slot.
-func (g *Gate) Waiting() int { return int(g.waiting.Load()) }
+// Stats returns what the gate holds now.
+func (g *Gate) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return Stats{Used: g.used, Running: g.running, Waiting: len(g.queue), Inside: int(g.inside.Load())}
+}
 
-// Limit is the number of slots.
-func (g *Gate) Limit() int { return cap(g.slots) }
+// A lease is an admission shared between a request and the work it starts: it goes back to the
+// gate when the last holder lets go.
+type lease struct {
+	refs    atomic.Int64
+	release func()
+}
+
+// hold adds a holder, unless the lease has already gone back to the gate (then the work it
+// would cover is not admitted, and holding would count it twice).
+func (l *lease) hold() func() {
+	for {
+		n := l.refs.Load()
+		if n == 0 {
+			return func() {}
+		}
+		if l.refs.CompareAndSwap(n, n+1) {
+			break
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if l.refs.Add(-1) == 0 {
+				l.release()
+			}
+		})
+	}
+}
+
+type leaseKey struct{}
+
+// Share puts an admission into ctx so that work started under ctx can keep it (see Hold). It
+// returns the new context and the release the caller calls when it is done; the admission goes
+// back to the gate when the caller and every holder have released it.
+func Share(ctx context.Context, release func()) (context.Context, func()) {
+	l := &lease{release: release}
+	l.refs.Store(1)
+	var once sync.Once
+	done := func() {
+		once.Do(func() {
+			if l.refs.Add(-1) == 0 {
+				l.release()
+			}
+		})
+	}
+	return context.WithValue(ctx, leaseKey{}, l), done
+}
+
+// Hold keeps the admission ctx carries (see Share) until done is called, even after the request
+// that acquired it has given it up. Work that a request abandons at its deadline but cannot stop
+// (a decoder in the middle of a file) still holds its memory, and the budget must count that
+// memory until the work really ends. Call it before starting the work, while the request still
+// holds the admission. Without an admission in ctx, done does nothing.
+func Hold(ctx context.Context) (done func()) {
+	if l, ok := ctx.Value(leaseKey{}).(*lease); ok {
+		return l.hold()
+	}
+	return func() {}
+}

@@ -51,6 +51,10 @@ type Config struct {
 	MaxInFlight        int           // OCR jobs running at once (0: one per CPU core)
 	MaxQueue           int           // OCR jobs waiting for a slot; more are refused with 429 (-1: 2 × MaxInFlight)
 	QueueTimeout       time.Duration // longest wait for a slot before 429
+	MemoryBudget       int64         // bytes admitted requests may hold together (0: derived at start from the memory limit)
+	MaxRequestMemory   int64         // largest memory cost of one request; more is refused with 413 (0: the budget)
+	ChatMaxInFlight    int           // /ocr-json chat calls at once
+	ChatMaxQueue       int           // /ocr-json requests waiting for a chat slot; beyond, 429 at once
 	LogLevel           string        // debug, info, warn, error
 	LogFormat          string        // text or json
 	UI                 bool          // serve the demo page at GET / (the API is the same either way)
@@ -98,13 +102,16 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		CORSOrigins:        "*",
 		MaxQueue:           -1,
 		QueueTimeout:       10 * time.Second,
+		ChatMaxInFlight:    4,
+		ChatMaxQueue:       8,
 		LogLevel:           "info",
 		LogFormat:          "text",
 		UI:                 true,
 		OCR:                ocr.DefaultOptions(),
 		Chat: extract.Options{
-			Timeout: extract.DefaultTimeout,
-			Reasks:  extract.DefaultReasks,
+			Timeout:        extract.DefaultTimeout,
+			Reasks:         extract.DefaultReasks,
+			MaxAnswerBytes: extract.DefaultMaxAnswerBytes,
 			Schema: extract.Limits{
 				MaxBytes:      extract.DefaultMaxSchemaBytes,
 				MaxDepth:      extract.DefaultMaxSchemaDepth,
@@ -141,6 +148,9 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_MAX_INFLIGHT", "max-inflight", "OCR jobs running at once (0: one per CPU core)", (*intValue)(&c.MaxInFlight)},
 		{"OCRGATE_MAX_QUEUE", "max-queue", "OCR jobs waiting for a slot; beyond, 429 at once (-1: twice max-inflight)", (*intValue)(&c.MaxQueue)},
 		{"OCRGATE_QUEUE_TIMEOUT", "queue-timeout", "longest wait for a slot before 429", (*durationValue)(&c.QueueTimeout)},
+		{"OCRGATE_MEMORY_BUDGET", "memory-budget", "memory admitted requests may hold together, e.g. 800MiB (0 or auto: the container's memory limit, or 1 GiB, less what the process holds at rest)", (*bytesValue)(&c.MemoryBudget)},
+		{"OCRGATE_MAX_REQUEST_MEMORY", "max-request-memory", "largest memory cost of one request, e.g. 600MiB; more is refused with 413 (0: the memory budget)", (*bytesValue)(&c.MaxRequestMemory)},
+		{"OCRGATE_MAX_JPEG_SCANS", "max-jpeg-scans", "refuse progressive JPEGs with more scans than this (0: no limit); encoders write about 10", (*intValue)(&o.Limits.MaxScans)},
 		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
 		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
 		{"OCRGATE_UI", "ui", "serve the demo page at GET / (false: GET / answers 404; the API and /openapi.json stay)", (*boolValue)(&c.UI)},
@@ -148,7 +158,10 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"CHAT_BOT_BASEURL", "chat-baseurl", "OpenAI-compatible API root with its version segment, e.g. http://localhost:11434/v1", (*stringValue)(&c.Chat.BaseURL)},
 		{"CHAT_BOT_APIKEY", "chat-apikey", "API key for the chat model, sent as a bearer token (never logged)", (*stringValue)(&c.Chat.APIKey)},
 		{"OCRGATE_CHAT_TIMEOUT", "chat-timeout", "bound on one chat call", (*durationValue)(&c.Chat.Timeout)},
-		{"OCRGATE_CHAT_REASKS", "chat-reasks", "times an invalid answer is sent back with what is wrong (negative: never)", (*intValue)(&c.Chat.Reasks)},
+		{"OCRGATE_CHAT_REASKS", "chat-reasks", "times an invalid answer is sent back with what is wrong (0: never)", (*intValue)(&c.Chat.Reasks)},
+		{"OCRGATE_CHAT_MAX_ANSWER_BYTES", "chat-max-answer-bytes", "largest chat server response accepted, e.g. 1MiB; larger answers fail with 502", (*bytesValue)(&c.Chat.MaxAnswerBytes)},
+		{"OCRGATE_CHAT_MAX_INFLIGHT", "chat-max-inflight", "/ocr-json chat calls at once (the OCR before them is admitted like /ocr)", (*intValue)(&c.ChatMaxInFlight)},
+		{"OCRGATE_CHAT_MAX_QUEUE", "chat-max-queue", "/ocr-json requests waiting for a chat slot; beyond, 429 at once", (*intValue)(&c.ChatMaxQueue)},
 		{"OCRGATE_SCHEMA_MAX_BYTES", "schema-max-bytes", "largest caller schema for /ocr-json, in bytes", (*intValue)(&c.Chat.Schema.MaxBytes)},
 		{"OCRGATE_SCHEMA_MAX_DEPTH", "schema-max-depth", "deepest nesting of a caller schema", (*intValue)(&c.Chat.Schema.MaxDepth)},
 		{"OCRGATE_SCHEMA_MAX_PROPERTIES", "schema-max-properties", "most properties in a caller schema", (*intValue)(&c.Chat.Schema.MaxProperties)},
@@ -228,6 +241,15 @@ func (c Config) Validate() error {
 	if c.MaxInFlight < 0 || c.MaxQueue < -1 || c.QueueTimeout < 0 {
 		errs = append(errs, errors.New("max inflight must be ≥ 0, max queue ≥ -1 and queue timeout ≥ 0"))
 	}
+	if c.MemoryBudget < 0 || c.MaxRequestMemory < 0 {
+		errs = append(errs, errors.New("memory budget and max request memory must not be negative"))
+	}
+	if c.ChatMaxInFlight < 1 || c.ChatMaxQueue < 0 {
+		errs = append(errs, errors.New("chat max inflight must be ≥ 1 and chat max queue ≥ 0"))
+	}
+	if c.Chat.MaxAnswerBytes < 1024 {
+		errs = append(errs, fmt.Errorf("chat max answer bytes must be at least 1024, got %d", c.Chat.MaxAnswerBytes))
+	}
 	if _, err := c.Keys(); err != nil {
 		errs = append(errs, err)
 	}
@@ -256,6 +278,11 @@ func (c Config) Keys() ([]string, error) {
 		if k = strings.TrimSpace(k); k != "" {
 			keys = append(keys, k)
 		}
+	}
+	// Setting the variable says "require a key"; a value that holds none (" , ") must not
+	// quietly leave the API open.
+	if c.APIKeys != "" && len(keys) == 0 {
+		return nil, errors.New("OCRGATE_API_KEYS is set but holds no key")
 	}
 	if c.APIKeysFile != "" {
 		data, err := os.ReadFile(c.APIKeysFile)
@@ -332,6 +359,11 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_inflight", c.MaxInFlight),
 		slog.Int("max_queue", c.MaxQueue),
 		slog.Bool("ui", c.UI),
+		slog.Int64("memory_budget", c.MemoryBudget),
+		slog.Int64("max_request_memory", c.MaxRequestMemory),
+		slog.Int("max_jpeg_scans", c.OCR.Limits.MaxScans),
+		slog.Int("chat_max_inflight", c.ChatMaxInFlight),
+		slog.Int("chat_max_queue", c.ChatMaxQueue),
 		slog.Any("chat", c.Chat), // Options.LogValue redacts the key
 		slog.Int("det_limit_side", c.OCR.DetLimitSide),
 		slog.Bool("use_cls", c.OCR.UseClassifier),
@@ -340,6 +372,7 @@ func (c Config) LogValue() slog.Value {
 }
 
 type (
+	bytesValue    int64
 	stringValue   string
 	intValue      int
 	floatValue    float64
@@ -347,6 +380,44 @@ type (
 	boolValue     bool
 	durationValue time.Duration
 )
+
+func (v *bytesValue) Set(s string) error {
+	n, err := ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	*v = bytesValue(n)
+	return nil
+}
+func (v *bytesValue) String() string { return strconv.FormatInt(int64(*v), 10) }
+
+// ParseBytes reads a size in bytes: a plain number, or one with a unit: KiB, MiB, GiB, TiB (and
+// Ki, Mi, Gi, Ti, as Kubernetes writes them) are powers of 1024; kB, MB, GB, TB (and k, K, M,
+// G, T) powers of 1000. "auto" is 0.
+func ParseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "auto") {
+		return 0, nil
+	}
+	i := len(s)
+	for i > 0 && (s[i-1] < '0' || s[i-1] > '9') && s[i-1] != '.' {
+		i--
+	}
+	num, unit := strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
+	units := map[string]float64{
+		"": 1, "B": 1,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+		"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40,
+		"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+	}
+	mult, ok := units[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || f < 0 || f*mult > 1<<62 {
+		return 0, errors.New("not a size in bytes (e.g. 1073741824, 800MiB or 1GiB)")
+	}
+	return int64(f * mult), nil
+}
 
 func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
 func (v *stringValue) String() string     { return string(*v) }

@@ -34,6 +34,9 @@ var (
 	// ErrUnreachable: no connection to the chat model server: refused, host not found, TLS
 	// failure (503, like any dependency that is not ready).
 	ErrUnreachable = errors.New("cannot reach the chat model server; check CHAT_BOT_BASEURL")
+	// ErrAnswerTooLarge: the chat model server's response was larger than
+	// Options.MaxAnswerBytes (502); it was not read to its end nor sent back.
+	ErrAnswerTooLarge = errors.New("the chat model's answer is larger than the service accepts")
 	// ErrUpstream: the chat model server answered with an error status other than 401/403, or
 	// with something that is not a chat completion (502). The message carries the status and the
 	// server's own message, shortened.
@@ -85,6 +88,9 @@ func (e *Extractor) classify(ctx context.Context, err error, attempt int) error 
 		typErr *json.UnmarshalTypeError
 	)
 	switch {
+	case errors.Is(err, errAnswerTooLarge):
+		ce.kind = ErrAnswerTooLarge
+		ce.msg = fmt.Sprintf("the chat model's answer is larger than %d bytes (OCRGATE_CHAT_MAX_ANSWER_BYTES)%s", e.opt.MaxAnswerBytes, of)
 	case ctx.Err() != nil:
 		ce.kind = ctx.Err()
 		if errors.Is(ce.kind, context.DeadlineExceeded) {

@@ -34,7 +34,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// Options configure an [Extractor]. Zero values take the defaults.
+// Options configure an [Extractor]. Zero values take the defaults, except Reasks.
 type Options struct {
 	Model   string // CHAT_BOT_MODEL: the model name the server knows, e.g. "gpt-4o-mini", "qwen2.5:7b"
 	BaseURL string // CHAT_BOT_BASEURL: the API root including its version segment, e.g. "http://localhost:11434/v1"
@@ -44,16 +44,23 @@ type Options struct {
 	// has no deadline (default 60 s). A request's earlier deadline still wins.
 	Timeout time.Duration
 	// Reasks is how many times an answer that is not valid JSON for the schema is sent back to
-	// the model with what is wrong (default 2, so up to 3 calls; negative for none).
+	// the model with what is wrong: 0 (or negative) for none, DefaultReasks (2, so up to 3 calls)
+	// as the service is configured by default. Unlike the other fields, zero means zero.
 	Reasks int
+	// MaxAnswerBytes bounds the chat server's response body (default 1 MiB). A larger answer
+	// fails with ErrAnswerTooLarge as soon as it is seen, and is neither kept nor sent back in a
+	// re-ask: a misbehaving or hostile server must not make the service hold, or forward,
+	// hundreds of megabytes.
+	MaxAnswerBytes int64
 	// Schema bounds the schemas callers send. See [Limits].
 	Schema Limits
 }
 
 // Defaults for Options.
 const (
-	DefaultTimeout = 60 * time.Second
-	DefaultReasks  = 2
+	DefaultTimeout        = 60 * time.Second
+	DefaultReasks         = 2
+	DefaultMaxAnswerBytes = 1 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -62,11 +69,9 @@ func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	switch {
-	case o.Reasks == 0:
-		o.Reasks = DefaultReasks
-	case o.Reasks < 0:
-		o.Reasks = 0
+	o.Reasks = max(0, o.Reasks)
+	if o.MaxAnswerBytes <= 0 {
+		o.MaxAnswerBytes = DefaultMaxAnswerBytes
 	}
 	o.Schema = o.Schema.withDefaults()
 	return o
@@ -84,6 +89,7 @@ func (o Options) LogValue() slog.Value {
 		slog.String("api_key", key),
 		slog.Duration("timeout", o.Timeout),
 		slog.Int("reasks", o.Reasks),
+		slog.Int64("max_answer_bytes", o.MaxAnswerBytes),
 		slog.Int("max_schema_bytes", o.Schema.MaxBytes),
 		slog.Int("max_schema_depth", o.Schema.MaxDepth),
 		slog.Int("max_schema_properties", o.Schema.MaxProperties),
@@ -126,7 +132,7 @@ func New(opt Options) (*Extractor, error) {
 
 	cfg := openai.DefaultConfig(opt.APIKey)
 	cfg.BaseURL = strings.TrimRight(opt.BaseURL, "/")
-	var doer openai.HTTPDoer = &http.Client{Timeout: opt.Timeout}
+	var doer openai.HTTPDoer = capAnswer{next: &http.Client{Timeout: opt.Timeout}, max: opt.MaxAnswerBytes}
 	if acceptsTemperature(opt.Model) {
 		doer = zeroTemperature{next: doer}
 	}

@@ -401,7 +401,7 @@ func TestExtract(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := newChatServer(t, tt.replies)
-			e := cs.extractor(t, Options{})
+			e := cs.extractor(t, Options{Reasks: DefaultReasks})
 			res, err := e.Extract(t.Context(), invoice, testPage())
 			if res.Attempts != tt.wantAttempts {
 				t.Errorf("Attempts = %d, want %d", res.Attempts, tt.wantAttempts)
@@ -490,7 +490,7 @@ func TestExtractNotStrict(t *testing.T) {
 		}
 		return answer(`{"code":"ABC"}`)
 	})
-	res, err := cs.extractor(t, Options{}).Extract(t.Context(), s, testPage())
+	res, err := cs.extractor(t, Options{Reasks: DefaultReasks}).Extract(t.Context(), s, testPage())
 	if err != nil || string(res.Object) != `{"code":"ABC"}` || res.Attempts != 2 {
 		t.Fatalf("Extract = %s, %d attempts, %v", res.Object, res.Attempts, err)
 	}
@@ -507,7 +507,7 @@ func TestExtractReasks(t *testing.T) {
 	s, _ := TemplateSchema("receipt")
 	for _, tt := range []struct {
 		reasks, want int
-	}{{-1, 1}, {0, 3}, {1, 2}, {4, 5}} {
+	}{{-1, 1}, {0, 1}, {1, 2}, {DefaultReasks, 3}, {4, 5}} {
 		t.Run(fmt.Sprint(tt.reasks), func(t *testing.T) {
 			cs := newChatServer(t, always(answer(`{"company":1}`)))
 			res, err := cs.extractor(t, Options{Reasks: tt.reasks}).Extract(t.Context(), s, testPage())
@@ -655,7 +655,7 @@ func TestNew(t *testing.T) {
 					t.Fatalf("New = %v, %v", e, err)
 				}
 				o := e.Options()
-				if o.Timeout != DefaultTimeout || o.Reasks != DefaultReasks || o.Schema.MaxBytes != DefaultMaxSchemaBytes {
+				if o.Timeout != DefaultTimeout || o.Reasks != 0 || o.Schema.MaxBytes != DefaultMaxSchemaBytes {
 					t.Errorf("defaults not applied: %+v", o)
 				}
 				return

@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -62,3 +63,54 @@ func withZeroTemperature(body []byte) []byte {
 func acceptsTemperature(model string) bool {
 	return openai.NewReasoningValidator().Validate(openai.ChatCompletionRequest{Model: model, Temperature: 0.5}) == nil
 }
+
+// errAnswerTooLarge is what reading a response body past the cap returns (classify turns it into
+// ErrAnswerTooLarge).
+var errAnswerTooLarge = errors.New("chat response body over the size limit")
+
+// capAnswer bounds the size of every response body, error responses included: go-openai reads
+// bodies whole (into a decoder or with io.ReadAll), so without a cap the server decides how much
+// memory a request takes. A body announced larger than the cap is refused before it is read.
+type capAnswer struct {
+	next openai.HTTPDoer
+	max  int64
+}
+
+func (c capAnswer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > c.max {
+		resp.Body.Close()
+		return nil, errAnswerTooLarge
+	}
+	resp.Body = &cappedBody{r: resp.Body, left: c.max}
+	return resp, nil
+}
+
+// cappedBody reads at most left bytes; reading more is errAnswerTooLarge, not a silent
+// truncation (a cut JSON document would read as a syntax error, which is re-asked).
+type cappedBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more than allowed tells a body of exactly the cap from a longer one.
+		var one [1]byte
+		if n, _ := b.r.Read(one[:]); n > 0 {
+			return 0, errAnswerTooLarge
+		}
+		return b.r.Read(p)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.r.Close() }

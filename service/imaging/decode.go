@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -18,6 +19,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/ocrgate/ocrgate/internal/jpegdec"
+	"github.com/ocrgate/ocrgate/service/admission"
 )
 
 // Limits bounds the images Decode accepts. The check uses the size in the file's header, before any
@@ -26,6 +28,10 @@ import (
 type Limits struct {
 	MaxPixels int // refuse images with more pixels than this (0 = no limit); e.g. 50_000_000
 	MaxSide   int // refuse images with a side longer than this (0 = no limit); e.g. 10_000
+	// MaxScans refuses progressive JPEGs with more scans than this (0 = no limit), counted
+	// before decoding: each scan is a pass over all of the image's coefficients that image/jpeg
+	// cannot interrupt, and encoders write about 10.
+	MaxScans int
 }
 
 // The errors Decode wraps. They are distinct because the HTTP layer answers them differently: the
@@ -74,75 +80,97 @@ var supportedFormats = map[string]bool{
 }
 
 // Decode reads an image from its bytes, recognizing the format by content (never by a file name,
-// which uploads often get wrong). It checks the header's dimensions against lim before decoding,
-// recovers from panics in third-party decoders, takes the first frame of a GIF and rotates JPEGs
-// upright according to their EXIF orientation. Errors wrap ErrUnsupportedFormat, ErrUndecodable or
-// ErrTooLarge.
+// which uploads often get wrong). It checks the header against lim before decoding (see Inspect),
+// holds the decoders to that header, recovers from panics in third-party decoders, takes the
+// first frame of a GIF and rotates JPEGs upright according to their EXIF orientation. Errors wrap
+// ErrUnsupportedFormat, ErrUndecodable or ErrTooLarge.
 func Decode(data []byte, lim Limits) (Decoded, error) {
-	if len(data) == 0 {
-		return Decoded{}, fmt.Errorf("%w: the body is empty", ErrUnsupportedFormat)
-	}
-
-	var (
-		cfg    image.Config
-		format string
-	)
-	err := safely(func() (err error) {
-		cfg, format, err = image.DecodeConfig(bytes.NewReader(data))
-		return err
-	})
-	switch {
-	case errors.Is(err, ErrUndecodable):
-		return Decoded{}, err
-	case errors.Is(err, image.ErrFormat):
-		return Decoded{}, fmt.Errorf("%w: expected JPEG, PNG, GIF, BMP, TIFF or WebP data", ErrUnsupportedFormat)
-	case err != nil:
-		return Decoded{}, fmt.Errorf("%w: bad %s header: %v", ErrUndecodable, formatName(format), err)
-	case !supportedFormats[format]:
-		return Decoded{}, fmt.Errorf("%w: %s images are not accepted", ErrUnsupportedFormat, format)
-	}
-	if err := checkSize(cfg.Width, cfg.Height, lim); err != nil {
+	h, err := Inspect(data, lim)
+	if err != nil {
 		return Decoded{}, err
 	}
+	return decodeChecked(data, h)
+}
 
+// DecodeContext is Decode that gives up when ctx ends. Decoding itself cannot be interrupted (a
+// 50-megapixel progressive JPEG takes seconds inside image/jpeg), so it runs on its own goroutine
+// and DecodeContext returns ctx.Err() at once when ctx ends first; the goroutine finishes on its
+// own and its result is dropped. Its memory is still in use until then, so it keeps the
+// admission ctx carries (admission.Hold) until it really ends.
+func DecodeContext(ctx context.Context, data []byte, lim Limits) (Decoded, error) {
+	h, err := Inspect(data, lim)
+	if err != nil {
+		return Decoded{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Decoded{}, err
+	}
+	type result struct {
+		dec Decoded
+		err error
+	}
+	done := admission.Hold(ctx)
+	out := make(chan result, 1) // buffered: an abandoned decoder must not block on its send
+	go func() {
+		defer done()
+		dec, err := decodeChecked(data, h)
+		out <- result{dec, err}
+	}()
+	select {
+	case r := <-out:
+		return r.dec, r.err
+	case <-ctx.Done():
+		return Decoded{}, ctx.Err()
+	}
+}
+
+// decodeChecked decodes an image whose header Inspect has checked, refusing pixels of any other
+// size than the header's before anything is built on them.
+func decodeChecked(data []byte, h Header) (Decoded, error) {
+	cfg := image.Config{Width: h.Width, Height: h.Height}
 	var img, preview image.Image
-	err = safely(func() (err error) {
-		if format == "jpeg" {
+	err := safely(func() (err error) {
+		if h.Format == "jpeg" {
 			// Baseline JPEG (scans, camera photos) takes the parallel decoder; anything it
-			// declines, corrupt data included, goes to image/jpeg for the result or the error.
-			if img, preview, err = jpegdec.DecodePreview(data); err == nil {
-				img = upright(img, format, cfg, data)
-				pb := preview.Bounds()
-				preview = upright(preview, format, image.Config{Width: pb.Dx(), Height: pb.Dy()}, data)
+			// declines, corrupt data included, goes to image/jpeg for the result or the error. A
+			// frame of another size than the header's is refused outright: handing it to
+			// image/jpeg would decode what nobody checked.
+			img, preview, err = jpegdec.DecodeSized(data, h.Width, h.Height)
+			switch {
+			case err == nil:
+				if h.Orientation > 1 {
+					preview = orient(preview, h.Orientation)
+				}
 				return nil
+			case !errors.Is(err, jpegdec.ErrUnsupported):
+				return fmt.Errorf("%w: %v", ErrUndecodable, err)
 			}
 		}
 		img, _, err = image.Decode(bytes.NewReader(data))
 		if err != nil {
-			return fmt.Errorf("%w: corrupt %s data: %v", ErrUndecodable, formatName(format), err)
+			return fmt.Errorf("%w: corrupt %s data: %v", ErrUndecodable, formatName(h.Format), err)
 		}
-		img = upright(img, format, cfg, data)
+		return nil
+	})
+	if err != nil {
+		return Decoded{}, err
+	}
+	err = safely(func() error {
+		img = toOrigin(img, cfg)
+		if b := img.Bounds(); b.Dx() != h.Width || b.Dy() != h.Height {
+			return fmt.Errorf("%w: the %s data is %d×%d px, its header said %d×%d", ErrUndecodable,
+				formatName(h.Format), b.Dx(), b.Dy(), h.Width, h.Height)
+		}
+		if h.Orientation > 1 {
+			img = orient(img, h.Orientation) // its workers hand their panics back here
+		}
 		return nil
 	})
 	if err != nil {
 		return Decoded{}, err
 	}
 	b := img.Bounds()
-	if err := checkSize(b.Dx(), b.Dy(), lim); err != nil {
-		return Decoded{}, err
-	}
-	return Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy(), preview: preview}, nil
-}
-
-// upright puts a freshly decoded image at the origin and turns a JPEG as its EXIF data says.
-func upright(img image.Image, format string, cfg image.Config, data []byte) image.Image {
-	img = toOrigin(img, cfg)
-	if format == "jpeg" {
-		if o := jpegOrientation(data); o > 1 {
-			img = orient(img, o)
-		}
-	}
-	return img
+	return Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), preview: preview}, nil
 }
 
 // checkSize applies Limits to a width and height, refusing empty images as corrupt.

@@ -259,7 +259,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("BM\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("II*\x00\x08\x00\x00\x00\xff\xff"))
 	f.Add([]byte{})
-	lim := Limits{MaxPixels: 1 << 20, MaxSide: 4096}
+	for _, h := range hostileCorpus {
+		data, err := os.ReadFile(filepath.Join("testdata", "hostile", h.file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	lim := Limits{MaxPixels: 1 << 20, MaxSide: 4096, MaxScans: 64}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Decode(data, lim)
 		if err != nil {

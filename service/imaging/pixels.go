@@ -372,10 +372,28 @@ func parallelRows(n, minPer int, fn func(lo, hi int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		panicked any
+	)
 	for i := range workers {
 		lo, hi := n*i/workers, n*(i+1)/workers
-		wg.Go(func() { fn(lo, hi) })
+		wg.Go(func() {
+			// A panic on a worker would end the process: no recover on the caller's goroutine
+			// reaches it. It is carried over and raised again on the caller's goroutine, once
+			// every worker is done, where the caller's recover (the decoder's, the handler's)
+			// sees it.
+			defer func() {
+				if p := recover(); p != nil {
+					once.Do(func() { panicked = p })
+				}
+			}()
+			fn(lo, hi)
+		})
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 }

@@ -83,3 +83,19 @@ func (m *Metrics) Rejected(reason string) { m.rejected.WithLabelValues(reason).I
 
 // RuntimeError counts a failed runtime or chat call of a kind.
 func (m *Metrics) RuntimeError(kind string) { m.runtimeErrors.WithLabelValues(kind).Inc() }
+
+// Admission exports the memory admission gate: the bytes admitted now, the budget, and the
+// requests waiting, read from stats when scraped.
+func (m *Metrics) Admission(budget int64, stats func() (admitted int64, waiting int)) {
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ocrgate_admitted_bytes", Help: "Memory cost of the OCR requests admitted now.",
+		}, func() float64 { a, _ := stats(); return float64(a) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ocrgate_memory_budget_bytes", Help: "Memory the OCR requests admitted together may cost.",
+		}, func() float64 { return float64(budget) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "ocrgate_admission_waiting", Help: "OCR requests waiting for admission.",
+		}, func() float64 { _, w := stats(); return float64(w) }),
+	)
+}

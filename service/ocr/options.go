@@ -59,13 +59,17 @@ type Options struct {
 	ASCIIPunctuation bool
 	MinScore         float32 // regions recognized with a lower score are dropped (the seed's 0.5)
 	RowOverlap       float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
+
+	// RuntimeMemory is what the model runtime allocates in this process per inference, for Cost;
+	// setup fills it in for the runtime it opens (it is not a setting).
+	RuntimeMemory RuntimeMemory
 }
 
 // DefaultOptions returns PaddleOCR's defaults plus ocrgate's detection size policy.
 func DefaultOptions() Options {
 	half := imaging.Norm{Mean: [3]float32{0.5, 0.5, 0.5}, Std: [3]float32{0.5, 0.5, 0.5}, BGR: true}
 	return Options{
-		Limits:              imaging.Limits{MaxPixels: 50_000_000, MaxSide: 10_000},
+		Limits:              imaging.Limits{MaxPixels: 50_000_000, MaxSide: 10_000, MaxScans: 64},
 		DetLimitSide:        960,
 		DetPreview:          true,
 		DetMinTextHeight:    14,
@@ -103,6 +107,7 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
+	check(o.Limits.MaxPixels >= 0 && o.Limits.MaxSide >= 0 && o.Limits.MaxScans >= 0, "image limits must not be negative")
 	check(o.DetLimitSide >= 32, "detection limit side must be at least 32, got %d", o.DetLimitSide)
 	check(o.DetMaxPixels >= 32*32, "detection pixel cap must be at least 1024, got %d", o.DetMaxPixels)
 	check(o.DetTargetTextHeight > 0, "detection target text height must be positive")

@@ -142,7 +142,9 @@ func (t *Timings) track(s Stage, start time.Time) time.Time {
 func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
 	var tm Timings
 	start := time.Now()
-	dec, err := imaging.Decode(data, p.opt.Limits)
+	// Decoding runs where the deadline can abandon it (a 50-megapixel progressive JPEG takes
+	// seconds inside image/jpeg); its memory stays admitted until it really ends.
+	dec, err := imaging.DecodeContext(ctx, data, p.opt.Limits)
 	if err != nil {
 		return nil, err
 	}

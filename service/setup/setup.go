@@ -64,6 +64,7 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.OCR.RuntimeMemory = ocr.TritonRuntimeMemory
 	return assemble(rt, rt, cs, cfg)
 }
 
@@ -137,5 +138,6 @@ func Embedded(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.OCR.RuntimeMemory = ocr.EmbeddedRuntimeMemory
 	return assemble(rt, closerFunc(rt.Close), cs, cfg)
 }

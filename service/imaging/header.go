@@ -1,0 +1,184 @@
+package imaging
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+
+	"github.com/ocrgate/ocrgate/internal/jpegdec"
+)
+
+// Header is what an image's header says about it, read and checked against Limits before any
+// pixel is decoded: its size, and what decoding it will hold in memory. Inspect fills it; the
+// decoders are then held to it (a file whose pixels turn out another size is refused).
+type Header struct {
+	Format        string // "jpeg", "png", "gif", "bmp", "tiff", "webp"
+	Width, Height int    // as stored in the file, before any EXIF orientation
+	Orientation   int    // EXIF orientation, 1 (upright as stored) to 8; JPEG only
+	// PixelBytes is the memory of the decoded image: its pixel type (8 or 16 bits, alpha, chroma
+	// subsampling) times its size, padding to whole JPEG MCUs and the free preview included.
+	PixelBytes int64
+	// WorkBytes is what the decoder holds beside the decoded image while it runs: the
+	// coefficients of a progressive JPEG (4 bytes a sample until the last scan), the planes an
+	// RGB or CMYK JPEG is converted from, the passes of an interlaced PNG, a TIFF's strip buffer,
+	// a lossless WebP's ARGB pixels, a GIF frame's copy onto its screen.
+	WorkBytes int64
+	// RotatedBytes is the upright copy an EXIF orientation makes (RGBA, or gray for gray), 0
+	// when there is none.
+	RotatedBytes int64
+	Progressive  bool // a progressive JPEG
+	Scans        int  // a JPEG's scans
+}
+
+// UprightSize returns the image's size after its EXIF orientation.
+func (h Header) UprightSize() (w, ht int) {
+	if h.Orientation >= 5 {
+		return h.Height, h.Width
+	}
+	return h.Width, h.Height
+}
+
+// DecodeBytes is the most memory decoding the image holds at once: the decoded pixels with the
+// decoder's working memory, or with the upright copy while it is made.
+func (h Header) DecodeBytes() int64 {
+	return h.PixelBytes + max(h.WorkBytes, h.RotatedBytes)
+}
+
+// ResidentBytes is the memory of the upright image the rest of the pipeline reads, for as long
+// as it runs: the rotated copy when there is one (the decoded original is garbage by then),
+// otherwise the decoded image.
+func (h Header) ResidentBytes() int64 {
+	if h.RotatedBytes > 0 {
+		return h.RotatedBytes
+	}
+	return h.PixelBytes
+}
+
+// ErrTooManyScans means a progressive JPEG has more scans than Limits.MaxScans. It wraps
+// ErrUndecodable: no encoder writes such a file, and decoding it costs a pass over every
+// coefficient per scan (a few kilobytes of tiny scans can ask for minutes of CPU).
+var ErrTooManyScans = fmt.Errorf("%w: too many scans", ErrUndecodable)
+
+// Inspect reads an image's header, checks it against lim and returns what decoding it will cost,
+// without allocating pixel memory. Its errors are those of Decode: ErrUnsupportedFormat,
+// ErrUndecodable (ErrTooManyScans among them) or ErrTooLarge.
+func Inspect(data []byte, lim Limits) (Header, error) {
+	if len(data) == 0 {
+		return Header{}, fmt.Errorf("%w: the body is empty", ErrUnsupportedFormat)
+	}
+	var (
+		cfg    image.Config
+		format string
+	)
+	err := safely(func() (err error) {
+		cfg, format, err = image.DecodeConfig(bytes.NewReader(data))
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrUndecodable):
+		return Header{}, err
+	case errors.Is(err, image.ErrFormat):
+		return Header{}, fmt.Errorf("%w: expected JPEG, PNG, GIF, BMP, TIFF or WebP data", ErrUnsupportedFormat)
+	case err != nil:
+		return Header{}, fmt.Errorf("%w: bad %s header: %v", ErrUndecodable, formatName(format), err)
+	case !supportedFormats[format]:
+		return Header{}, fmt.Errorf("%w: %s images are not accepted", ErrUnsupportedFormat, format)
+	}
+	if err := checkSize(cfg.Width, cfg.Height, lim); err != nil {
+		return Header{}, err
+	}
+	h := Header{Format: format, Width: cfg.Width, Height: cfg.Height, Orientation: 1}
+	px := int64(cfg.Width) * int64(cfg.Height)
+	switch format {
+	case "jpeg":
+		if err := h.jpeg(data, lim); err != nil {
+			return Header{}, err
+		}
+	case "png":
+		h.PixelBytes = px * bytesPerPixel(cfg.ColorModel)
+		if len(data) > 28 && data[28] == 1 {
+			h.WorkBytes = h.PixelBytes // Adam7: seven pass images, then the whole one
+		}
+	case "gif":
+		// The first frame (one byte a pixel), then that frame on its logical screen when it does
+		// not cover it (NRGBA, see toOrigin).
+		h.PixelBytes, h.WorkBytes = px, 4*px
+	case "tiff":
+		// A strip or tile is read whole before it is unpacked, and a file may hold the image in
+		// one strip: as much again as the pixels, at most.
+		h.PixelBytes = px * bytesPerPixel(cfg.ColorModel)
+		h.WorkBytes = h.PixelBytes
+	case "webp":
+		switch cfg.ColorModel {
+		case color.YCbCrModel: // lossy: 4:2:0
+			h.PixelBytes = px * 3 / 2
+		case color.NYCbCrAModel: // lossy with an alpha plane
+			h.PixelBytes = px * 5 / 2
+		default: // lossless: decoded as ARGB words, then converted to NRGBA
+			h.PixelBytes, h.WorkBytes = 4*px, 4*px
+		}
+	default: // bmp
+		h.PixelBytes = px * bytesPerPixel(cfg.ColorModel)
+	}
+	return h, nil
+}
+
+// jpeg fills in what decoding a JPEG costs, from its marker segments (jpegdec.Inspect reads them
+// exactly as image/jpeg does, so they describe the frame DecodeConfig reported).
+func (h *Header) jpeg(data []byte, lim Limits) error {
+	info, err := jpegdec.Inspect(data)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUndecodable, err)
+	}
+	if info.Width != h.Width || info.Height != h.Height {
+		return fmt.Errorf("%w: the frame is %d×%d, the header said %d×%d", ErrUndecodable, info.Width, info.Height, h.Width, h.Height)
+	}
+	h.Progressive, h.Scans = info.Progressive, info.Scans
+	switch {
+	case info.Progressive && lim.MaxScans > 0 && info.Scans > lim.MaxScans:
+		return fmt.Errorf("%w: the progressive JPEG has %d scans; at most %d are accepted (encoders write about 10)",
+			ErrTooManyScans, info.Scans, lim.MaxScans)
+	case info.Sequential && info.Scans > info.Components:
+		// ITU T.81 codes each component of a sequential image in exactly one scan; more scans
+		// would each be a full decoding pass.
+		return fmt.Errorf("%w: the sequential JPEG has %d scans for %d components", ErrTooManyScans, info.Scans, info.Components)
+	}
+	// One byte a sample for every block of every component (whole MCUs, as both decoders
+	// allocate them), plus jpegdec's preview: one byte a block.
+	blocks := info.Blocks()
+	h.PixelBytes = 64*blocks + blocks
+	px := int64(info.Width) * int64(info.Height)
+	if info.Components == 4 || info.RGB() {
+		// image/jpeg decodes the planes, then converts them to RGBA or CMYK.
+		h.PixelBytes, h.WorkBytes = 4*px, 64*blocks
+	}
+	if info.Progressive {
+		h.WorkBytes += 256 * blocks // a 64-entry int32 block of coefficients per block
+	}
+	h.Orientation = jpegOrientation(data)
+	if h.Orientation > 1 {
+		h.RotatedBytes = 4 * px // orient writes RGBA
+		if info.Components == 1 {
+			h.RotatedBytes = px // or stays gray
+		}
+	}
+	return nil
+}
+
+// bytesPerPixel is the size of one pixel of the image type a decoder returns for model m.
+func bytesPerPixel(m color.Model) int64 {
+	switch m {
+	case color.GrayModel, color.AlphaModel:
+		return 1
+	case color.Gray16Model, color.Alpha16Model:
+		return 2
+	case color.RGBA64Model, color.NRGBA64Model:
+		return 8
+	}
+	if _, ok := m.(color.Palette); ok {
+		return 1
+	}
+	return 4 // RGBA, NRGBA, CMYK and anything else that fits in 32 bits
+}

@@ -1,0 +1,246 @@
+// Package memlimit works out how much memory the service may give its requests: the memory the
+// process may use (its container's limit, read from the process's own cgroup, or a default),
+// less what it holds at rest (the models, ONNX Runtime, the Go runtime) and a reserve for what no
+// request accounts for. It also derives the Go runtime's soft memory limit from the same numbers.
+package memlimit
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+)
+
+// DefaultLimit is the memory the process plans for when no container limit applies: 1 GiB keeps
+// the service a good neighbour on a small machine, and is what its figures are measured against.
+const DefaultLimit = 1 << 30
+
+// Limit is the memory the process may use and where that figure comes from.
+type Limit struct {
+	Bytes  int64
+	Source string // the cgroup file it was read from, or why the default applies
+}
+
+// ContainerLimit returns the memory limit of the process's own cgroup, under the file system
+// root (os.DirFS("/") in the service): cgroup v2's memory.max, the smallest on the way from the
+// process's cgroup up to the root, or cgroup v1's memory.limit_in_bytes; ok is false when there is
+// no limit ("max", v1's near-2⁶³ "unlimited", or no cgroup file at all). A limit above the
+// machine's memory never binds and is reported as no limit.
+func ContainerLimit(root fs.FS) (Limit, bool) {
+	memTotal := meminfoTotal(root)
+	data, err := fs.ReadFile(root, "proc/self/cgroup")
+	if err != nil {
+		return Limit{}, false
+	}
+	var v2, v1 string
+	haveV2, haveV1 := false, false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		// hierarchy-ID:controller-list:cgroup-path
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			v2, haveV2 = parts[2], true
+		case hasController(parts[1], "memory"):
+			v1, haveV1 = parts[2], true
+		}
+	}
+	best := Limit{}
+	consider := func(file string) {
+		n, ok := readLimit(root, file)
+		if ok && (memTotal == 0 || n < memTotal) && (best.Bytes == 0 || n < best.Bytes) {
+			best = Limit{Bytes: n, Source: "/" + file}
+		}
+	}
+	if haveV2 {
+		// In a container with its own cgroup namespace the path is "/", and the mount shows
+		// the container's cgroup at the top; otherwise walk up from the process's cgroup.
+		for dir := path.Clean("/" + v2); ; dir = path.Dir(dir) {
+			consider(path.Join("sys/fs/cgroup", dir, "memory.max"))
+			if dir == "/" {
+				break
+			}
+		}
+	}
+	if haveV1 {
+		consider(path.Join("sys/fs/cgroup/memory", path.Clean("/"+v1), "memory.limit_in_bytes"))
+		consider("sys/fs/cgroup/memory/memory.limit_in_bytes")
+	}
+	return best, best.Bytes > 0
+}
+
+func hasController(list, name string) bool {
+	for _, c := range strings.Split(list, ",") {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// readLimit reads a cgroup limit file: a number of bytes, or "max" (v2) for none. v1 writes no
+// limit as a page-aligned number near 2⁶³; anything from 2⁶⁰ up is taken for that.
+func readLimit(root fs.FS, file string) (int64, bool) {
+	data, err := fs.ReadFile(root, file)
+	if err != nil {
+		return 0, false
+	}
+	s := strings.TrimSpace(string(data))
+	if s == "max" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n >= 1<<60 {
+		return 0, false
+	}
+	return n, true
+}
+
+// meminfoTotal returns MemTotal from /proc/meminfo in bytes, 0 when unknown.
+func meminfoTotal(root fs.FS) int64 {
+	data, err := fs.ReadFile(root, "proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// RSS returns the process's resident set size in bytes (VmRSS), 0 when unknown.
+func RSS() int64 { return status("VmRSS") }
+
+// PeakRSS returns the process's peak resident set size in bytes (VmHWM), 0 when unknown.
+func PeakRSS() int64 { return status("VmHWM") }
+
+func status(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// GoRuntimeBytes is the memory the Go runtime has mapped and not returned (what a Go memory
+// limit counts): everything it manages, less the heap it has released to the OS.
+func GoRuntimeBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
+
+// Plan is how the process divides its memory.
+type Plan struct {
+	Limit Limit // the memory the process may use
+	// AtRest is the process's resident memory once the models are loaded, before any request;
+	// AtRestGo is the Go runtime's part of it (the rest is ONNX Runtime, the model weights, the
+	// binary and C libraries, which the Go limit does not see).
+	AtRest, AtRestGo int64
+	// Reserve is kept out of the budget for what no request's cost accounts for: connections and
+	// their buffers, bodies being read before admission, goroutine stacks, the collector's own
+	// memory and allocator fragmentation.
+	Reserve int64
+	// Budget is the memory admitted requests may hold together; MaxRequest the largest one
+	// request may cost.
+	Budget, MaxRequest int64
+	// RuntimeWork is the most an in-process model runtime allocates for one inference, outside
+	// the Go heap (see GoLimit).
+	RuntimeWork int64
+	// GoLimit is the soft memory limit for the Go runtime (debug.SetMemoryLimit), 0 when the
+	// environment sets GOMEMLIMIT itself.
+	GoLimit int64
+}
+
+// Inputs are what a Plan is derived from.
+type Inputs struct {
+	Limit            Limit
+	AtRest, AtRestGo int64
+	// Budget and MaxRequest as configured; 0 derives them.
+	Budget, MaxRequest int64
+	RuntimeWork        int64
+	// GOMEMLIMIT is the environment's value; when set it is left alone.
+	GOMEMLIMIT string
+}
+
+// reserve is kept out of the budget: 64 MiB, or 5 % of the limit when that is more.
+func reserve(limit int64) int64 { return max(64<<20, limit/20) }
+
+// Derive divides the memory. Without a configured budget, the budget is what the limit leaves
+// after the process at rest and the reserve (at least 64 MiB: a budget that small makes every
+// request run alone, which is slow but safe). With one, the limit it implies (budget + at rest +
+// reserve) is used when there is no container limit. The Go limit is the limit less what the
+// process holds outside Go at rest and one inference's runtime memory: the Go heap may use the
+// rest, and the collector works harder only as the process nears its limit. The request budget,
+// not the Go limit, is what keeps the sum of live memory within bounds; the Go limit keeps garbage
+// from adding to it.
+func Derive(in Inputs) Plan {
+	p := Plan{Limit: in.Limit, AtRest: in.AtRest, AtRestGo: in.AtRestGo, RuntimeWork: in.RuntimeWork}
+	if p.Limit.Bytes <= 0 {
+		p.Limit = Limit{Bytes: DefaultLimit, Source: "default (no container memory limit)"}
+		if in.Budget > 0 {
+			p.Limit = Limit{Bytes: in.Budget + in.AtRest + reserve(in.Budget+in.AtRest), Source: "OCRGATE_MEMORY_BUDGET + at rest + reserve"}
+		}
+	}
+	p.Reserve = reserve(p.Limit.Bytes)
+	p.Budget = in.Budget
+	if p.Budget <= 0 {
+		p.Budget = max(64<<20, p.Limit.Bytes-p.AtRest-p.Reserve)
+	}
+	p.MaxRequest = in.MaxRequest
+	if p.MaxRequest <= 0 {
+		p.MaxRequest = p.Budget
+	}
+	if in.GOMEMLIMIT == "" {
+		nonGo := max(0, in.AtRest-in.AtRestGo)
+		p.GoLimit = max(64<<20, p.Limit.Bytes-nonGo-in.RuntimeWork)
+	}
+	return p
+}
+
+// LogValue logs the plan in MiB.
+func (p Plan) LogValue() slog.Value {
+	mib := func(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
+	goLimit := "GOMEMLIMIT from the environment"
+	if p.GoLimit > 0 {
+		goLimit = mib(p.GoLimit)
+	}
+	return slog.GroupValue(
+		slog.String("limit", mib(p.Limit.Bytes)),
+		slog.String("limit_from", p.Limit.Source),
+		slog.String("at_rest", mib(p.AtRest)),
+		slog.String("at_rest_go", mib(p.AtRestGo)),
+		slog.String("reserve", mib(p.Reserve)),
+		slog.String("budget", mib(p.Budget)),
+		slog.String("max_request", mib(p.MaxRequest)),
+		slog.String("runtime_work", mib(p.RuntimeWork)),
+		slog.String("go_limit", goLimit),
+	)
+}

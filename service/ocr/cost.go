@@ -1,0 +1,147 @@
+package ocr
+
+import (
+	"math"
+
+	"github.com/ocrgate/ocrgate/service/imaging"
+)
+
+// The pipeline's memory cost model. Admission control charges every request what it will hold
+// at its peak, before any of it is allocated, so the figures here are estimates of an upper
+// bound, validated against measurement by BenchmarkCostModel (each image in a fresh process:
+// predicted cost against the growth of the peak RSS). Go memory is counted as what is live; the
+// garbage the collector has not yet returned is the job of the Go memory limit, which the service
+// sets from the same budget.
+
+// RuntimeMemory describes the memory a model runtime allocates in this process per inference, on
+// top of the Go input and output tensors the pipeline holds: for the embedded ONNX Runtime its
+// activations and its own copy of the output; for Triton, the received message the output is
+// copied from.
+type RuntimeMemory struct {
+	DetBase     int64 // bytes per detector run, whatever its size
+	DetPerPixel int64 // bytes per detector input pixel (H×W)
+	RecPerPixel int64 // bytes per recognizer input pixel (N×48×W)
+}
+
+// EmbeddedRuntimeMemory is what ONNX Runtime 1.24 (CPU, default arena) adds per inference for the
+// PP-OCRv4 models, measured as the peak-RSS growth of one run in a fresh process, output copied to
+// Go included: detector 18 MB at 320×320, 138 MB at 960×704, 461 MB at 1728×1728; recognizer
+// (batches of 6) 33 MB at 320 px wide, 126 MB at 960, 252 MB at 2560. The figures are upper
+// envelopes of those measurements (165 and 460 bytes a pixel) less the Go output, which Cost
+// counts itself.
+var EmbeddedRuntimeMemory = RuntimeMemory{DetBase: 30 << 20, DetPerPixel: 161, RecPerPixel: 391}
+
+// TritonRuntimeMemory is what a Triton call holds in this process: the response message the
+// outputs are copied from (outputs through shared memory need less).
+var TritonRuntimeMemory = RuntimeMemory{DetPerPixel: 4, RecPerPixel: recOutPerPixel}
+
+// recOutPerPixel is the recognizer's output per input pixel: 6 625 float32 class scores per
+// timestep, one timestep per 8 columns of a 48-pixel-high input.
+const recOutPerPixel = 6625 * 4 / (8 * 48)
+
+// cropBytesEstimate is the memory of a page's crops (RGBA at recognizer height): at most 4.4 MB
+// on every page of the SROIE dev set (26–112 regions); the estimate allows four times that. A
+// page built to hold a thousand crops of the widest bucket could hold far more (1 000 × 48 ×
+// 2 560 × 4 bytes); such pages do not occur in documents.
+const cropBytesEstimate = 16 << 20
+
+// Cost estimates the most memory, in bytes, that running an image with header h through the
+// pipeline holds at once: decoding it (the decoded pixels and the decoder's working memory, or the
+// upright copy while it is made), then the upright image for as long as the model stages run,
+// together with the larger of detection's and recognition's tensors (see ModelBytes).
+func (o Options) Cost(h imaging.Header) int64 {
+	w, ht := h.UprightSize()
+	return max(h.DecodeBytes(), h.ResidentBytes()+o.ModelBytes(w, ht))
+}
+
+// Cost is Options.Cost with the pipeline's options.
+func (p *Pipeline) Cost(h imaging.Header) int64 { return p.opt.Cost(h) }
+
+// Inspect reads an image's header and checks it against the pipeline's limits without decoding it
+// (see imaging.Inspect); the header's cost is then Cost(h).
+func (p *Pipeline) Inspect(data []byte) (imaging.Header, error) {
+	return imaging.Inspect(data, p.opt.Limits)
+}
+
+// ModelBytes estimates the memory the model stages hold for an upright image of width×height, on
+// top of the image itself: the larger of
+//
+//   - detection: the detector's input (3 float32 a pixel) and output (1) at the largest size the
+//     detection policy can pick for this image (the first pass's DetLimitSide, or a second pass of
+//     up to DetMaxPixels), the DB post-processing's runs (bounded by 10 bytes a pixel of the map)
+//     and the runtime's working memory for that input;
+//   - recognition: the page's crops (see cropBytesEstimate), and RecParallel batches in flight of
+//     RecBatchSize crops at the widest bucket a crop of this image can reach: input, the softmax
+//     output (6 625 classes every 8 columns) and the runtime's working memory.
+//
+// A rendered document page costs its own pixels plus ModelBytes of its size.
+func (o Options) ModelBytes(width, height int) int64 {
+	if width <= 0 || height <= 0 {
+		return 0
+	}
+	return max(o.detectionBytes(width, height), o.recognitionBytes(width, height))
+}
+
+func (o Options) detectionBytes(w, h int) int64 {
+	first, second := o.DetectionPixels(w, h)
+	// Input (3 float32), output (1), DB runs (10 at most) and the runtime's share, for the
+	// larger pass: the passes run one after the other, and the first one's memory is free when
+	// the second starts. (ONNX Runtime's default CPU arena keeps it, and the second pass, larger,
+	// mostly cannot reuse it: measured, a 36-megapixel page with a first pass at 960×960 and a
+	// second at 3 megapixels grows by up to the first pass's 150 MB more than this estimate. That
+	// goes with the arena; see ArenaSlack.)
+	return max(first, second)*(4*3+4+10+o.RuntimeMemory.DetPerPixel) + o.RuntimeMemory.DetBase
+}
+
+// ArenaSlack is what ONNX Runtime's default CPU arena can hold beyond Cost for an upright image of
+// width×height: the first detection pass's working memory, which the arena keeps while the second
+// pass allocates its own (0 when there is no second pass).
+func (o Options) ArenaSlack(width, height int) int64 {
+	first, second := o.DetectionPixels(width, height)
+	if second == 0 {
+		return 0
+	}
+	return first * o.RuntimeMemory.DetPerPixel
+}
+
+// DetectionPixels returns the detector input sizes, in pixels, of the first pass and of the
+// largest second pass the detection policy can pick for an upright image of w×h (0 when there is
+// none).
+func (o Options) DetectionPixels(w, h int) (first, second int64) {
+	scale := math.Min(1, float64(o.DetLimitSide)/float64(max(w, h)))
+	first = int64(detSize(w, scale)) * int64(detSize(h, scale))
+	if scale < 1 {
+		// A second pass scales the part of the page that holds text to at most DetMaxPixels,
+		// never above full size; each side rounds to a multiple of 32 (10 % covers that).
+		second = min(int64(o.DetMaxPixels), int64(w)*int64(h)) * 11 / 10
+	}
+	return first, second
+}
+
+func (o Options) recognitionBytes(w, h int) int64 {
+	// A crop is RecHeight tall and as wide as its box's aspect ratio makes it. Boxes are at least
+	// MinSize+2 detector pixels thick after unclipping, and the detector never upscales, so no
+	// box is thinner than that in the image either: the widest crop is bounded by the image.
+	widest := float64(o.RecHeight) * float64(max(w, h)) / (o.DB.MinSize + 2)
+	bucket := o.RecWidthBuckets[len(o.RecWidthBuckets)-1]
+	for _, b := range o.RecWidthBuckets {
+		if float64(b) >= widest {
+			bucket = b
+			break
+		}
+	}
+	px := int64(o.RecBatchSize) * int64(o.RecHeight) * int64(bucket)
+	// Input (3 float32), output, the runtime's share.
+	batch := px * (4*3 + recOutPerPixel + o.RuntimeMemory.RecPerPixel)
+	return cropBytesEstimate + int64(max(1, o.RecParallel))*batch
+}
+
+// RuntimeWork is the most memory the model runtime allocates in this process for one request
+// (outside the Go heap, for the embedded ONNX Runtime): detection at the largest input the
+// detection policy allows, or a recognizer batch at the widest bucket.
+func (o Options) RuntimeWork() int64 {
+	rt := o.RuntimeMemory
+	detPx := max(int64(o.DetLimitSide)*int64(o.DetLimitSide), int64(o.DetMaxPixels)*11/10)
+	recPx := int64(o.RecBatchSize) * int64(o.RecHeight) * int64(o.RecWidthBuckets[len(o.RecWidthBuckets)-1])
+	return max(rt.DetBase+detPx*rt.DetPerPixel, int64(max(1, o.RecParallel))*recPx*rt.RecPerPixel)
+}
