@@ -186,7 +186,7 @@ func TestLogRedactsSecrets(t *testing.T) {
 	}
 	c, err := load(t, []string{"-chat-apikey", "sk-live-0123456789"}, map[string]string{
 		"OCRGATE_API_KEYS": "api-key-one,api-key-two", "OCRGATE_API_KEYS_FILE": keysFile,
-		"CHAT_BOT_MODEL": "gpt-test", "CHAT_BOT_BASEURL": "http://chat.test/v1",
+		"CHAT_BOT_MODEL": "gpt-test", "CHAT_BOT_BASEURL": "https://proxy-user:url-pass-42@chat.test/v1?key=query-key-9",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -194,12 +194,13 @@ func TestLogRedactsSecrets(t *testing.T) {
 	var buf bytes.Buffer
 	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "config", c)
 	log := buf.String()
-	for _, secret := range []string{"sk-live-0123456789", "api-key-one", "api-key-two", "file-key-77"} {
+	for _, secret := range []string{"sk-live-0123456789", "api-key-one", "api-key-two", "file-key-77", "url-pass-42", "query-key-9"} {
 		if strings.Contains(log, secret) {
 			t.Errorf("the log holds the secret %q: %s", secret, log)
 		}
 	}
-	for _, want := range []string{`"api_keys":true`, `"api_key":"[redacted]"`, `"model":"gpt-test"`, `"runtime":"embedded"`} {
+	for _, want := range []string{`"api_keys":true`, `"api_key":"[redacted]"`, `"model":"gpt-test"`, `"runtime":"embedded"`,
+		`"base_url":"https://proxy-user:redacted@chat.test/v1?redacted"`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %s: %s", want, log)
 		}

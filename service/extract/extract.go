@@ -85,7 +85,7 @@ func (o Options) LogValue() slog.Value {
 	}
 	return slog.GroupValue(
 		slog.String("model", o.Model),
-		slog.String("base_url", o.BaseURL),
+		slog.String("base_url", redactURL(o.BaseURL)),
 		slog.String("api_key", key),
 		slog.Duration("timeout", o.Timeout),
 		slog.Int("reasks", o.Reasks),
@@ -94,6 +94,26 @@ func (o Options) LogValue() slog.Value {
 		slog.Int("max_schema_depth", o.Schema.MaxDepth),
 		slog.Int("max_schema_properties", o.Schema.MaxProperties),
 	)
+}
+
+// redactURL is a base URL fit for a log: a password in it (https://user:secret@host/v1) and its
+// query (some gateways take a key as ?key=…) are replaced, the rest kept so the log still says
+// which server is configured. A URL that does not parse is withheld entirely.
+func redactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "[unparsable, withheld]"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "redacted")
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "redacted"
+	}
+	return u.String()
 }
 
 // Extractor asks the chat model. It holds one HTTP client for all requests and is safe for
