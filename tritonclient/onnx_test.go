@@ -30,9 +30,9 @@ func embeddedRuntime(t *testing.T) *onnx.Runtime {
 		ortRT, ortErr = onnx.Open(onnx.Options{
 			LibraryPath: filepath.Join(home, "lib", "libonnxruntime.so.1"),
 			Models: map[ocr.Model]string{
-				ocr.Detector:   filepath.Join(dir, "ch_PP-OCRv4_det_infer.onnx"),
-				ocr.Recognizer: filepath.Join(dir, "ch_PP-OCRv4_rec_infer.onnx"),
-				ocr.Classifier: filepath.Join(dir, "ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+				ocr.Detector:   filepath.Join(dir, "ch_PP-OCRv4_det_infer.prepared.onnx"),
+				ocr.Recognizer: filepath.Join(dir, "ch_PP-OCRv4_rec_infer.prepared.onnx"),
+				ocr.Classifier: filepath.Join(dir, "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx"),
 			},
 			IntraOpThreads: 2,
 		})

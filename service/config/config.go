@@ -35,7 +35,8 @@ type Config struct {
 	IntraOpThreads     int           // ONNX Runtime threads per inference (0: one per core)
 	InterOpThreads     int           // ONNX Runtime threads across graph nodes (0: default)
 	ORTSpin            bool          // let ONNX Runtime threads busy-wait between runs
-	ORTKeepGraph       bool          // load models as they are, without the equivalent faster rewrite
+	ORTArena           bool          // keep ONNX Runtime's per-session memory arenas
+	ORTDivideThreads   bool          // share the cores among overlapping runs instead of each using all
 	ORTConfig          string        // extra ONNX Runtime session config entries: key=value,key=value
 	TritonAddr         string        // host:port of Triton's gRPC endpoint
 	TritonDetModel     string        // Triton model names
@@ -81,11 +82,13 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		Runtime:            "embedded",
 		Home:               home,
 		ModelDir:           filepath.Join(home, "models"),
-		DetModel:           "ch_PP-OCRv4_det_infer.onnx",
-		RecModel:           "ch_PP-OCRv4_rec_infer.onnx",
-		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+		DetModel:           "ch_PP-OCRv4_det_infer.prepared.onnx", // written by cmd/ocrgate-prepare
+		RecModel:           "ch_PP-OCRv4_rec_infer.prepared.onnx",
+		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 		Dictionary:         "ppocr_keys_v1.txt",
 		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
+		ORTArena:           true,
+		ORTDivideThreads:   true,
 		TritonAddr:         "localhost:8001",
 		TritonDetModel:     "ppocr_det",
 		TritonRecModel:     "ppocr_rec",
@@ -123,7 +126,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "ONNX Runtime threads per inference (0: one per core)", (*intValue)(&c.IntraOpThreads)},
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
 		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
-		{"OCRGATE_ORT_KEEP_GRAPH", "ort-keep-graph", "load the models as they are instead of rewriting their graphs into an equivalent faster form", (*boolValue)(&c.ORTKeepGraph)},
+		{"OCRGATE_ORT_ARENA", "ort-arena", "keep ONNX Runtime's per-session memory arenas (faster repeated shapes; memory of the largest input is kept)", (*boolValue)(&c.ORTArena)},
+		{"OCRGATE_ORT_DIVIDE_THREADS", "ort-divide-threads", "share the cores among model runs of concurrent requests instead of each run using all of them", (*boolValue)(&c.ORTDivideThreads)},
 		{"OCRGATE_ORT_SESSION_CONFIG", "ort-session-config", "extra ONNX Runtime session config entries, key=value,key=value", (*stringValue)(&c.ORTConfig)},
 		{"OCRGATE_TRITON_ADDR", "triton-addr", "Triton gRPC endpoint (host:port) for -runtime triton", (*stringValue)(&c.TritonAddr)},
 		{"OCRGATE_TRITON_DET_MODEL", "triton-det-model", "Triton model name of the detector", (*stringValue)(&c.TritonDetModel)},

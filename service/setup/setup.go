@@ -132,7 +132,8 @@ func Embedded(cfg config.Config) (*Engine, error) {
 		IntraOpThreads: cfg.IntraOpThreads,
 		InterOpThreads: cfg.InterOpThreads,
 		Spin:           cfg.ORTSpin,
-		KeepGraph:      cfg.ORTKeepGraph,
+		Arena:          cfg.ORTArena,
+		DivideThreads:  cfg.ORTDivideThreads,
 	})
 	if err != nil {
 		return nil, err

@@ -24,11 +24,12 @@ var (
 	makeRepo   = filepath.Join(repoRoot, "scripts", "make_model_repository.sh")
 )
 
-// onnxFiles maps each Triton model to the file scripts/fetch_models.sh installs.
+// onnxFiles maps each Triton model to the prepared file scripts/fetch_models.sh writes (the graph
+// the embedded runtime runs too).
 var onnxFiles = map[string]string{
-	"ppocr_det": "ch_PP-OCRv4_det_infer.onnx",
-	"ppocr_rec": "ch_PP-OCRv4_rec_infer.onnx",
-	"ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+	"ppocr_det": "ch_PP-OCRv4_det_infer.prepared.onnx",
+	"ppocr_rec": "ch_PP-OCRv4_rec_infer.prepared.onnx",
+	"ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 }
 
 func modelsDir(t *testing.T) string {
