@@ -32,11 +32,10 @@ type Config struct {
 	ClsModel           string        //
 	Dictionary         string        //
 	ORTLibrary         string        // path of libonnxruntime.so.1
-	IntraOpThreads     int           // ONNX Runtime threads per inference (0: one per core)
+	IntraOpThreads     int           // cores the models use: detector threads, batches in flight (0: one per core)
 	InterOpThreads     int           // ONNX Runtime threads across graph nodes (0: default)
 	ORTSpin            bool          // let ONNX Runtime threads busy-wait between runs
-	ORTArena           bool          // keep ONNX Runtime's per-session memory arenas
-	ORTDivideThreads   bool          // share the cores among overlapping runs instead of each using all
+	ORTArena           string        // ONNX Runtime memory arenas: session or off
 	ORTConfig          string        // extra ONNX Runtime session config entries: key=value,key=value
 	TritonAddr         string        // host:port of Triton's gRPC endpoint
 	TritonDetModel     string        // Triton model names
@@ -87,8 +86,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 		Dictionary:         "ppocr_keys_v1.txt",
 		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
-		ORTArena:           true,
-		ORTDivideThreads:   true,
+		ORTArena:           "session",
 		TritonAddr:         "localhost:8001",
 		TritonDetModel:     "ppocr_det",
 		TritonRecModel:     "ppocr_rec",
@@ -123,11 +121,10 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CLS_MODEL", "cls-model", "direction classifier model file in the model directory", (*stringValue)(&c.ClsModel)},
 		{"OCRGATE_DICT", "dict", "character dictionary file in the model directory", (*stringValue)(&c.Dictionary)},
 		{"OCRGATE_ORT_LIB", "ort-lib", "path of the ONNX Runtime shared library", (*stringValue)(&c.ORTLibrary)},
-		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "ONNX Runtime threads per inference (0: one per core)", (*intValue)(&c.IntraOpThreads)},
+		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "cores the models use: ONNX Runtime threads of a detector run; the recognizer and classifier run single-threaded, this many batches at once unless rec-parallel says otherwise (0: one per core)", (*intValue)(&c.IntraOpThreads)},
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
 		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
-		{"OCRGATE_ORT_ARENA", "ort-arena", "keep ONNX Runtime's per-session memory arenas (faster repeated shapes; memory of the largest input is kept)", (*boolValue)(&c.ORTArena)},
-		{"OCRGATE_ORT_DIVIDE_THREADS", "ort-divide-threads", "share the cores among model runs of concurrent requests instead of each run using all of them", (*boolValue)(&c.ORTDivideThreads)},
+		{"OCRGATE_ORT_ARENA", "ort-arena", "ONNX Runtime memory for intermediate tensors: session (an arena per session) or off (the C allocator)", (*stringValue)(&c.ORTArena)},
 		{"OCRGATE_ORT_SESSION_CONFIG", "ort-session-config", "extra ONNX Runtime session config entries, key=value,key=value", (*stringValue)(&c.ORTConfig)},
 		{"OCRGATE_TRITON_ADDR", "triton-addr", "Triton gRPC endpoint (host:port) for -runtime triton", (*stringValue)(&c.TritonAddr)},
 		{"OCRGATE_TRITON_DET_MODEL", "triton-det-model", "Triton model name of the detector", (*stringValue)(&c.TritonDetModel)},
@@ -170,7 +167,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CLS_THRESH", "cls-thresh", "flip a crop when the classifier's 180° probability is at least this", (*float32Value)(&o.ClsThreshold)},
 		{"OCRGATE_CLS_BATCH", "cls-batch", "crops per classifier batch", (*intValue)(&o.ClsBatchSize)},
 		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
-		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer batches of one image in flight at once", (*intValue)(&o.RecParallel)},
+		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer and classifier batches of one image in flight at once (0: as many as ort-intra-threads)", (*intValue)(&o.BatchParallel)},
 		{"OCRGATE_REC_WIDTH_BUCKETS", "rec-width-buckets", "comma-separated widths recognizer batches are padded to, ascending; wider crops are squeezed to the last", (*intListValue)(&o.RecWidthBuckets)},
 		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},
 		{"OCRGATE_ASCII_PUNCTUATION", "ascii-punctuation", "read fullwidth punctuation as ASCII in lines without CJK characters", (*boolValue)(&o.ASCIIPunctuation)},
@@ -202,6 +199,9 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
+	if c.OCR.BatchParallel == 0 {
+		c.OCR.BatchParallel = c.Cores()
+	}
 	return c, c.Validate()
 }
 
@@ -231,6 +231,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Keys(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.ORTArena != "session" && c.ORTArena != "off" {
+		errs = append(errs, fmt.Errorf("ort arena must be session or off, got %q", c.ORTArena))
 	}
 	if c.IntraOpThreads < 0 || c.InterOpThreads < 0 {
 		errs = append(errs, errors.New("thread counts must not be negative"))
@@ -286,6 +289,14 @@ func (c Config) Admission() (inflight, queue int) {
 		queue = 2 * inflight
 	}
 	return inflight, queue
+}
+
+// Cores is how many cores the models use: OCRGATE_ORT_INTRA_THREADS, or one per core.
+func (c Config) Cores() int {
+	if c.IntraOpThreads > 0 {
+		return c.IntraOpThreads
+	}
+	return runtime.NumCPU()
 }
 
 // SessionConfig parses ORTConfig.

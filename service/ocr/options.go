@@ -49,12 +49,14 @@ type Options struct {
 	// batcher merge crops of concurrent requests, which it can only do for equal shapes.
 	RecWidthBuckets []int
 	RecBatchSize    int
-	// RecParallel is how many recognizer batches of one image may be in flight at once. Above 1,
-	// stage timings overlap (they are summed per batch), so per-stage shares no longer add up to
-	// the wall time.
-	RecParallel int
-	RecNorm     imaging.Norm
-	CTC         ctc.Options
+	// BatchParallel is how many recognizer (and classifier) batches of one image may be in flight
+	// at once (0 or 1: one at a time; the service's configuration defaults it to the core count).
+	// The embedded runtime runs these models single-threaded, so this is what spreads them over the
+	// cores; with Triton it overlaps transfers with inference. Above 1, stage timings
+	// overlap (they are summed per batch), so per-stage shares no longer add up to the wall time.
+	BatchParallel int
+	RecNorm       imaging.Norm
+	CTC           ctc.Options
 	// ASCIIPunctuation reads fullwidth punctuation as ASCII in lines without CJK characters.
 	ASCIIPunctuation bool
 	MinScore         float32 // regions recognized with a lower score are dropped (the seed's 0.5)
@@ -114,6 +116,7 @@ func (o Options) Validate() error {
 	check(o.ClsWidth > 0 && o.ClsBatchSize > 0, "classifier width and batch size must be positive")
 	check(o.ClsHeight == o.RecHeight, "classifier height (%d) must equal recognizer height (%d): both read the same crops", o.ClsHeight, o.RecHeight)
 	check(o.RecHeight > 0 && o.RecBatchSize > 0, "recognizer height and batch size must be positive")
+	check(o.BatchParallel >= 0, "batches in flight must not be negative, got %d", o.BatchParallel)
 	check(len(o.RecWidthBuckets) > 0 && slices.IsSorted(o.RecWidthBuckets) && o.RecWidthBuckets[0] >= 8,
 		"recognizer width buckets must be ascending and at least 8 px, got %v", o.RecWidthBuckets)
 	check(o.MinScore >= 0 && o.MinScore <= 1, "minimum score must be in [0,1], got %v", o.MinScore)

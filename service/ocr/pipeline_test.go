@@ -258,7 +258,7 @@ func TestRecParallelSameResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := base.Options()
-	opt.RecParallel = 3
+	opt.BatchParallel = 3
 	par, err := ocr.New(engine.Runtime, cs, opt)
 	if err != nil {
 		t.Fatal(err)

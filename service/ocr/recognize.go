@@ -88,43 +88,52 @@ func (p *Pipeline) cut(img image.Image, quads []geom.Quad) []*crop {
 	return slices.DeleteFunc(crops, func(c *crop) bool { return c == nil })
 }
 
-// classify runs the 0°/180° classifier and turns the crops it is sure are upside down.
+// classify runs the 0°/180° classifier and turns the crops it is sure are upside down. Batches
+// run BatchParallel at a time, like the recognizer's.
 func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, tm *Timings) error {
-	cw, ch := p.opt.ClsWidth, p.opt.ClsHeight
+	var batches [][]int
 	for lo := 0; lo < len(byWidth); lo += p.opt.ClsBatchSize {
-		start := time.Now()
-		batch := byWidth[lo:min(lo+p.opt.ClsBatchSize, len(byWidth))]
-		n := len(batch)
-		plane := 3 * ch * cw
-		in := Tensor{Shape: []int64{int64(n), 3, int64(ch), int64(cw)}, Data: make([]float32, n*plane)}
-		parallel(n, func(j int) {
-			img := crops[batch[j]].img
-			if img.Rect.Dx() > cw {
-				// PaddleOCR squeezes wide crops into the classifier's width rather than cutting them.
-				img = imaging.ResizeWidth(img, cw)
-			}
-			imaging.TensorInto(in.Data[j*plane:(j+1)*plane], img, cw, p.opt.ClsNorm)
-		})
-		start = tm.track(StageClsPre, start)
-		out, err := p.rt.Infer(ctx, Classifier, in)
-		if err != nil {
-			return fmt.Errorf("direction classifier: %w", err)
-		}
-		start = tm.track(StageClsInfer, start)
-		if len(out.Shape) != 2 || out.Shape[0] != int64(n) || out.Shape[1] != 2 || len(out.Data) != 2*n {
-			return fmt.Errorf("direction classifier: output shape %v, want [%d 2]: %w", out.Shape, n, ErrRuntimeFailed)
-		}
-		for j, idx := range batch {
-			p0, p180 := out.Data[2*j], out.Data[2*j+1]
-			if p180 > p0 && p180 >= p.opt.ClsThreshold {
-				c := crops[idx]
-				c.img = transform.FlipV(transform.FlipH(c.img))
-				c.quad = geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]}
-				c.flipped = true
-			}
-		}
-		tm.track(StageClsPre, start)
+		batches = append(batches, byWidth[lo:min(lo+p.opt.ClsBatchSize, len(byWidth))])
 	}
+	return p.inFlight(ctx, len(batches), tm, func(ctx context.Context, i int, tm *Timings) error {
+		return p.classifyBatch(ctx, crops, batches[i], tm)
+	})
+}
+
+// classifyBatch classifies one batch of crops.
+func (p *Pipeline) classifyBatch(ctx context.Context, crops []*crop, batch []int, tm *Timings) error {
+	start := time.Now()
+	cw, ch := p.opt.ClsWidth, p.opt.ClsHeight
+	n := len(batch)
+	plane := 3 * ch * cw
+	in := Tensor{Shape: []int64{int64(n), 3, int64(ch), int64(cw)}, Data: make([]float32, n*plane)}
+	for j := range n {
+		img := crops[batch[j]].img
+		if img.Rect.Dx() > cw {
+			// PaddleOCR squeezes wide crops into the classifier's width rather than cutting them.
+			img = imaging.ResizeWidth(img, cw)
+		}
+		imaging.TensorInto(in.Data[j*plane:(j+1)*plane], img, cw, p.opt.ClsNorm)
+	}
+	start = tm.track(StageClsPre, start)
+	out, err := p.rt.Infer(ctx, Classifier, in)
+	if err != nil {
+		return fmt.Errorf("direction classifier: %w", err)
+	}
+	start = tm.track(StageClsInfer, start)
+	if len(out.Shape) != 2 || out.Shape[0] != int64(n) || out.Shape[1] != 2 || len(out.Data) != 2*n {
+		return fmt.Errorf("direction classifier: output shape %v, want [%d 2]: %w", out.Shape, n, ErrRuntimeFailed)
+	}
+	for j, idx := range batch {
+		p0, p180 := out.Data[2*j], out.Data[2*j+1]
+		if p180 > p0 && p180 >= p.opt.ClsThreshold {
+			c := crops[idx]
+			c.img = transform.FlipV(transform.FlipH(c.img))
+			c.quad = geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]}
+			c.flipped = true
+		}
+	}
+	tm.track(StageClsPre, start)
 	return nil
 }
 
@@ -141,25 +150,34 @@ func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *T
 		batches = append(batches, byWidth[lo:hi])
 		lo = hi
 	}
-	if p.opt.RecParallel <= 1 {
-		for _, b := range batches {
-			if err := p.readBatch(ctx, crops, b, tm); err != nil {
+	return p.inFlight(ctx, len(batches), tm, func(ctx context.Context, i int, tm *Timings) error {
+		return p.readBatch(ctx, crops, batches[i], tm)
+	})
+}
+
+// inFlight runs batch(0..n-1) with up to BatchParallel of them in flight, in order of i, and
+// returns the first error (the others are cancelled). Each batch is one model run and the Go work
+// around it; with the embedded runtime's single-threaded recognizer and classifier sessions, this
+// is what keeps every core busy, with no thread pool for runs of concurrent requests to fight
+// over. With Triton it overlaps one batch's transfer with another's inference.
+func (p *Pipeline) inFlight(ctx context.Context, n int, tm *Timings, batch func(ctx context.Context, i int, tm *Timings) error) error {
+	if p.opt.BatchParallel <= 1 || n <= 1 {
+		for i := range n {
+			if err := batch(ctx, i, tm); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	// Several batches in flight: one is being prepared or decoded while another runs, which keeps
-	// both cores busy with the embedded runtime and hides transfer time with Triton.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
-		slots    = make(chan struct{}, p.opt.RecParallel)
+		slots    = make(chan struct{}, p.opt.BatchParallel)
 	)
-	for _, b := range batches {
+	for i := range n {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -170,7 +188,7 @@ func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *T
 		wg.Go(func() {
 			defer func() { <-slots }()
 			var local Timings
-			err := p.readBatch(ctx, crops, b, &local)
+			err := batch(ctx, i, &local)
 			mu.Lock()
 			defer mu.Unlock()
 			tm.add(&local)

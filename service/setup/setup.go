@@ -126,14 +126,17 @@ func Embedded(cfg config.Config) (*Engine, error) {
 		return nil, err
 	}
 	rt, err := onnx.Open(onnx.Options{
-		SessionConfig:  sessionConfig,
-		LibraryPath:    cfg.ORTLibrary,
-		Models:         models,
-		IntraOpThreads: cfg.IntraOpThreads,
+		SessionConfig: sessionConfig,
+		LibraryPath:   cfg.ORTLibrary,
+		Models:        models,
+		// The detector runs once or twice per image on one big input: intra-op threads are its only
+		// parallelism. Recognizer and classifier batches run single-threaded, BatchParallel at a
+		// time, so concurrent requests share the cores without thread pools fighting over them.
+		IntraOpThreads: cfg.Cores(),
+		Threads:        map[ocr.Model]int{ocr.Recognizer: 1, ocr.Classifier: 1},
 		InterOpThreads: cfg.InterOpThreads,
 		Spin:           cfg.ORTSpin,
-		Arena:          cfg.ORTArena,
-		DivideThreads:  cfg.ORTDivideThreads,
+		Arena:          onnx.Arena(cfg.ORTArena),
 	})
 	if err != nil {
 		return nil, err
