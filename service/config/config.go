@@ -36,6 +36,7 @@ type Config struct {
 	InterOpThreads     int           // ONNX Runtime threads across graph nodes (0: default)
 	ORTSpin            bool          // let ONNX Runtime threads busy-wait between runs
 	ORTArena           string        // ONNX Runtime memory arenas: session or off
+	ORTArenaMaxInput   int           // inputs with more values run on a session of their own (0: no bound)
 	ORTConfig          string        // extra ONNX Runtime session config entries: key=value,key=value
 	TritonAddr         string        // host:port of Triton's gRPC endpoint
 	TritonDetModel     string        // Triton model names
@@ -87,6 +88,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		Dictionary:         "ppocr_keys_v1.txt",
 		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
 		ORTArena:           "session",
+		ORTArenaMaxInput:   3 * 960 * 960, // the largest first detection pass
 		TritonAddr:         "localhost:8001",
 		TritonDetModel:     "ppocr_det",
 		TritonRecModel:     "ppocr_rec",
@@ -124,6 +126,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "cores the models use: ONNX Runtime threads of a detector run; the recognizer and classifier run single-threaded, this many batches at once unless rec-parallel says otherwise (0: one per core)", (*intValue)(&c.IntraOpThreads)},
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
 		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
+		{"OCRGATE_ORT_ARENA_MAX_INPUT", "ort-arena-max-input", "model inputs of more values than this (default: a 960×960 detector input) run on a session created for the run, so their memory is returned after it (0: no bound)", (*intValue)(&c.ORTArenaMaxInput)},
 		{"OCRGATE_ORT_ARENA", "ort-arena", "ONNX Runtime memory for intermediate tensors: session (an arena per session) or off (the C allocator)", (*stringValue)(&c.ORTArena)},
 		{"OCRGATE_ORT_SESSION_CONFIG", "ort-session-config", "extra ONNX Runtime session config entries, key=value,key=value", (*stringValue)(&c.ORTConfig)},
 		{"OCRGATE_TRITON_ADDR", "triton-addr", "Triton gRPC endpoint (host:port) for -runtime triton", (*stringValue)(&c.TritonAddr)},
@@ -231,6 +234,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Keys(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.ORTArenaMaxInput < 0 {
+		errs = append(errs, fmt.Errorf("ort arena max input must not be negative, got %d", c.ORTArenaMaxInput))
 	}
 	if c.ORTArena != "session" && c.ORTArena != "off" {
 		errs = append(errs, fmt.Errorf("ort arena must be session or off, got %q", c.ORTArena))

@@ -50,6 +50,11 @@ type Options struct {
 	InterOpThreads int
 	// Arena selects where intermediate tensors come from (see Arena).
 	Arena Arena
+	// ArenaMaxInput bounds what an arena remembers: an input of more values than this runs on a
+	// session created for that run and closed after it, so the memory a rare huge input needed
+	// (a second detection pass over a whole large page can take 0.6 GB) goes back when it ends
+	// instead of staying in the model's arena for good. 0: no bound.
+	ArenaMaxInput int
 	// SessionConfig holds extra ONNX Runtime session configuration entries (key=value, as in
 	// onnxruntime_session_options_config_keys.h), applied after ocrgate's own.
 	SessionConfig map[string]string
@@ -94,6 +99,9 @@ type Runtime struct {
 type model struct {
 	name     ocr.Model
 	s        *ort.DynamicAdvancedSession
+	data     []byte  // the model file, kept to create sessions for inputs above maxInput
+	opt      Options // what its sessions are created with
+	maxInput int     // inputs with more values run on a session of their own
 	threads  int
 	in, out  ort.InputOutputInfo
 	outShape shapeRule // nil: ONNX Runtime allocates the output and it is copied
@@ -175,14 +183,17 @@ func openModel(name ocr.Model, path string, opt Options) (*model, error) {
 			return nil, fmt.Errorf("%s: tensor %q is %s, want float32", path, io.Name, io.String())
 		}
 	}
-	m := &model{name: name, in: ins[0], out: outs[0], threads: opt.IntraOpThreads}
+	m := &model{name: name, in: ins[0], out: outs[0], threads: opt.IntraOpThreads, opt: opt, maxInput: opt.ArenaMaxInput}
+	if m.maxInput > 0 {
+		m.data = data
+	}
 	if n, ok := opt.Threads[name]; ok {
 		m.threads = n
 	}
 	if m.threads <= 0 {
 		m.threads = runtime.NumCPU()
 	}
-	if m.s, err = newSession(data, m, opt); err != nil {
+	if m.s, err = newSession(data, m); err != nil {
 		return nil, fmt.Errorf("create session for %s: %w", path, err)
 	}
 	if err := m.readMetadata(); err != nil {
@@ -192,7 +203,8 @@ func openModel(name ocr.Model, path string, opt Options) (*model, error) {
 	return m, nil
 }
 
-func newSession(data []byte, m *model, opt Options) (*ort.DynamicAdvancedSession, error) {
+func newSession(data []byte, m *model) (*ort.DynamicAdvancedSession, error) {
+	opt := m.opt
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, err
@@ -276,6 +288,16 @@ func (rt *Runtime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.T
 	if err := checkShape(mod.in.Dimensions, in.Shape, len(in.Data)); err != nil {
 		return ocr.Tensor{}, fmt.Errorf("%s input %q: %w: %w", m, mod.in.Name, err, ocr.ErrRuntimeFailed)
 	}
+	sess := mod.s
+	if mod.maxInput > 0 && len(in.Data) > mod.maxInput {
+		// Creating a session costs tens of milliseconds; inputs this large take seconds.
+		s, err := newSession(mod.data, mod)
+		if err != nil {
+			return ocr.Tensor{}, fmt.Errorf("%s: session for a large input: %w: %w", m, err, ocr.ErrRuntimeFailed)
+		}
+		defer s.Destroy()
+		sess = s
+	}
 	x, err := ort.NewTensor(ort.Shape(in.Shape), in.Data)
 	if err != nil {
 		return ocr.Tensor{}, fmt.Errorf("%s: %w: %w", m, err, ocr.ErrRuntimeFailed)
@@ -295,7 +317,7 @@ func (rt *Runtime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.T
 	// With the output shape known, ONNX Runtime writes straight into Go memory: no output buffer
 	// in its arena and no copy of it (onnxruntime_go copies every output it allocates).
 	if shape, ok := mod.outShape.apply(in.Shape); ok && !mod.bindFailed.Load() {
-		out, err := rt.runInto(ctx, mod.s, x, ro, shape)
+		out, err := rt.runInto(ctx, sess, x, ro, shape)
 		if err == nil || ctx.Err() != nil {
 			return out, rt.runError(ctx, m, err)
 		}
@@ -305,7 +327,7 @@ func (rt *Runtime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.T
 		rt.log.Warn("model's output shape metadata did not fit; its outputs are copied from now on", "model", string(m), "input", in.Shape, "predicted", shape, "err", err)
 	}
 	outputs := []ort.Value{nil}
-	if err := mod.s.RunWithOptions([]ort.Value{x}, outputs, ro); err != nil {
+	if err := sess.RunWithOptions([]ort.Value{x}, outputs, ro); err != nil {
 		return ocr.Tensor{}, rt.runError(ctx, m, err)
 	}
 	defer outputs[0].Destroy()

@@ -174,6 +174,27 @@ func TestOutputShapeMismatch(t *testing.T) {
 	}
 }
 
+// TestArenaMaxInput runs inputs above the arena bound on sessions of their own: the answers must
+// be the persistent session's.
+func TestArenaMaxInput(t *testing.T) {
+	bounded, _ := open(t, true, Options{IntraOpThreads: 2, ArenaMaxInput: 3 * 64 * 64})
+	plain, _ := open(t, true, Options{IntraOpThreads: 2})
+	ctx := context.Background()
+	for _, in := range []ocr.Tensor{randomTensor(1, 3, 64, 64), randomTensor(1, 3, 96, 128)} {
+		want, err := plain.Infer(ctx, ocr.Detector, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := bounded.Infer(ctx, ocr.Detector, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Shape, want.Shape) || maxDiff(got.Data, want.Data) > 1e-6 {
+			t.Errorf("input %v: output %v differs from the persistent session's %v", in.Shape, got.Shape, want.Shape)
+		}
+	}
+}
+
 // TestConcurrentRuns runs one single-threaded session from several callers at once, as batches of
 // concurrent requests do: every answer must equal the one a lone caller gets.
 func TestConcurrentRuns(t *testing.T) {

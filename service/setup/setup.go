@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"sync"
 
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ctc"
@@ -33,6 +35,25 @@ func (e *Engine) Ready(ctx context.Context) error {
 	return nil
 }
 
+// gcPercent is the Go garbage collector's heap goal ocrgate runs with unless GOGC is set: the
+// next collection when the heap has grown by half of what is live, not doubled. What is live is
+// mostly one decoded page per request (139 MB for a 35-megapixel scan), so the default goal let
+// the heap reach twice that; 50 took the peak RSS over sroie-dev from 493 to 446 MiB
+// sequentially and from 639 to 535 MiB with two requests in flight, for twice the collections,
+// each cheap on a heap that small.
+const gcPercent = 50
+
+var gcOnce sync.Once
+
+// tuneGC applies gcPercent once per process, unless the GOGC environment variable says otherwise.
+func tuneGC() {
+	gcOnce.Do(func() {
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(gcPercent)
+		}
+	})
+}
+
 // Open builds the engine for the configured runtime.
 func Open(cfg config.Config) (*Engine, error) {
 	if cfg.Runtime == "triton" {
@@ -44,6 +65,7 @@ func Open(cfg config.Config) (*Engine, error) {
 // Triton builds the pipeline on a Triton server. It does not wait for the server: the engine
 // reports not ready until Triton and its models are.
 func Triton(cfg config.Config) (*Engine, error) {
+	tuneGC()
 	cs, err := Charset(cfg)
 	if err != nil {
 		return nil, err
@@ -107,6 +129,7 @@ func Charset(cfg config.Config) (*ctc.Charset, error) {
 
 // Embedded opens the in-process ONNX Runtime on the configured models and builds the pipeline.
 func Embedded(cfg config.Config) (*Engine, error) {
+	tuneGC()
 	cs, err := Charset(cfg)
 	if err != nil {
 		return nil, err
@@ -137,6 +160,7 @@ func Embedded(cfg config.Config) (*Engine, error) {
 		InterOpThreads: cfg.InterOpThreads,
 		Spin:           cfg.ORTSpin,
 		Arena:          onnx.Arena(cfg.ORTArena),
+		ArenaMaxInput:  cfg.ORTArenaMaxInput,
 	})
 	if err != nil {
 		return nil, err
