@@ -168,6 +168,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CROP_ROTATE_RATIO", "crop-rotate-ratio", "boxes this many times taller than wide are read as vertical text", (*floatValue)(&o.CropRotateRatio)},
 		{"OCRGATE_USE_CLS", "use-cls", "run the 180° direction classifier", (*boolValue)(&o.UseClassifier)},
 		{"OCRGATE_CLS_THRESH", "cls-thresh", "flip a crop when the classifier's 180° probability is at least this", (*float32Value)(&o.ClsThreshold)},
+		{"OCRGATE_CLS_PAGE_SAMPLE", "cls-page-sample", "classify this many of a page's widest crops first; if at most one in six reads upside down, take the page as upright and classify no other horizontal crop (0: classify every crop)", (*intValue)(&o.ClsPageSample)},
 		{"OCRGATE_CLS_BATCH", "cls-batch", "crops per classifier batch", (*intValue)(&o.ClsBatchSize)},
 		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
 		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer and classifier batches of one image in flight at once (0: as many as ort-intra-threads)", (*intValue)(&o.BatchParallel)},

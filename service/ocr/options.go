@@ -38,6 +38,10 @@ type Options struct {
 	// Direction classifier (0°/180°).
 	UseClassifier bool
 	ClsThreshold  float32 // flip a crop when p(180°) ≥ this
+	// ClsPageSample: classify the page's widest horizontal crops first, this many; when at most
+	// one in six reads upside down the page is upright and no horizontal crop is classified or
+	// turned (see classify). 0: classify and turn every crop on its own, as PaddleOCR does.
+	ClsPageSample int
 	ClsWidth      int
 	ClsHeight     int
 	ClsBatchSize  int
@@ -82,6 +86,7 @@ func DefaultOptions() Options {
 		CropRotateRatio:  1.5,
 		UseClassifier:    true,
 		ClsThreshold:     0.9,
+		ClsPageSample:    12,
 		ClsWidth:         192,
 		ClsHeight:        48,
 		ClsBatchSize:     6,
@@ -114,6 +119,7 @@ func (o Options) Validate() error {
 	check(o.DB.MaxCandidates > 0, "DB max candidates must be positive, got %d", o.DB.MaxCandidates)
 	check(o.CropRotateRatio > 0, "crop rotate ratio must be positive")
 	check(o.ClsWidth > 0 && o.ClsBatchSize > 0, "classifier width and batch size must be positive")
+	check(o.ClsPageSample >= 0, "classifier page sample must not be negative, got %d", o.ClsPageSample)
 	check(o.ClsHeight == o.RecHeight, "classifier height (%d) must equal recognizer height (%d): both read the same crops", o.ClsHeight, o.RecHeight)
 	check(o.RecHeight > 0 && o.RecBatchSize > 0, "recognizer height and batch size must be positive")
 	check(o.BatchParallel >= 0, "batches in flight must not be negative, got %d", o.BatchParallel)
