@@ -26,6 +26,7 @@ STAGE="build/docker"                     # relative to $ROOT, the build context
 REQUIRED_MODELS=(
   ch_PP-OCRv4_det_infer.prepared.onnx
   ch_PP-OCRv4_rec_infer.prepared.onnx
+  ch_PP-OCRv4_rec_infer.int8.onnx
   ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx
   ppocr_keys_v1.txt
 )

@@ -6,17 +6,21 @@
 # writes OUT/<model>/config.pbtxt (from model_repository/<variant>/) and OUT/<model>/1/model.onnx
 # for ppocr_det, ppocr_rec and ppocr_cls: the prepared models scripts/fetch_models.sh writes into
 # $OCRGATE_HOME/models (default ~/.ocrgate/models), the same bytes the embedded runtime loads, so
-# Triton serves the graph that was benchmarked (standard ONNX operators at the models' own opsets). Serve it with: tritonserver --model-repository=OUT. Running it again replaces those
+# Triton serves the graph that was benchmarked (standard ONNX operators; opset 11 for det, 10 for
+# the int8 recognizer, 9 for the others). The GPU variant serves the recognizer's float graph. Serve it with: tritonserver --model-repository=OUT. Running it again replaces those
 # three models and leaves anything else in OUT alone.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODELS_DIR="${OCRGATE_HOME:-$HOME/.ocrgate}/models"
 
-# Triton model name | prepared ONNX file in $MODELS_DIR
+# Triton model name | prepared ONNX file in $MODELS_DIR. The CPU repository serves the recognizer's
+# int8 variant (the embedded runtime's default, integer kernels on CPU); GPU providers have no
+# QLinearConv kernel, so the GPU repository serves the float graph.
 MODELS=(
   "ppocr_det|ch_PP-OCRv4_det_infer.prepared.onnx"
-  "ppocr_rec|ch_PP-OCRv4_rec_infer.prepared.onnx"
+  "ppocr_rec|ch_PP-OCRv4_rec_infer.int8.onnx|cpu"
+  "ppocr_rec|ch_PP-OCRv4_rec_infer.prepared.onnx|gpu"
   "ppocr_cls|ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx"
 )
 
@@ -29,6 +33,16 @@ usage() {
 variant="$1" out="$2"
 case "$variant" in cpu | gpu) ;; *) usage ;; esac
 [[ -n "$out" ]] || usage
+
+# selected VARIANT — the entries for this variant: name|file
+selected() {
+  local entry name file only
+  for entry in "${MODELS[@]}"; do
+    IFS='|' read -r name file only <<<"$entry"
+    if [[ -z "$only" || "$only" == "$1" ]]; then echo "$name|$file"; fi
+  done
+}
+mapfile -t MODELS < <(selected "$variant")
 
 for entry in "${MODELS[@]}"; do
   file="${entry#*|}"

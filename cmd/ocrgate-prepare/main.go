@@ -36,9 +36,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	results, err := modelprep.Dir(*dir, modelprep.Models)
 	for _, r := range results {
-		if r.Written {
+		switch {
+		case r.Written && r.Int8:
+			fmt.Fprintf(stdout, "ocrgate-prepare: wrote %s (%d convolutions int8)\n", r.Path, len(r.Model.Int8))
+		case r.Written:
 			fmt.Fprintf(stdout, "ocrgate-prepare: wrote %s (%d nodes; %+v)\n", r.Path, r.Rewrites.NodesAfter, r.Rewrites)
-		} else {
+		default:
 			fmt.Fprintf(stdout, "ocrgate-prepare: %s present and verified\n", r.Path)
 		}
 	}

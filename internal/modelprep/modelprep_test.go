@@ -3,15 +3,22 @@ package modelprep_test
 import (
 	"bytes"
 	"errors"
+	"image"
+	"image/draw"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/goregular"
+	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/math/fixed"
 
 	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/internal/onnxgraph"
@@ -101,6 +108,16 @@ func TestPinned(t *testing.T) {
 			again, rw2, err := onnxgraph.Optimize(out)
 			if err != nil || rw2.Total() != 0 || !bytes.Equal(again, out) {
 				t.Errorf("rewriting the prepared model changed %+v (err %v); the rewrite must be idempotent", rw2, err)
+			}
+			if len(m.Int8) == 0 {
+				return
+			}
+			q, err := m.PrepareInt8(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := modelprep.SHA256(q); got != m.Int8SHA256 {
+				t.Errorf("int8 SHA-256 %s, pinned %s: the rewrite or the ranges changed; update the pin", got, m.Int8SHA256)
 			}
 		})
 	}
@@ -223,8 +240,14 @@ func TestDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range modelprep.Models {
-		if line := m.PreparedSHA256 + "  " + m.Prepared() + "\n"; !strings.Contains(string(sums), line) {
-			t.Errorf("%s lacks %q:\n%s", modelprep.ChecksumsFile, line, sums)
+		lines := []string{m.PreparedSHA256 + "  " + m.Prepared() + "\n"}
+		if len(m.Int8) > 0 {
+			lines = append(lines, m.Int8SHA256+"  "+m.Int8Name()+"\n")
+		}
+		for _, line := range lines {
+			if !strings.Contains(string(sums), line) {
+				t.Errorf("%s lacks %q:\n%s", modelprep.ChecksumsFile, line, sums)
+			}
 		}
 	}
 
@@ -261,4 +284,94 @@ func TestDir(t *testing.T) {
 	if _, err := os.Stat(damaged); !errors.Is(err, os.ErrNotExist) {
 		t.Error("a prepared file was written from a source that is not the pinned file")
 	}
+}
+
+// textLines renders receipt-like lines as a recognizer batch [n,3,48,w]: black Go Regular on white,
+// normalized as the pipeline does ((x/255−0.5)/0.5), so the activations are those of real text.
+func textLines(t *testing.T, w int, lines ...string) ([]float32, ort.Shape) {
+	t.Helper()
+	f, err := opentype.Parse(goregular.TTF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	face, err := opentype.NewFace(f, &opentype.FaceOptions{Size: 30, DPI: 72, Hinting: font.HintingFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plane := 48 * w
+	data := make([]float32, 3*plane*len(lines))
+	for i, s := range lines {
+		img := image.NewGray(image.Rect(0, 0, w, 48))
+		draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+		d := font.Drawer{Dst: img, Src: image.Black, Face: face, Dot: fixed.P(6, 35)}
+		d.DrawString(s)
+		for c := range 3 {
+			for p, v := range img.Pix {
+				data[(3*i+c)*plane+p] = (float32(v)/255 - 0.5) / 0.5
+			}
+		}
+	}
+	return data, ort.NewShape(int64(len(lines)), 3, 48, int64(w))
+}
+
+// TestInt8 reads rendered receipt lines with the prepared recognizer and its int8 variant: greedy
+// CTC decoding must give the same class sequence for every line, and each line's confidence (the
+// mean winning probability of the kept steps) must stay close.
+func TestInt8(t *testing.T) {
+	initORT(t)
+	rec := modelprep.Models[1]
+	prepared, _, err := rec.Prepare(source(t, rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := rec.PrepareInt8(prepared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{"TOTAL AMOUNT RM 89.50", "GST REG NO: 000123456789", "Thank you, please come again", "12/03/2018 14:22 CASHIER 3"}
+	in, shape := textLines(t, 320, lines...)
+	want, _ := run(t, prepared, in, shape)
+	got, gotShape := run(t, q, in, shape)
+	steps, classes := int(gotShape[1]), int(gotShape[2])
+	for i, line := range lines {
+		wSeq, wConf := greedy(want[i*steps*classes:(i+1)*steps*classes], steps, classes)
+		gSeq, gConf := greedy(got[i*steps*classes:(i+1)*steps*classes], steps, classes)
+		if !slices.Equal(wSeq, gSeq) {
+			t.Errorf("%q: int8 reads classes %v, float %v", line, gSeq, wSeq)
+		}
+		if math.Abs(wConf-gConf) > 0.02 {
+			t.Errorf("%q: confidence %.4f, float %.4f", line, gConf, wConf)
+		}
+	}
+}
+
+// greedy is CTC greedy decoding: the winning class per step, repeats collapsed, blanks (class 0)
+// dropped; and the mean winning probability of the steps kept.
+func greedy(probs []float32, steps, classes int) ([]int, float64) {
+	var seq []int
+	var sum float64
+	prev := 0
+	for t := range steps {
+		row := probs[t*classes : (t+1)*classes]
+		k := argmax(row)
+		if k != 0 && k != prev {
+			seq = append(seq, k)
+			sum += float64(row[k])
+		}
+		prev = k
+	}
+	if len(seq) == 0 {
+		return nil, 0
+	}
+	return seq, sum / float64(len(seq))
+}
+
+func argmax(v []float32) int {
+	best := 0
+	for i := range v {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return best
 }

@@ -83,7 +83,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		Home:               home,
 		ModelDir:           filepath.Join(home, "models"),
 		DetModel:           "ch_PP-OCRv4_det_infer.prepared.onnx", // written by cmd/ocrgate-prepare
-		RecModel:           "ch_PP-OCRv4_rec_infer.prepared.onnx",
+		RecModel:           "ch_PP-OCRv4_rec_infer.int8.onnx",     // six 1×1 convolutions in int8
 		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 		Dictionary:         "ppocr_keys_v1.txt",
 		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
