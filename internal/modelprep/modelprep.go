@@ -24,7 +24,7 @@ import (
 
 // FormatVersion names the rewrite that produced a prepared model. It is stamped into the model's
 // metadata under MetadataKey; bump it whenever Prepare writes different bytes.
-const FormatVersion = "2"
+const FormatVersion = "3"
 
 // Metadata keys stamped into every prepared model. ONNX Runtime exposes them as the model's custom
 // metadata, which is how the embedded runtime (service/onnx) tells a prepared model from an
@@ -58,6 +58,9 @@ type Model struct {
 	// model so the embedded runtime can give ONNX Runtime the output buffer to write into:
 	// comma-separated dimensions, each an integer, inK (input dimension K) or inK/D.
 	OutputShape string
+	// CTCSpace, when set, is the space class of a CTC recognizer: its final softmax over every class
+	// is replaced by the three values per time step greedy decoding reads (onnxgraph.CTCTop).
+	CTCSpace int64
 	// Int8 lists the 1×1 convolutions (by input tensor of the prepared graph) to quantize, with
 	// their calibrated ranges; when set, an int8 variant is written beside the prepared model.
 	Int8       map[string]onnxgraph.ConvRanges
@@ -84,23 +87,24 @@ var Models = []Model{
 		OutputShape:    "in0,1,in2,in3", // probability map at input resolution
 		Source:         "ch_PP-OCRv4_det_infer.onnx",
 		SourceSHA256:   "30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff",
-		PreparedSHA256: "3c689c316afc15664b5f14fac7e13b1e0025f439fb1080d859c99b863c51a91c",
+		PreparedSHA256: "75487c867ae05e2d37660ad15329b2903b75fb1c88c7215705d87ed8c05c017d",
 	},
 	{
 		Name:           "rec",
-		OutputShape:    "in0,in3/8,6625", // one time step per 8 px of width, 6625 classes
+		OutputShape:    "in0,in3/8,3", // one time step per 8 px of width: class, p, p(space)
+		CTCSpace:       6624,          // blank 0, the 6623 dictionary characters, then the space
 		Int8:           RecInt8Ranges,
-		Int8SHA256:     "f0d0e70f4522c47efbe18f36600ea08c247b830ac92da44a07a95a3dfe4cdd07",
+		Int8SHA256:     "4cf9239ffb2543baa9fe9405c3bed7731ccc67ae64e0d17c2ebbb60fe5a5e8c8",
 		Source:         "ch_PP-OCRv4_rec_infer.onnx",
 		SourceSHA256:   "06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0",
-		PreparedSHA256: "06544182a0d504a8f511e29eb8549b95a8e9f83dd5864e602321c40813c0fba6",
+		PreparedSHA256: "def9193ecaed4ef3326cdb9e0973e141710e75605acc043fb26cdd40cce028aa",
 	},
 	{
 		Name:           "cls",
 		OutputShape:    "in0,2", // p(0°), p(180°)
 		Source:         "ch_ppocr_mobile_v2.0_cls_infer.onnx",
 		SourceSHA256:   "491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640",
-		PreparedSHA256: "8aeba45608f380d9e0f56b01691332b816319a5198e1b0791f60ac8acb8e8a2c",
+		PreparedSHA256: "01cccca58887c981ab726b97061480ff256e04222120f2181c3c414b531757f6",
 	},
 }
 
@@ -125,6 +129,11 @@ func (m Model) Prepare(source []byte) ([]byte, onnxgraph.Rewrites, error) {
 	out, rw, err := onnxgraph.Optimize(source)
 	if err != nil {
 		return nil, rw, err
+	}
+	if m.CTCSpace > 0 {
+		if out, err = onnxgraph.CTCTop(out, m.CTCSpace); err != nil {
+			return nil, rw, err
+		}
 	}
 	out, err = onnxgraph.SetMetadata(out,
 		onnxgraph.MetadataEntry{Key: MetadataKey, Value: FormatVersion},

@@ -89,7 +89,41 @@ func TestDecode(t *testing.T) {
 			if n := len([]rune(r.Text)); len(r.Steps) != n {
 				t.Errorf("len(Steps) = %d, want one per rune (%d)", len(r.Steps), n)
 			}
+			// The compact output a prepared recognizer gives reads the same.
+			c, err := cs.DecodeTop(compact(probs(tt.steps), len(tt.steps), 6), len(tt.steps), tt.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Text != r.Text || c.Score != r.Score || !slices.Equal(c.Steps, r.Steps) {
+				t.Errorf("DecodeTop = %q %v %v, Decode = %q %v %v", c.Text, c.Score, c.Steps, r.Text, r.Score, r.Steps)
+			}
 		})
+	}
+}
+
+// compact turns full softmax rows into the recognizer's compact output: per step the winning class
+// (first of equals), its probability and the space class's (the last).
+func compact(probs []float32, T, C int) []float32 {
+	out := make([]float32, 0, T*TopWidth)
+	for t := range T {
+		row := probs[t*C : (t+1)*C]
+		best := 0
+		for k := range row {
+			if row[k] > row[best] {
+				best = k
+			}
+		}
+		out = append(out, float32(best), row[best], row[C-1])
+	}
+	return out
+}
+
+func TestDecodeTopRejects(t *testing.T) {
+	cs := testCharset(t)
+	for _, top := range [][]float32{{7, .9, 0}, {-1, .9, 0}, {1.5, .9, 0}, {1, .9}} {
+		if _, err := cs.DecodeTop(top, 1, DefaultOptions()); err == nil {
+			t.Errorf("%v accepted", top)
+		}
 	}
 }
 

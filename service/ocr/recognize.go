@@ -13,6 +13,7 @@ import (
 
 	"github.com/anthonynsimon/bild/transform"
 
+	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
 )
@@ -269,15 +270,24 @@ func (p *Pipeline) readBatch(ctx context.Context, crops []*crop, batch []int, tm
 		return fmt.Errorf("recognition: %w", err)
 	}
 	start = tm.track(StageRecInfer, start)
+	// The recognizer answers per time step either every class's probability (the exported graph)
+	// or the three values greedy decoding reads (a prepared graph, see ctc.DecodeTop).
 	classes := p.charset.NumClasses()
-	if len(out.Shape) != 3 || out.Shape[0] != int64(n) || out.Shape[2] != int64(classes) || len(out.Data) != n*int(out.Shape[1])*classes {
-		return fmt.Errorf("recognition: output shape %v, want [%d T %d]: %w", out.Shape, n, classes, ErrRuntimeFailed)
+	if len(out.Shape) != 3 || out.Shape[0] != int64(n) || (out.Shape[2] != int64(classes) && out.Shape[2] != ctc.TopWidth) || int64(len(out.Data)) != out.Shape[0]*out.Shape[1]*out.Shape[2] {
+		return fmt.Errorf("recognition: output shape %v, want [%d T %d] or [%d T %d]: %w", out.Shape, n, classes, n, ctc.TopWidth, ErrRuntimeFailed)
 	}
-	steps := int(out.Shape[1])
+	steps, width := int(out.Shape[1]), int(out.Shape[2])
 	var mu sync.Mutex
 	var firstErr error
 	parallel(n, func(j int) {
-		r, err := p.charset.Decode(out.Data[j*steps*classes:(j+1)*steps*classes], steps, classes, p.opt.CTC)
+		row := out.Data[j*steps*width : (j+1)*steps*width]
+		var r ctc.Result
+		var err error
+		if width == ctc.TopWidth {
+			r, err = p.charset.DecodeTop(row, steps, p.opt.CTC)
+		} else {
+			r, err = p.charset.Decode(row, steps, width, p.opt.CTC)
+		}
 		if err != nil {
 			mu.Lock()
 			firstErr = err
