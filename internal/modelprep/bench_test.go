@@ -24,9 +24,9 @@ var benchShapes = map[string][]ort.Shape{
 // the recognizer and classifier one each (their batches run side by side).
 var benchThreads = map[string]int{"det": runtime.NumCPU(), "rec": 1, "cls": 1}
 
-// BenchmarkModels times each model as fetched and as prepared on the same inputs, alternating the
-// two call by call so machine load hits both alike, and reports milliseconds per pass over the
-// shapes and the prepared model's speed-up:
+// BenchmarkModels times each model as fetched, as prepared and (the recognizer) its int8 variant
+// on the same inputs, alternating them call by call so machine load hits all alike, and reports
+// milliseconds per pass over the shapes and the speed-ups over the fetched model:
 //
 //	go test -run x -bench Models -benchtime 10x ./internal/modelprep/
 func BenchmarkModels(b *testing.B) {
@@ -38,9 +38,17 @@ func BenchmarkModels(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sessions := [2]*ort.DynamicAdvancedSession{newBenchSession(b, src, benchThreads[m.Name]), newBenchSession(b, prepared, benchThreads[m.Name])}
-			defer sessions[0].Destroy()
-			defer sessions[1].Destroy()
+			sessions := []*ort.DynamicAdvancedSession{newBenchSession(b, src, benchThreads[m.Name]), newBenchSession(b, prepared, benchThreads[m.Name])}
+			if len(m.Int8) > 0 {
+				q, err := m.PrepareInt8(prepared)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sessions = append(sessions, newBenchSession(b, q, benchThreads[m.Name]))
+			}
+			for _, s := range sessions {
+				defer s.Destroy()
+			}
 			rng := rand.New(rand.NewPCG(5, 6))
 			var inputs []*ort.Tensor[float32]
 			for _, shape := range benchShapes[m.Name] {
@@ -65,16 +73,17 @@ func BenchmarkModels(b *testing.B) {
 				out[0].Destroy()
 				return d
 			}
-			for _, x := range inputs { // warm both (first runs plan memory)
-				run(sessions[0], x)
-				run(sessions[1], x)
+			for _, x := range inputs { // warm all (first runs plan memory)
+				for _, s := range sessions {
+					run(s, x)
+				}
 			}
-			var total [2]time.Duration
+			total := make([]time.Duration, len(sessions))
 			n := 0
 			for b.Loop() {
 				for i, x := range inputs {
-					for k := range 2 {
-						v := (k + i + n) % 2
+					for k := range sessions {
+						v := (k + i + n) % len(sessions)
 						total[v] += run(sessions[v], x)
 					}
 				}
@@ -84,6 +93,10 @@ func BenchmarkModels(b *testing.B) {
 			b.ReportMetric(ms(total[0]), "original-ms")
 			b.ReportMetric(ms(total[1]), "prepared-ms")
 			b.ReportMetric(float64(total[0])/float64(total[1]), "speedup")
+			if len(total) > 2 {
+				b.ReportMetric(ms(total[2]), "int8-ms")
+				b.ReportMetric(float64(total[0])/float64(total[2]), "int8-speedup")
+			}
 			b.ReportMetric(0, "ns/op")
 		})
 	}
