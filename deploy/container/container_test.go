@@ -43,9 +43,10 @@ func TestMain(m *testing.M) {
 
 // requiredModels are the files the build script insists on in $OCRGATE_HOME.
 var requiredModels = []string{
-	"models/ch_PP-OCRv4_det_infer.onnx",
-	"models/ch_PP-OCRv4_rec_infer.onnx",
-	"models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+	"models/ch_PP-OCRv4_det_infer.prepared.onnx",
+	"models/ch_PP-OCRv4_rec_infer.prepared.onnx",
+	"models/ch_PP-OCRv4_rec_infer.int8.onnx",
+	"models/ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 	"models/ppocr_keys_v1.txt",
 	"lib/libonnxruntime.so.1",
 }

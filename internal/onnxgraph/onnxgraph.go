@@ -1,105 +1,106 @@
-// Package onnxgraph Rewrites the PaddleOCR ONNX exports into an equivalent graph ONNX Runtime runs
-// faster. It edits the protobuf wire format directly, so no ONNX schema is compiled in.
+// Package onnxgraph rewrites the PaddleOCR ONNX exports into equivalent graphs that ONNX Runtime
+// runs faster, and stamps the result so a runtime can tell a prepared model from an original.
+//
+// It edits the protobuf wire format directly (the field numbers are in graph.go), so no ONNX schema
+// is compiled in and every field a rewrite does not touch is copied through byte for byte. Every
+// rewrite keeps what the model computes; outputs change only by float rounding, and only standard
+// ONNX operators at the model's own opset are written, so the result loads in any ONNX runtime
+// (ONNX Runtime embedded, Triton's ONNX Runtime backend, on CPU or GPU).
+//
+// The rewrites exist because of how paddle2onnx writes PP-LCNet-style networks and how ONNX
+// Runtime's CPU provider runs them. Its convolutions work in a blocked channel layout (NCHWc);
+// every operator it cannot run in that layout forces a conversion out of it and back, a full pass
+// over the activation each way. paddle2onnx writes each hard-swish as four elementwise operators
+// and each learnable affine block (a scalar scale and bias after a convolution or an activation)
+// as a Mul and an Add, none of which run blocked: in the PP-OCRv4 recognizer, these and the layout
+// conversions around them took a quarter of the time.
 package onnxgraph
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"math"
-
-	"google.golang.org/protobuf/encoding/protowire"
+	"slices"
 )
 
-// Optimize Rewrites a PaddleOCR ONNX export into a form ONNX Runtime runs faster, without
-// changing what the model computes (outputs differ only by float rounding):
+// Rewrites counts what Optimize changed.
+type Rewrites struct {
+	HardSwish  int // Add+Clip+Mul+Div activations now HardSigmoid+Mul
+	IntoConv   int // scale-and-bias blocks folded into the convolution before them
+	IntoNext   int // scale-and-bias blocks folded into the 1×1 convolution after them
+	BatchNorm  int // scale-and-bias blocks after an activation written as one BatchNormalization
+	Commuted   int // Mul/Add with the constant moved second
+	Scalars    int // [1]-shaped constants made scalars
+	Biases     int // scalar biases after a Conv made per-channel
+	Removed    int // Constant nodes nothing read any more
+	NodesAfter int // nodes in the rewritten graph
+}
+
+// Total is the number of changes of every kind.
+func (r Rewrites) Total() int {
+	return r.HardSwish + r.IntoConv + r.IntoNext + r.BatchNorm + r.Commuted + r.Scalars + r.Biases
+}
+
+// Optimize rewrites a PaddleOCR ONNX export into a form ONNX Runtime runs faster without changing
+// what it computes (outputs differ only by float rounding):
 //
-//   - hard-swish activations become HardSigmoid+Mul (below);
-//   - the scale and bias of PP-LCNetV3's learnable affine blocks are reshaped so that ONNX
-//     Runtime's own Conv+Mul and Conv+Add fusions fold them into the preceding convolution.
+//   - hard-swish x·clip(x+3, 0, 6)/6, which paddle2onnx writes as Add, Clip, Mul and Div (opsets
+//     9 and 11 have no HardSwish), becomes x·HardSigmoid(x) with alpha 1/6 and beta 1/2: two
+//     nodes instead of four, which ONNX Runtime fuses into the convolution before them;
+//   - a scalar scale and bias (Mul, Add) right after a convolution is folded into the
+//     convolution's weights and bias;
+//   - a scalar scale and bias after an activation is folded into the next convolution when that
+//     is a 1×1 convolution without padding (exact: it is linear and sees no padded border), and
+//     is otherwise written as a BatchNormalization over the channels, which ONNX Runtime turns
+//     into a blocked-layout depthwise 1×1 convolution instead of leaving the layout twice;
+//   - what remains of the older rewrites: constants of Mul and Add moved second, [1]-shaped
+//     constants feeding only Mul and Add made scalars, and scalar biases after a convolution made
+//     per-channel, the shapes ONNX Runtime's own Conv+Mul and Conv+Add fusions accept.
 //
-// paddle2onnx writes hardswish(x) = x·clip(x+3, 0, 6)/6 as four nodes (Add, Clip, Mul, Div) at
-// opset 9, which has no HardSwish operator. Each of those is a full pass over the activation and,
-// between the blocked-layout convolutions ONNX Runtime uses on CPU, forces a layout conversion.
-// The same function is x·HardSigmoid(x) with alpha 1/6 and beta 0.5 (HardSigmoid exists at opset
-// 9): two nodes instead of four, and HardSigmoid stays in the blocked layout. The results differ
-// only by float rounding.
-//
-// The model is edited at the protobuf wire level (ModelProto field 7 is the graph; GraphProto
-// field 1 its nodes; NodeProto fields 1 input, 2 output, 3 name, 4 op_type, 5 attribute), so no
-// ONNX schema has to be compiled in; every other field is copied through untouched. It returns the
-// new model and what it changed (nothing: the model is returned as it was).
+// It returns the rewritten model and what changed; a model with nothing to rewrite (for one, a
+// model Optimize already wrote) is returned as it was, so the rewrite is idempotent.
 func Optimize(model []byte) ([]byte, Rewrites, error) {
-	top, err := splitFields(model)
+	g, err := parseModel(model)
 	if err != nil {
-		return nil, Rewrites{}, fmt.Errorf("model: %w", err)
+		return nil, Rewrites{}, err
 	}
-	gi := -1
-	for i, f := range top {
-		if f.num == 7 && f.typ == protowire.BytesType {
-			gi = i
-		}
+	var rw Rewrites
+	rw.HardSwish = g.hardSwish()
+	rw.IntoConv = g.foldAffineIntoConv()
+	rw.IntoNext = g.foldAffineIntoNextConv()
+	rw.BatchNorm = g.affineAsBatchNorm()
+	rw.Commuted = g.commuteConstants()
+	rw.Scalars = g.scalarConstants()
+	rw.Biases = g.channelBiases()
+	if rw.Total() == 0 {
+		return model, Rewrites{NodesAfter: len(g.nodes)}, nil
 	}
-	if gi < 0 {
-		return nil, Rewrites{}, errors.New("model has no graph")
-	}
-	graph, err := splitFields(top[gi].value)
-	if err != nil {
-		return nil, Rewrites{}, fmt.Errorf("graph: %w", err)
-	}
-	var nodes []*node
-	for _, f := range graph {
-		if f.num == 1 && f.typ == protowire.BytesType {
-			n, err := parseNode(f.value)
-			if err != nil {
-				return nil, Rewrites{}, fmt.Errorf("node %d: %w", len(nodes), err)
-			}
-			nodes = append(nodes, n)
-		}
-	}
+	before := len(g.nodes)
+	g.dropUnusedConstants()
+	rw.Removed = before - len(g.nodes)
+	rw.NodesAfter = len(g.nodes)
+	return g.encode(nil), rw, nil
+}
 
-	producer := map[string]*node{}
-	consumers := map[string]int{}
-	for _, n := range nodes {
-		for _, o := range n.outputs {
-			producer[o] = n
-		}
-		for _, in := range n.inputs {
-			consumers[in]++
-		}
-	}
-	for _, f := range graph { // graph outputs count as consumers
-		if f.num == 12 && f.typ == protowire.BytesType {
-			if name, ok := valueInfoName(f.value); ok {
-				consumers[name]++
-			}
-		}
-	}
-
-	removed := map[*node]bool{}
-	replace := map[*node][]*node{} // the Div node → its replacement
+// hardSwish replaces Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6) by Mul(x, HardSigmoid(x)).
+func (g *graph) hardSwish() int {
 	fused := 0
-	for _, div := range nodes {
-		// Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6)
-		if div.op != "Div" || len(div.inputs) != 2 || len(div.outputs) != 1 || !isConst(producer[div.inputs[1]], 6) {
+	for _, div := range slices.Clone(g.nodes) {
+		if div.op != "Div" || len(div.inputs) != 2 || len(div.outputs) != 1 || !isConst(g.producer[div.inputs[1]], 6) {
 			continue
 		}
-		mul := producer[div.inputs[0]]
-		if mul == nil || mul.op != "Mul" || len(mul.inputs) != 2 || consumers[mul.outputs[0]] != 1 {
+		mul := g.producer[div.inputs[0]]
+		if mul == nil || mul.op != "Mul" || len(mul.inputs) != 2 || g.uses(mul.outputs[0]) != 1 {
 			continue
 		}
 		for k := range 2 {
 			x, clipOut := mul.inputs[k], mul.inputs[1-k]
-			clip := producer[clipOut]
-			if clip == nil || clip.op != "Clip" || len(clip.inputs) != 1 || consumers[clipOut] != 1 {
+			clip := g.producer[clipOut]
+			if clip == nil || clip.op != "Clip" || g.uses(clipOut) != 1 {
 				continue
 			}
-			lo, hi, ok := clipBounds(clip)
-			if !ok || lo != 0 || hi != 6 {
+			if lo, hi, ok := g.clipBounds(clip); !ok || lo != 0 || hi != 6 {
 				continue
 			}
-			add := producer[clip.inputs[0]]
-			if add == nil || add.op != "Add" || len(add.inputs) != 2 || consumers[add.outputs[0]] != 1 {
+			add := g.producer[clip.inputs[0]]
+			if add == nil || add.op != "Add" || len(add.inputs) != 2 || g.uses(add.outputs[0]) != 1 {
 				continue
 			}
 			var three string
@@ -111,485 +112,357 @@ func Optimize(model []byte) ([]byte, Rewrites, error) {
 			default:
 				continue
 			}
-			if !isConst(producer[three], 3) {
+			if !isConst(g.producer[three], 3) {
 				continue
 			}
-			gate := div.outputs[0] + ".hardsigmoid"
-			replace[div] = []*node{
-				{op: "HardSigmoid", inputs: []string{x}, outputs: []string{gate}, name: gate,
-					attrs: [][]byte{floatAttr("alpha", 1.0/6), floatAttr("beta", 0.5)}},
-				{op: "Mul", inputs: []string{x, gate}, outputs: []string{div.outputs[0]}, name: div.outputs[0] + ".mul"},
-			}
-			removed[add], removed[clip], removed[mul] = true, true, true
+			gate := g.newName(div.outputs[0] + ".hardsigmoid")
+			hs := &node{op: "HardSigmoid", name: gate, inputs: []string{x}, outputs: []string{gate},
+				attrs: [][]byte{floatAttr("alpha", 1.0/6), floatAttr("beta", 0.5)}}
+			m := &node{op: "Mul", name: g.newName(div.outputs[0] + ".mul"), inputs: []string{x, gate}, outputs: []string{div.outputs[0]}}
+			g.replace(div, hs, m)
+			g.remove(add, clip, mul)
+			g.index()
 			fused++
 			break
 		}
 	}
-	// Put the constant operand of Mul and Add second. PP-OCRv4's learnable affine blocks write
-	// Mul(scale, conv(x)), and ONNX Runtime folds a per-tensor scale or bias into the preceding
-	// convolution only when the constant is the second operand. Both operators commute.
+	return fused
+}
+
+// clipBounds reads a Clip's bounds: attributes up to opset 10, constant inputs from opset 11.
+func (g *graph) clipBounds(clip *node) (lo, hi float32, ok bool) {
+	if len(clip.inputs) == 3 {
+		lo, ok1 := constScalar(g.producer[clip.inputs[1]])
+		hi, ok2 := constScalar(g.producer[clip.inputs[2]])
+		return lo, hi, ok1 && ok2
+	}
+	if len(clip.inputs) != 1 {
+		return 0, 0, false
+	}
+	lo, ok1 := clip.attrFloat("min")
+	hi, ok2 := clip.attrFloat("max")
+	return lo, hi, ok1 && ok2
+}
+
+// affine is a scalar scale and bias, Add(Mul(x, a), b), as paddle2onnx writes a learnable affine
+// block (either operand order).
+type affine struct {
+	mul, add *node
+	x        string // the input being scaled
+	a, b     float32
+}
+
+// affineAt reports whether add ends a scalar scale-and-bias block.
+func (g *graph) affineAt(add *node) (affine, bool) {
+	if add.op != "Add" || add.domain != "" || len(add.inputs) != 2 || len(add.outputs) != 1 {
+		return affine{}, false
+	}
+	for k := range 2 {
+		mulOut, bias := add.inputs[k], add.inputs[1-k]
+		b, ok := constScalar(g.producer[bias])
+		mul := g.producer[mulOut]
+		if !ok || mul == nil || mul.op != "Mul" || mul.domain != "" || len(mul.inputs) != 2 || g.uses(mulOut) != 1 {
+			continue
+		}
+		for j := range 2 {
+			x, scale := mul.inputs[j], mul.inputs[1-j]
+			a, ok := constScalar(g.producer[scale])
+			if !ok || g.producer[x] != nil && g.producer[x].op == "Constant" {
+				continue
+			}
+			return affine{mul: mul, add: add, x: x, a: a, b: b}, true
+		}
+	}
+	return affine{}, false
+}
+
+// affines lists every scale-and-bias block of the graph.
+func (g *graph) affines() []affine {
+	var out []affine
+	for _, n := range g.nodes {
+		if af, ok := g.affineAt(n); ok {
+			out = append(out, af)
+		}
+	}
+	return out
+}
+
+// conv describes a Conv node whose weights and bias are constants only it reads.
+type conv struct {
+	n       *node
+	w       *node // Constant holding the weights [M, C/group, kh, kw]
+	bias    *node // Constant holding the bias [M], or nil when the Conv has none
+	weights floatTensor
+	biasT   floatTensor
+}
+
+// ownConv returns n as a conv when it is a float Conv whose weights (and bias) are constants read
+// by it alone, so they can be changed without touching anything else.
+func (g *graph) ownConv(n *node) (conv, bool) {
+	if n == nil || n.op != "Conv" || n.domain != "" || len(n.inputs) < 2 || len(n.inputs) > 3 || len(n.outputs) != 1 {
+		return conv{}, false
+	}
+	c := conv{n: n, w: g.producer[n.inputs[1]]}
+	var ok bool
+	if c.weights, ok = constValue(c.w); !ok || len(c.weights.dims) != 4 || g.uses(n.inputs[1]) != 1 {
+		return conv{}, false
+	}
+	if len(n.inputs) == 3 && n.inputs[2] != "" {
+		c.bias = g.producer[n.inputs[2]]
+		if c.biasT, ok = constValue(c.bias); !ok || c.biasT.size() != c.weights.dims[0] || g.uses(n.inputs[2]) != 1 {
+			return conv{}, false
+		}
+	}
+	return c, true
+}
+
+// setBias gives the convolution the bias values (adding a bias input when it had none).
+func (g *graph) setBias(c conv, values []float32) {
+	t := floatTensor{dims: []int64{int64(len(values))}, data: values}
+	if c.bias != nil {
+		setConstValue(c.bias, t)
+		return
+	}
+	name := g.newName(c.n.outputs[0] + ".bias")
+	g.insertBefore(c.n, newConstant(name, t))
+	c.n.inputs = append(c.n.inputs[:2], name)
+	c.n.dirty = true
+}
+
+// foldAffineIntoConv folds y = a·Conv(x) + b into the convolution: weights·a, bias·a + b.
+func (g *graph) foldAffineIntoConv() int {
+	folded := 0
+	for _, af := range g.affines() {
+		if !g.has(af.add) || !g.has(af.mul) {
+			continue
+		}
+		c, ok := g.ownConv(g.producer[af.x])
+		if !ok || g.uses(af.x) != 1 {
+			continue
+		}
+		m := c.weights.dims[0]
+		w := c.weights
+		for i := range w.data {
+			w.data[i] *= af.a
+		}
+		setConstValue(c.w, w)
+		bias := make([]float32, m)
+		for o := range bias {
+			if c.bias != nil {
+				bias[o] = c.biasT.data[o]
+			}
+			bias[o] = bias[o]*af.a + af.b
+		}
+		g.setBias(c, bias)
+		c.n.outputs[0] = af.add.outputs[0]
+		c.n.dirty = true
+		g.remove(af.mul, af.add)
+		g.index()
+		folded++
+	}
+	return folded
+}
+
+// foldAffineIntoNextConv folds a scale and bias whose only reader is a 1×1 convolution without
+// padding into that convolution: Conv(W, a·x + b) = Conv(a·W, x) + b·ΣW. Padding would break the
+// identity (padded zeros are not a·0 + b), so other convolutions are left alone.
+func (g *graph) foldAffineIntoNextConv() int {
+	folded := 0
+	for _, af := range g.affines() {
+		if !g.has(af.add) || !g.has(af.mul) {
+			continue
+		}
+		out := af.add.outputs[0]
+		readers := g.consumers[out]
+		if g.uses(out) != 1 || len(readers) != 1 || readers[0].inputs[0] != out {
+			continue
+		}
+		c, ok := g.ownConv(readers[0])
+		if !ok || !pointwise(c) {
+			continue
+		}
+		w := c.weights
+		m, perOut := w.dims[0], int(w.size()/w.dims[0])
+		bias := make([]float32, m)
+		for o := range int(m) {
+			var sum float64
+			for i := o * perOut; i < (o+1)*perOut; i++ {
+				sum += float64(w.data[i])
+				w.data[i] *= af.a
+			}
+			if c.bias != nil {
+				bias[o] = c.biasT.data[o]
+			}
+			bias[o] += float32(float64(af.b) * sum)
+		}
+		setConstValue(c.w, w)
+		g.setBias(c, bias)
+		c.n.inputs[0] = af.x
+		c.n.dirty = true
+		g.remove(af.mul, af.add)
+		g.index()
+		folded++
+	}
+	return folded
+}
+
+// pointwise reports whether a convolution is 1×1, ungrouped and unpadded.
+func pointwise(c conv) bool {
+	d := c.weights.dims
+	if d[2] != 1 || d[3] != 1 || c.n.attrInt("group", 1) != 1 {
+		return false
+	}
+	switch c.n.attrString("auto_pad") {
+	case "", "NOTSET", "VALID":
+	default:
+		return false
+	}
+	for _, p := range c.n.attrInts("pads") {
+		if p != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// affineAsBatchNorm writes each remaining scale and bias on a convolution's activations as
+// BatchNormalization(x, scale a, bias b, mean 0, variance 1, epsilon 0): the same a·x + b, as
+// one operator that ONNX Runtime keeps in the blocked layout.
+func (g *graph) affineAsBatchNorm() int {
+	written := 0
+	for _, af := range g.affines() {
+		if !g.has(af.add) || !g.has(af.mul) {
+			continue
+		}
+		channels, ok := g.channels(af.x, 8)
+		if !ok {
+			continue
+		}
+		base := af.add.outputs[0]
+		names := [4]string{g.newName(base + ".bn_scale"), g.newName(base + ".bn_bias"), g.newName(base + ".bn_mean"), g.newName(base + ".bn_var")}
+		values := [4]float32{af.a, af.b, 0, 1}
+		var add []*node
+		for i, name := range names {
+			add = append(add, newConstant(name, filled(values[i], channels)))
+		}
+		add = append(add, &node{op: "BatchNormalization", name: g.newName(base + ".bn"),
+			inputs:  []string{af.x, names[0], names[1], names[2], names[3]},
+			outputs: []string{base},
+			attrs:   [][]byte{floatAttr("epsilon", 0)}})
+		g.replace(af.add, add...)
+		g.remove(af.mul)
+		g.index()
+		written++
+	}
+	return written
+}
+
+// channels finds the channel count of an NCHW tensor by following elementwise operators back to
+// the convolution that made it (at most depth steps).
+func (g *graph) channels(name string, depth int) (int64, bool) {
+	for range depth {
+		p := g.producer[name]
+		if p == nil || p.domain != "" {
+			return 0, false
+		}
+		switch p.op {
+		case "Conv":
+			if w, ok := constValue(g.producer[p.inputs[1]]); ok && len(w.dims) == 4 {
+				return w.dims[0], true
+			}
+			return 0, false
+		case "HardSigmoid", "Relu", "Sigmoid", "Clip", "BatchNormalization":
+			name = p.inputs[0]
+		case "Mul", "Add", "Div", "Sub":
+			if len(p.inputs) != 2 {
+				return 0, false
+			}
+			// Follow the operand that is not a constant (both are activations of the same shape
+			// in x·HardSigmoid(x); a broadcast [N,C,1,1] gate keeps the channels too).
+			name = p.inputs[0]
+			if q := g.producer[name]; q != nil && q.op == "Constant" {
+				name = p.inputs[1]
+			}
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// commuteConstants puts the constant operand of Mul and Add second. PP-OCRv4's learnable affine
+// blocks may write Mul(scale, conv(x)), and ONNX Runtime folds a per-tensor scale or bias into the
+// preceding convolution only when the constant is the second operand. Both operators commute.
+func (g *graph) commuteConstants() int {
 	commuted := 0
-	for _, n := range nodes {
-		if (n.op == "Mul" || n.op == "Add") && len(n.inputs) == 2 && !removed[n] && replace[n] == nil {
-			a, b := producer[n.inputs[0]], producer[n.inputs[1]]
+	for _, n := range g.nodes {
+		if (n.op == "Mul" || n.op == "Add") && n.domain == "" && len(n.inputs) == 2 {
+			a, b := g.producer[n.inputs[0]], g.producer[n.inputs[1]]
 			if a != nil && a.op == "Constant" && (b == nil || b.op != "Constant") {
 				n.inputs[0], n.inputs[1] = n.inputs[1], n.inputs[0]
-				n.raw = n.encodeKeeping()
+				n.dirty = true
 				commuted++
 			}
 		}
 	}
-	// Make one-element constants that only feed Mul and Add true scalars. Broadcasting treats
-	// shape [1] and shape [] alike, but ONNX Runtime's Conv+Mul and Conv+Add fusions accept a
-	// scalar or a per-channel tensor only, so the [1]-shaped scales of the affine blocks stay
-	// separate passes over the activation otherwise.
-	onlyElementwise := map[string]bool{}
-	for _, n := range nodes {
-		if removed[n] || replace[n] != nil {
-			continue
-		}
-		for _, in := range n.inputs {
-			if _, seen := onlyElementwise[in]; !seen {
-				onlyElementwise[in] = true
-			}
-			if n.op != "Mul" && n.op != "Add" {
-				onlyElementwise[in] = false
-			}
-		}
+	if commuted > 0 {
+		g.index()
 	}
+	return commuted
+}
+
+// scalarConstants makes one-element constants that only feed Mul and Add true scalars.
+// Broadcasting treats shape [1] and shape [] alike, but ONNX Runtime's Conv+Mul and Conv+Add
+// fusions accept a scalar or a per-channel tensor only.
+func (g *graph) scalarConstants() int {
 	scalars := 0
-	for _, n := range nodes {
-		if n.op == "Constant" && len(n.outputs) == 1 && onlyElementwise[n.outputs[0]] {
-			if raw, ok := scalarConstant(n); ok {
-				n.raw = raw
-				scalars++
-			}
+	for _, n := range g.nodes {
+		if n.op != "Constant" || len(n.outputs) != 1 || g.outputs[n.outputs[0]] {
+			continue
+		}
+		t, ok := constValue(n)
+		if !ok || len(t.data) != 1 || len(t.dims) != 1 {
+			continue
+		}
+		readers := g.consumers[n.outputs[0]]
+		elementwise := len(readers) > 0
+		for _, r := range readers {
+			elementwise = elementwise && (r.op == "Mul" || r.op == "Add") && r.domain == ""
+		}
+		if elementwise {
+			setConstValue(n, floatTensor{data: t.data})
+			scalars++
 		}
 	}
-	// A scalar bias added right after a convolution (and its folded scale) becomes a per-channel
-	// [C,1,1] tensor: ONNX Runtime folds an Add into the convolution's bias only in that shape.
+	return scalars
+}
+
+// channelBiases makes a scalar bias added right after a convolution (and its folded scale) a
+// per-channel [C,1,1] tensor: ONNX Runtime folds an Add into the convolution's bias only in that
+// shape.
+func (g *graph) channelBiases() int {
 	biases := 0
-	for _, add := range nodes {
-		if add.op != "Add" || len(add.inputs) != 2 || removed[add] || replace[add] != nil || consumers[add.inputs[1]] != 1 {
+	for _, add := range g.nodes {
+		if add.op != "Add" || add.domain != "" || len(add.inputs) != 2 || g.uses(add.inputs[1]) != 1 {
 			continue
 		}
-		src := producer[add.inputs[0]]
-		if src != nil && src.op == "Mul" && len(src.inputs) == 2 && isOneFloat(producer[src.inputs[1]]) && consumers[src.outputs[0]] == 1 {
-			src = producer[src.inputs[0]]
+		src := g.producer[add.inputs[0]]
+		if src != nil && src.op == "Mul" && len(src.inputs) == 2 && g.uses(src.outputs[0]) == 1 {
+			if _, ok := constScalar(g.producer[src.inputs[1]]); ok {
+				src = g.producer[src.inputs[0]]
+			}
 		}
-		if src == nil || src.op != "Conv" || len(src.inputs) < 2 || consumers[src.outputs[0]] != 1 {
+		if src == nil || src.op != "Conv" || len(src.inputs) < 2 || g.uses(src.outputs[0]) != 1 {
 			continue
 		}
-		channels, ok := constDim0(producer[src.inputs[1]])
-		bias := producer[add.inputs[1]]
-		v, isScalar := constFloat(bias)
-		if !ok || !isScalar {
+		w, ok := constValue(g.producer[src.inputs[1]])
+		bias := g.producer[add.inputs[1]]
+		v, isScalar := constScalar(bias)
+		if !ok || len(w.dims) != 4 || !isScalar {
 			continue
 		}
-		bias.raw = channelConstant(bias, v, channels)
+		setConstValue(bias, filled(v, w.dims[0], 1, 1))
 		biases++
 	}
-	rw := Rewrites{HardSwish: fused, Commuted: commuted, Scalars: scalars, Biases: biases}
-	if rw == (Rewrites{}) {
-		return model, rw, nil
-	}
-
-	// Constants only the rewritten nodes used are dropped with them.
-	used := map[string]int{}
-	for _, n := range nodes {
-		if removed[n] || replace[n] != nil {
-			continue
-		}
-		for _, in := range n.inputs {
-			used[in]++
-		}
-	}
-	for _, rs := range replace {
-		for _, r := range rs {
-			for _, in := range r.inputs {
-				used[in]++
-			}
-		}
-	}
-	for name := range consumers {
-		if p := producer[name]; p != nil && p.op == "Constant" && used[name] == 0 && consumers[name] > 0 {
-			// consumers[name] > 0 with no remaining use: it fed only removed nodes.
-			removed[p] = true
-		}
-	}
-
-	var g []byte
-	for _, n := range nodes {
-		switch {
-		case replace[n] != nil:
-			for _, r := range replace[n] {
-				g = protowire.AppendTag(g, 1, protowire.BytesType)
-				g = protowire.AppendBytes(g, r.encode())
-			}
-		case removed[n]:
-		default:
-			g = protowire.AppendTag(g, 1, protowire.BytesType)
-			g = protowire.AppendBytes(g, n.raw)
-		}
-	}
-	for _, f := range graph {
-		if f.num != 1 {
-			g = append(g, f.raw...)
-		}
-	}
-	var out []byte
-	for i, f := range top {
-		if i == gi {
-			out = protowire.AppendTag(out, 7, protowire.BytesType)
-			out = protowire.AppendBytes(out, g)
-			continue
-		}
-		out = append(out, f.raw...)
-	}
-	return out, rw, nil
-}
-
-// Rewrites counts what Optimize changed.
-type Rewrites struct {
-	HardSwish int // Add+Clip+Mul+Div activations now HardSigmoid+Mul
-	Commuted  int // Mul/Add with the constant moved second
-	Scalars   int // [1]-shaped constants made scalars
-	Biases    int // scalar biases after a Conv made per-channel
-}
-
-// Total is the number of changes of every kind.
-func (r Rewrites) Total() int { return r.HardSwish + r.Commuted + r.Scalars + r.Biases }
-
-// field is one protobuf field: its number, wire type, payload (for length-delimited fields) and
-// the raw bytes including the tag, so it can be copied through unchanged.
-type field struct {
-	num   protowire.Number
-	typ   protowire.Type
-	value []byte
-	raw   []byte
-}
-
-func splitFields(b []byte) ([]field, error) {
-	var out []field
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, protowire.ParseError(m)
-		}
-		f := field{num: num, typ: typ, raw: b[:n+m]}
-		if typ == protowire.BytesType {
-			f.value, _ = protowire.ConsumeBytes(b[n:])
-		}
-		out = append(out, f)
-		b = b[n+m:]
-	}
-	return out, nil
-}
-
-// node is the part of a NodeProto the rewrite looks at.
-type node struct {
-	raw     []byte
-	op      string
-	name    string
-	inputs  []string
-	outputs []string
-	attrs   [][]byte // AttributeProto payloads
-}
-
-func parseNode(b []byte) (*node, error) {
-	fs, err := splitFields(b)
-	if err != nil {
-		return nil, err
-	}
-	n := &node{raw: b}
-	for _, f := range fs {
-		if f.typ != protowire.BytesType {
-			continue
-		}
-		switch f.num {
-		case 1:
-			n.inputs = append(n.inputs, string(f.value))
-		case 2:
-			n.outputs = append(n.outputs, string(f.value))
-		case 3:
-			n.name = string(f.value)
-		case 4:
-			n.op = string(f.value)
-		case 5:
-			n.attrs = append(n.attrs, f.value)
-		}
-	}
-	return n, nil
-}
-
-// encodeKeeping re-encodes a parsed node with its current inputs, keeping every other field of the
-// original as it was.
-func (n *node) encodeKeeping() []byte {
-	fs, _ := splitFields(n.raw)
-	var b []byte
-	for _, in := range n.inputs {
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendString(b, in)
-	}
-	for _, f := range fs {
-		if f.num != 1 {
-			b = append(b, f.raw...)
-		}
-	}
-	return b
-}
-
-func (n *node) encode() []byte {
-	var b []byte
-	for _, in := range n.inputs {
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendString(b, in)
-	}
-	for _, o := range n.outputs {
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendString(b, o)
-	}
-	b = protowire.AppendTag(b, 3, protowire.BytesType)
-	b = protowire.AppendString(b, n.name)
-	b = protowire.AppendTag(b, 4, protowire.BytesType)
-	b = protowire.AppendString(b, n.op)
-	for _, a := range n.attrs {
-		b = protowire.AppendTag(b, 5, protowire.BytesType)
-		b = protowire.AppendBytes(b, a)
-	}
-	return b
-}
-
-// floatAttr encodes an AttributeProto{name: 1, f: 2, type: 20 = FLOAT (1)}.
-func floatAttr(name string, v float32) []byte {
-	var b []byte
-	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendString(b, name)
-	b = protowire.AppendTag(b, 2, protowire.Fixed32Type)
-	b = protowire.AppendFixed32(b, math.Float32bits(v))
-	b = protowire.AppendTag(b, 20, protowire.VarintType)
-	b = protowire.AppendVarint(b, 1)
-	return b
-}
-
-// attr returns the named attribute's fields.
-func (n *node) attr(name string) ([]field, bool) {
-	for _, a := range n.attrs {
-		fs, err := splitFields(a)
-		if err != nil {
-			continue
-		}
-		for _, f := range fs {
-			if f.num == 1 && string(f.value) == name {
-				return fs, true
-			}
-		}
-	}
-	return nil, false
-}
-
-// clipBounds reads an opset-9 Clip's min and max attributes.
-func clipBounds(n *node) (lo, hi float32, ok bool) {
-	get := func(name string) (float32, bool) {
-		fs, ok := n.attr(name)
-		if !ok {
-			return 0, false
-		}
-		for _, f := range fs {
-			if f.num == 2 && f.typ == protowire.Fixed32Type {
-				v, _ := protowire.ConsumeFixed32(f.raw[protowire.SizeTag(2):])
-				return math.Float32frombits(v), true
-			}
-		}
-		return 0, false
-	}
-	lo, ok1 := get("min")
-	hi, ok2 := get("max")
-	return lo, hi, ok1 && ok2
-}
-
-// isConst reports whether n is a Constant node holding one float32 equal to want. The value is a
-// TensorProto (dims 1, data_type 2 = FLOAT (1), float_data 4, raw_data 9) in attribute "value".
-func isConst(n *node, want float32) bool {
-	v, ok := constFloat(n)
-	return ok && v == want
-}
-
-// isOneFloat reports whether n is a Constant holding a single float32 of shape [1].
-func isOneFloat(n *node) bool {
-	_, ok := constFloat(n)
-	return ok
-}
-
-// constFloat returns the value of a Constant node holding a single float32 (shape [] or [1]).
-func constFloat(n *node) (float32, bool) {
-	if n == nil || n.op != "Constant" {
-		return 0, false
-	}
-	fs, ok := n.attr("value")
-	if !ok {
-		return 0, false
-	}
-	for _, f := range fs {
-		if f.num != 5 || f.typ != protowire.BytesType { // AttributeProto.t
-			continue
-		}
-		ts, err := splitFields(f.value)
-		if err != nil {
-			return 0, false
-		}
-		var vals []float32
-		dtype := uint64(0)
-		for _, t := range ts {
-			switch {
-			case t.num == 1 && t.typ == protowire.VarintType: // a dim: must be 1
-				if d, _ := protowire.ConsumeVarint(t.raw[protowire.SizeTag(1):]); d != 1 {
-					return 0, false
-				}
-			case t.num == 2 && t.typ == protowire.VarintType:
-				dtype, _ = protowire.ConsumeVarint(t.raw[protowire.SizeTag(2):])
-			case t.num == 4 && t.typ == protowire.BytesType: // packed float_data
-				for p := t.value; len(p) >= 4; p = p[4:] {
-					vals = append(vals, math.Float32frombits(binary.LittleEndian.Uint32(p)))
-				}
-			case t.num == 4 && t.typ == protowire.Fixed32Type:
-				v, _ := protowire.ConsumeFixed32(t.raw[protowire.SizeTag(4):])
-				vals = append(vals, math.Float32frombits(v))
-			case t.num == 9 && t.typ == protowire.BytesType: // raw_data, little-endian
-				for p := t.value; len(p) >= 4; p = p[4:] {
-					vals = append(vals, math.Float32frombits(binary.LittleEndian.Uint32(p)))
-				}
-			}
-		}
-		if dtype != 1 || len(vals) != 1 {
-			return 0, false
-		}
-		return vals[0], true
-	}
-	return 0, false
-}
-
-// scalarConstant re-encodes a Constant node whose value is a float32 tensor of shape [1] as a
-// scalar (the same tensor without dims). It reports false for any other constant.
-func scalarConstant(n *node) ([]byte, bool) {
-	if !isOneFloat(n) {
-		return nil, false
-	}
-	nfs, err := splitFields(n.raw)
-	if err != nil {
-		return nil, false
-	}
-	var out []byte
-	changed := false
-	for _, nf := range nfs {
-		if nf.num != 5 || nf.typ != protowire.BytesType {
-			out = append(out, nf.raw...)
-			continue
-		}
-		afs, err := splitFields(nf.value)
-		if err != nil {
-			return nil, false
-		}
-		var attr []byte
-		for _, af := range afs {
-			if af.num != 5 || af.typ != protowire.BytesType {
-				attr = append(attr, af.raw...)
-				continue
-			}
-			tfs, err := splitFields(af.value)
-			if err != nil {
-				return nil, false
-			}
-			var tensor []byte
-			for _, tf := range tfs {
-				if tf.num == 1 { // dims
-					changed = true
-					continue
-				}
-				tensor = append(tensor, tf.raw...)
-			}
-			attr = protowire.AppendTag(attr, 5, protowire.BytesType)
-			attr = protowire.AppendBytes(attr, tensor)
-		}
-		out = protowire.AppendTag(out, 5, protowire.BytesType)
-		out = protowire.AppendBytes(out, attr)
-	}
-	return out, changed
-}
-
-// constDim0 returns the first dimension of a Constant node's tensor (a Conv weight's output
-// channels).
-func constDim0(n *node) (int, bool) {
-	if n == nil || n.op != "Constant" {
-		return 0, false
-	}
-	fs, ok := n.attr("value")
-	if !ok {
-		return 0, false
-	}
-	for _, f := range fs {
-		if f.num != 5 || f.typ != protowire.BytesType {
-			continue
-		}
-		ts, err := splitFields(f.value)
-		if err != nil {
-			return 0, false
-		}
-		for _, t := range ts {
-			if t.num == 1 && t.typ == protowire.VarintType {
-				d, _ := protowire.ConsumeVarint(t.raw[protowire.SizeTag(1):])
-				return int(d), d > 0 && d < 1<<20
-			}
-		}
-	}
-	return 0, false
-}
-
-// channelConstant encodes a Constant node named like n whose value is a float32 tensor of shape
-// [c,1,1] filled with v.
-func channelConstant(n *node, v float32, c int) []byte {
-	var t []byte
-	for _, d := range []uint64{uint64(c), 1, 1} {
-		t = protowire.AppendTag(t, 1, protowire.VarintType)
-		t = protowire.AppendVarint(t, d)
-	}
-	t = protowire.AppendTag(t, 2, protowire.VarintType)
-	t = protowire.AppendVarint(t, 1) // FLOAT
-	t = protowire.AppendTag(t, 8, protowire.BytesType)
-	t = protowire.AppendString(t, n.outputs[0])
-	data := make([]byte, 4*c)
-	for i := range c {
-		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
-	}
-	t = protowire.AppendTag(t, 9, protowire.BytesType)
-	t = protowire.AppendBytes(t, data)
-
-	var a []byte
-	a = protowire.AppendTag(a, 1, protowire.BytesType)
-	a = protowire.AppendString(a, "value")
-	a = protowire.AppendTag(a, 5, protowire.BytesType)
-	a = protowire.AppendBytes(a, t)
-	a = protowire.AppendTag(a, 20, protowire.VarintType)
-	a = protowire.AppendVarint(a, 4) // TENSOR
-
-	c2 := &node{op: "Constant", name: n.name, outputs: n.outputs, attrs: [][]byte{a}}
-	return c2.encode()
-}
-
-// valueInfoName reads ValueInfoProto.name (field 1).
-func valueInfoName(b []byte) (string, bool) {
-	fs, err := splitFields(b)
-	if err != nil {
-		return "", false
-	}
-	for _, f := range fs {
-		if f.num == 1 && f.typ == protowire.BytesType {
-			return string(f.value), true
-		}
-	}
-	return "", false
+	return biases
 }

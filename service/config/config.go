@@ -32,10 +32,11 @@ type Config struct {
 	ClsModel           string        //
 	Dictionary         string        //
 	ORTLibrary         string        // path of libonnxruntime.so.1
-	IntraOpThreads     int           // ONNX Runtime threads per inference (0: one per core)
+	IntraOpThreads     int           // cores the models use: detector threads, batches in flight (0: one per core)
 	InterOpThreads     int           // ONNX Runtime threads across graph nodes (0: default)
 	ORTSpin            bool          // let ONNX Runtime threads busy-wait between runs
-	ORTKeepGraph       bool          // load models as they are, without the equivalent faster rewrite
+	ORTArena           string        // ONNX Runtime memory arenas: session or off
+	ORTArenaMaxInput   int           // inputs with more values run on a session of their own (0: no bound)
 	ORTConfig          string        // extra ONNX Runtime session config entries: key=value,key=value
 	TritonAddr         string        // host:port of Triton's gRPC endpoint
 	TritonDetModel     string        // Triton model names
@@ -86,11 +87,13 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		Runtime:            "embedded",
 		Home:               home,
 		ModelDir:           filepath.Join(home, "models"),
-		DetModel:           "ch_PP-OCRv4_det_infer.onnx",
-		RecModel:           "ch_PP-OCRv4_rec_infer.onnx",
-		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+		DetModel:           "ch_PP-OCRv4_det_infer.prepared.onnx", // written by cmd/ocrgate-prepare
+		RecModel:           "ch_PP-OCRv4_rec_infer.int8.onnx",     // six 1×1 convolutions in int8
+		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 		Dictionary:         "ppocr_keys_v1.txt",
 		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
+		ORTArena:           "session",
+		ORTArenaMaxInput:   3 * 960 * 960, // the largest first detection pass
 		TritonAddr:         "localhost:8001",
 		TritonDetModel:     "ppocr_det",
 		TritonRecModel:     "ppocr_rec",
@@ -129,10 +132,11 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CLS_MODEL", "cls-model", "direction classifier model file in the model directory", (*stringValue)(&c.ClsModel)},
 		{"OCRGATE_DICT", "dict", "character dictionary file in the model directory", (*stringValue)(&c.Dictionary)},
 		{"OCRGATE_ORT_LIB", "ort-lib", "path of the ONNX Runtime shared library", (*stringValue)(&c.ORTLibrary)},
-		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "ONNX Runtime threads per inference (0: one per core)", (*intValue)(&c.IntraOpThreads)},
+		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "cores the models use: ONNX Runtime threads of a detector run; the recognizer and classifier run single-threaded, this many batches at once unless rec-parallel says otherwise (0: one per core)", (*intValue)(&c.IntraOpThreads)},
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
 		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
-		{"OCRGATE_ORT_KEEP_GRAPH", "ort-keep-graph", "load the models as they are instead of rewriting their graphs into an equivalent faster form", (*boolValue)(&c.ORTKeepGraph)},
+		{"OCRGATE_ORT_ARENA_MAX_INPUT", "ort-arena-max-input", "model inputs of more values than this (default: a 960×960 detector input) run on a session created for the run, so their memory is returned after it (0: no bound)", (*intValue)(&c.ORTArenaMaxInput)},
+		{"OCRGATE_ORT_ARENA", "ort-arena", "ONNX Runtime memory for intermediate tensors: session (an arena per session) or off (the C allocator)", (*stringValue)(&c.ORTArena)},
 		{"OCRGATE_ORT_SESSION_CONFIG", "ort-session-config", "extra ONNX Runtime session config entries, key=value,key=value", (*stringValue)(&c.ORTConfig)},
 		{"OCRGATE_TRITON_ADDR", "triton-addr", "Triton gRPC endpoint (host:port) for -runtime triton", (*stringValue)(&c.TritonAddr)},
 		{"OCRGATE_TRITON_DET_MODEL", "triton-det-model", "Triton model name of the detector", (*stringValue)(&c.TritonDetModel)},
@@ -180,9 +184,10 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CROP_ROTATE_RATIO", "crop-rotate-ratio", "boxes this many times taller than wide are read as vertical text", (*floatValue)(&o.CropRotateRatio)},
 		{"OCRGATE_USE_CLS", "use-cls", "run the 180° direction classifier", (*boolValue)(&o.UseClassifier)},
 		{"OCRGATE_CLS_THRESH", "cls-thresh", "flip a crop when the classifier's 180° probability is at least this", (*float32Value)(&o.ClsThreshold)},
+		{"OCRGATE_CLS_PAGE_SAMPLE", "cls-page-sample", "classify this many of a page's widest crops first; if at most one in six reads upside down, take the page as upright and classify no other horizontal crop (0: classify every crop)", (*intValue)(&o.ClsPageSample)},
 		{"OCRGATE_CLS_BATCH", "cls-batch", "crops per classifier batch", (*intValue)(&o.ClsBatchSize)},
 		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
-		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer batches of one image in flight at once", (*intValue)(&o.RecParallel)},
+		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer and classifier batches of one image in flight at once (0: as many as ort-intra-threads)", (*intValue)(&o.BatchParallel)},
 		{"OCRGATE_REC_WIDTH_BUCKETS", "rec-width-buckets", "comma-separated widths recognizer batches are padded to, ascending; wider crops are squeezed to the last", (*intListValue)(&o.RecWidthBuckets)},
 		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},
 		{"OCRGATE_ASCII_PUNCTUATION", "ascii-punctuation", "read fullwidth punctuation as ASCII in lines without CJK characters", (*boolValue)(&o.ASCIIPunctuation)},
@@ -213,6 +218,9 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if c.OCR.BatchParallel == 0 {
+		c.OCR.BatchParallel = c.Cores()
 	}
 	return c, c.Validate()
 }
@@ -252,6 +260,12 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Keys(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.ORTArenaMaxInput < 0 {
+		errs = append(errs, fmt.Errorf("ort arena max input must not be negative, got %d", c.ORTArenaMaxInput))
+	}
+	if c.ORTArena != "session" && c.ORTArena != "off" {
+		errs = append(errs, fmt.Errorf("ort arena must be session or off, got %q", c.ORTArena))
 	}
 	if c.IntraOpThreads < 0 || c.InterOpThreads < 0 {
 		errs = append(errs, errors.New("thread counts must not be negative"))
@@ -312,6 +326,14 @@ func (c Config) Admission() (inflight, queue int) {
 		queue = 2 * inflight
 	}
 	return inflight, queue
+}
+
+// Cores is how many cores the models use: OCRGATE_ORT_INTRA_THREADS, or one per core.
+func (c Config) Cores() int {
+	if c.IntraOpThreads > 0 {
+		return c.IntraOpThreads
+	}
+	return runtime.NumCPU()
 }
 
 // SessionConfig parses ORTConfig.

@@ -97,16 +97,7 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 	if T < 0 || len(probs) < T*C {
 		return Result{}, fmt.Errorf("recognizer output holds %d values, want %d×%d", len(probs), T, C)
 	}
-	var (
-		sb       strings.Builder
-		steps    []int
-		keptP    []float32
-		sum      float32
-		kept     int
-		prev     = 0     // class of the previous timestep
-		gapSpace float32 // highest space probability since the last kept character
-		lastKept = -1    // class of the last kept character (-1: none yet)
-	)
+	d := decoder{c: c, opt: opt, lastKept: -1}
 	// When the rows are probability distributions (the recognizer ends in a softmax), a value
 	// above one half is the row's maximum: the scan over thousands of classes stops there, and a
 	// step where the blank is above one half, which is most steps, costs one comparison.
@@ -127,53 +118,100 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 				}
 			}
 		}
-		if best == 0 || best == prev {
-			if best == 0 && row[c.space] > gapSpace {
-				gapSpace = row[c.space]
-			}
-			prev = best
-			continue
-		}
-		prev = best
-		if best == c.space {
-			// A space the model chose itself. Leading spaces and doubled spaces add nothing.
-			if lastKept != -1 && lastKept != c.space {
-				sb.WriteByte(' ')
-				steps = append(steps, t)
-				keptP = append(keptP, bestP)
-				lastKept = best
-			}
-			sum += bestP
-			kept++
-			gapSpace = 0
-			continue
-		}
-		if opt.SpaceThreshold > 0 && lastKept != -1 && lastKept != c.space && gapSpace >= opt.SpaceThreshold {
-			sb.WriteByte(' ')
-			steps = append(steps, t)
-			keptP = append(keptP, 0)
-		}
-		sb.WriteString(c.classes[best])
-		for range utf8.RuneCountInString(c.classes[best]) {
-			steps = append(steps, t)
-			keptP = append(keptP, bestP)
-		}
-		sum += bestP
-		kept++
-		lastKept = best
-		gapSpace = 0
+		d.step(t, best, bestP, row[c.space])
 	}
-	text := sb.String()
+	return d.result(), nil
+}
+
+// TopWidth is the number of values per timestep of a recognizer that ends in the compact CTC
+// output (onnxgraph.CTCTop): the winning class (as a float), its probability and the space
+// class's probability.
+const TopWidth = 3
+
+// DecodeTop decodes one sequence of T timesteps in the compact form: per step the winning class,
+// its probability and the space class's probability, which is all greedy decoding with space
+// restoration reads. It gives what Decode gives on the full rows.
+func (c *Charset) DecodeTop(top []float32, T int, opt Options) (Result, error) {
+	if T < 0 || len(top) < T*TopWidth {
+		return Result{}, fmt.Errorf("recognizer output holds %d values, want %d×%d", len(top), T, TopWidth)
+	}
+	d := decoder{c: c, opt: opt, lastKept: -1}
+	for t := 0; t < T; t++ {
+		k := top[t*TopWidth]
+		if !(k >= 0 && int(k) < len(c.classes)) || k != float32(int(k)) {
+			return Result{}, fmt.Errorf("recognizer output names class %v at step %d, dictionary has %d", k, t, len(c.classes))
+		}
+		d.step(t, int(k), top[t*TopWidth+1], top[t*TopWidth+2])
+	}
+	return d.result(), nil
+}
+
+// decoder is greedy CTC decoding with space restoration, fed one timestep at a time.
+type decoder struct {
+	c        *Charset
+	opt      Options
+	sb       strings.Builder
+	steps    []int
+	probs    []float32 // per rune of sb, as Result.Probs
+	sum      float32
+	kept     int
+	prev     int     // class of the previous timestep
+	gapSpace float32 // highest space probability since the last kept character
+	lastKept int     // class of the last kept character (-1: none yet)
+}
+
+// step takes timestep t: its winning class and probability, and the space class's probability.
+func (d *decoder) step(t, best int, bestP, spaceP float32) {
+	c := d.c
+	if best == 0 || best == d.prev {
+		if best == 0 && spaceP > d.gapSpace {
+			d.gapSpace = spaceP
+		}
+		d.prev = best
+		return
+	}
+	d.prev = best
+	if best == c.space {
+		// A space the model chose itself. Leading spaces and doubled spaces add nothing.
+		if d.lastKept != -1 && d.lastKept != c.space {
+			d.sb.WriteByte(' ')
+			d.steps = append(d.steps, t)
+			d.probs = append(d.probs, bestP)
+			d.lastKept = best
+		}
+		d.sum += bestP
+		d.kept++
+		d.gapSpace = 0
+		return
+	}
+	if d.opt.SpaceThreshold > 0 && d.lastKept != -1 && d.lastKept != c.space && d.gapSpace >= d.opt.SpaceThreshold {
+		d.sb.WriteByte(' ')
+		d.steps = append(d.steps, t)
+		d.probs = append(d.probs, 0)
+	}
+	d.sb.WriteString(c.classes[best])
+	for range utf8.RuneCountInString(c.classes[best]) {
+		d.steps = append(d.steps, t)
+		d.probs = append(d.probs, bestP)
+	}
+	d.sum += bestP
+	d.kept++
+	d.lastKept = best
+	d.gapSpace = 0
+}
+
+func (d *decoder) result() Result {
+	text, steps, probs := d.sb.String(), d.steps, d.probs
 	if trimmed := strings.TrimRight(text, " "); len(trimmed) != len(text) {
 		steps = steps[:utf8.RuneCountInString(trimmed)]
-		keptP = keptP[:len(steps)]
+		probs = probs[:len(steps)]
 		text = trimmed
 	}
-	res := Result{Text: text, Steps: steps, Probs: keptP}
-	if kept > 0 && text != "" {
-		res.Score = sum / float32(kept)
+	res := Result{Text: text, Steps: steps, Probs: probs}
+	if d.kept > 0 && text != "" {
+		res.Score = d.sum / float32(d.kept)
 	}
-	return res, nil
+	return res
 }
 
 // isDistribution reports whether row is a probability distribution: no negative value and a sum

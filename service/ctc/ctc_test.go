@@ -89,6 +89,14 @@ func TestDecode(t *testing.T) {
 			if n := len([]rune(r.Text)); len(r.Steps) != n || len(r.Probs) != n {
 				t.Errorf("len(Steps) = %d, len(Probs) = %d, want one per rune (%d)", len(r.Steps), len(r.Probs), n)
 			}
+			// The compact output a prepared recognizer gives reads the same.
+			c, err := cs.DecodeTop(compact(probs(tt.steps), len(tt.steps), 6), len(tt.steps), tt.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Text != r.Text || c.Score != r.Score || !slices.Equal(c.Steps, r.Steps) || !slices.Equal(c.Probs, r.Probs) {
+				t.Errorf("DecodeTop = %q %v %v, Decode = %q %v %v", c.Text, c.Score, c.Steps, r.Text, r.Score, r.Steps)
+			}
 		})
 	}
 }
@@ -109,6 +117,32 @@ func TestDecodeProbs(t *testing.T) {
 		if d := r.Probs[i] - want[i]; d > 1e-6 || d < -1e-6 {
 			t.Errorf("probs %v, want %v", r.Probs, want)
 			break
+		}
+	}
+}
+
+// compact turns full softmax rows into the recognizer's compact output: per step the winning class
+// (first of equals), its probability and the space class's (the last).
+func compact(probs []float32, T, C int) []float32 {
+	out := make([]float32, 0, T*TopWidth)
+	for t := range T {
+		row := probs[t*C : (t+1)*C]
+		best := 0
+		for k := range row {
+			if row[k] > row[best] {
+				best = k
+			}
+		}
+		out = append(out, float32(best), row[best], row[C-1])
+	}
+	return out
+}
+
+func TestDecodeTopRejects(t *testing.T) {
+	cs := testCharset(t)
+	for _, top := range [][]float32{{7, .9, 0}, {-1, .9, 0}, {1.5, .9, 0}, {1, .9}} {
+		if _, err := cs.DecodeTop(top, 1, DefaultOptions()); err == nil {
+			t.Errorf("%v accepted", top)
 		}
 	}
 }

@@ -133,7 +133,7 @@ func (o Options) recognitionBytes(w, h int) int64 {
 	px := int64(o.RecBatchSize) * int64(o.RecHeight) * int64(bucket)
 	// Input (3 float32), output, the runtime's share.
 	batch := px * (4*3 + recOutPerPixel + o.RuntimeMemory.RecPerPixel)
-	return cropBytesEstimate + int64(max(1, o.RecParallel))*batch
+	return cropBytesEstimate + int64(max(1, o.BatchParallel))*batch
 }
 
 // RuntimeWork is the most memory the model runtime allocates in this process for one request
@@ -143,5 +143,5 @@ func (o Options) RuntimeWork() int64 {
 	rt := o.RuntimeMemory
 	detPx := max(int64(o.DetLimitSide)*int64(o.DetLimitSide), int64(o.DetMaxPixels)*11/10)
 	recPx := int64(o.RecBatchSize) * int64(o.RecHeight) * int64(o.RecWidthBuckets[len(o.RecWidthBuckets)-1])
-	return max(rt.DetBase+detPx*rt.DetPerPixel, int64(max(1, o.RecParallel))*recPx*rt.RecPerPixel)
+	return max(rt.DetBase+detPx*rt.DetPerPixel, int64(max(1, o.BatchParallel))*recPx*rt.RecPerPixel)
 }

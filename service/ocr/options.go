@@ -38,6 +38,10 @@ type Options struct {
 	// Direction classifier (0°/180°).
 	UseClassifier bool
 	ClsThreshold  float32 // flip a crop when p(180°) ≥ this
+	// ClsPageSample: classify the page's widest horizontal crops first, this many; when at most
+	// one in six reads upside down the page is upright and no horizontal crop is classified or
+	// turned (see classify). 0: classify and turn every crop on its own, as PaddleOCR does.
+	ClsPageSample int
 	ClsWidth      int
 	ClsHeight     int
 	ClsBatchSize  int
@@ -49,12 +53,14 @@ type Options struct {
 	// batcher merge crops of concurrent requests, which it can only do for equal shapes.
 	RecWidthBuckets []int
 	RecBatchSize    int
-	// RecParallel is how many recognizer batches of one image may be in flight at once. Above 1,
-	// stage timings overlap (they are summed per batch), so per-stage shares no longer add up to
-	// the wall time.
-	RecParallel int
-	RecNorm     imaging.Norm
-	CTC         ctc.Options
+	// BatchParallel is how many recognizer (and classifier) batches of one image may be in flight
+	// at once (0 or 1: one at a time; the service's configuration defaults it to the core count).
+	// The embedded runtime runs these models single-threaded, so this is what spreads them over the
+	// cores; with Triton it overlaps transfers with inference. Above 1, stage timings
+	// overlap (they are summed per batch), so per-stage shares no longer add up to the wall time.
+	BatchParallel int
+	RecNorm       imaging.Norm
+	CTC           ctc.Options
 	// ASCIIPunctuation reads fullwidth punctuation as ASCII in lines without CJK characters.
 	ASCIIPunctuation bool
 	MinScore         float32 // regions recognized with a lower score are dropped (the seed's 0.5)
@@ -84,6 +90,7 @@ func DefaultOptions() Options {
 		CropRotateRatio:  1.5,
 		UseClassifier:    true,
 		ClsThreshold:     0.9,
+		ClsPageSample:    12,
 		ClsWidth:         192,
 		ClsHeight:        48,
 		ClsBatchSize:     6,
@@ -117,8 +124,10 @@ func (o Options) Validate() error {
 	check(o.DB.MaxCandidates > 0, "DB max candidates must be positive, got %d", o.DB.MaxCandidates)
 	check(o.CropRotateRatio > 0, "crop rotate ratio must be positive")
 	check(o.ClsWidth > 0 && o.ClsBatchSize > 0, "classifier width and batch size must be positive")
+	check(o.ClsPageSample >= 0, "classifier page sample must not be negative, got %d", o.ClsPageSample)
 	check(o.ClsHeight == o.RecHeight, "classifier height (%d) must equal recognizer height (%d): both read the same crops", o.ClsHeight, o.RecHeight)
 	check(o.RecHeight > 0 && o.RecBatchSize > 0, "recognizer height and batch size must be positive")
+	check(o.BatchParallel >= 0, "batches in flight must not be negative, got %d", o.BatchParallel)
 	check(len(o.RecWidthBuckets) > 0 && slices.IsSorted(o.RecWidthBuckets) && o.RecWidthBuckets[0] >= 8,
 		"recognizer width buckets must be ascending and at least 8 px, got %v", o.RecWidthBuckets)
 	check(o.MinScore >= 0 && o.MinScore <= 1, "minimum score must be in [0,1], got %v", o.MinScore)

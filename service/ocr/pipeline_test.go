@@ -3,6 +3,7 @@ package ocr_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/draw"
@@ -10,6 +11,7 @@ import (
 	"image/png"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -245,8 +247,8 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestRecParallelSameResult: recognizer batches in flight at once read exactly what one at a time
-// reads.
+// TestRecParallelSameResult: batches one at a time read exactly what batches in flight at once
+// (the service's default) read.
 func TestRecParallelSameResult(t *testing.T) {
 	base := pipeline(t)
 	data, err := os.ReadFile("../../../shared/datasets/sroie-dev/img/034.jpg")
@@ -262,7 +264,10 @@ func TestRecParallelSameResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := base.Options()
-	opt.RecParallel = 3
+	if opt.BatchParallel < 2 {
+		t.Fatalf("the default runs %d batches at once, want them in flight side by side", opt.BatchParallel)
+	}
+	opt.BatchParallel = 1
 	par, err := ocr.New(engine.Runtime, cs, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +277,84 @@ func TestRecParallelSameResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Text != want.Text || len(got.Regions) != len(want.Regions) {
-		t.Fatalf("parallel recognition differs:\n%s\n---\n%s", got.Text, want.Text)
+		t.Fatalf("one batch at a time differs:\n%s\n---\n%s", got.Text, want.Text)
+	}
+}
+
+// countingRuntime counts the crops the classifier is asked about.
+type countingRuntime struct {
+	ocr.Runtime
+	mu    sync.Mutex
+	crops int
+}
+
+func (c *countingRuntime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.Tensor, error) {
+	if m == ocr.Classifier {
+		c.mu.Lock()
+		c.crops += int(in.Shape[0])
+		c.mu.Unlock()
+	}
+	return c.Runtime.Infer(ctx, m, in)
+}
+
+// TestClassifierPageSample reads a page of 16 lines upright and upside down. Upright, the
+// classifier sees only the sample of widest lines and nothing is turned; upside down, the sample
+// says so, every line is classified, turned and read.
+func TestClassifierPageSample(t *testing.T) {
+	base := pipeline(t)
+	cs, err := setup.Charset(mustConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &countingRuntime{Runtime: engine.Runtime}
+	p, err := ocr.New(counter, cs, base.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	img := canvas(700, 16*64+40)
+	for i := range 16 {
+		s := fmt.Sprintf("Total Amount %d.%02d", 10+i, (i*37)%100)
+		lines = append(lines, s)
+		line, _ := renderLine(t, s, 34)
+		paste(img, line, 30+(i%3)*40, 20+i*64)
+	}
+	slices.Sort(lines)
+	want := strings.Join(lines, "\n")
+	for _, tt := range []struct {
+		name        string
+		img         image.Image
+		wantFlipped bool
+	}{
+		{"upright", img, false},
+		{"upside down", transform.Rotate(img, 180, nil), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			counter.crops = 0
+			res, err := p.Run(context.Background(), encodePNG(t, tt.img))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Spaces aside (restoring them is the decoder's business, not the classifier's), every
+			// line must read right: a crop turned the wrong way reads as garbage.
+			var got []string
+			for _, r := range res.Regions {
+				got = append(got, strings.ReplaceAll(r.Text, " ", ""))
+			}
+			slices.Sort(got)
+			if strings.Join(got, "\n") != strings.ReplaceAll(want, " ", "") {
+				t.Errorf("lines = %q, want %q", got, lines)
+			}
+			for _, r := range res.Regions {
+				if r.Flipped != tt.wantFlipped {
+					t.Errorf("region %q flipped %v, want %v", r.Text, r.Flipped, tt.wantFlipped)
+				}
+			}
+			sample := base.Options().ClsPageSample
+			if tt.wantFlipped && counter.crops != len(lines) || !tt.wantFlipped && counter.crops != sample {
+				t.Errorf("classifier read %d crops (sample %d, %d lines)", counter.crops, sample, len(lines))
+			}
+		})
 	}
 }
 

@@ -13,7 +13,7 @@ type Model string
 // The models of the pipeline.
 const (
 	Detector   Model = "det" // text detection (DB): [N,3,H,W] → [N,1,H,W] probability map
-	Recognizer Model = "rec" // text recognition (CTC): [N,3,48,W] → [N,T,classes] softmax
+	Recognizer Model = "rec" // text recognition (CTC): [N,3,48,W] → [N,T,classes] softmax, or [N,T,3] (ctc.DecodeTop)
 	Classifier Model = "cls" // 0°/180° direction: [N,3,48,192] → [N,2] softmax
 )
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/tritonclient"
 )
@@ -158,7 +159,12 @@ func fit(m ocr.Model, md tritonclient.ModelMetadata, recClasses int) (tensorName
 	w := want[m]
 	out := slices.Clone(w.out)
 	if m == ocr.Recognizer && recClasses > 0 {
+		// Every class's probability (the exported graph), or the three values per step of the
+		// prepared one (ctc.DecodeTop).
 		out[2] = int64(recClasses)
+		if d := md.Outputs[0].Shape; len(d) == 3 && d[2] == ctc.TopWidth {
+			out[2] = ctc.TopWidth
+		}
 	}
 	for _, c := range []struct {
 		what string

@@ -24,11 +24,21 @@ var (
 	makeRepo   = filepath.Join(repoRoot, "scripts", "make_model_repository.sh")
 )
 
-// onnxFiles maps each Triton model to the file scripts/fetch_models.sh installs.
+// onnxFiles maps each Triton model to the prepared file scripts/fetch_models.sh writes (the graph
+// the embedded runtime runs too).
 var onnxFiles = map[string]string{
-	"ppocr_det": "ch_PP-OCRv4_det_infer.onnx",
-	"ppocr_rec": "ch_PP-OCRv4_rec_infer.onnx",
-	"ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+	"ppocr_det": "ch_PP-OCRv4_det_infer.prepared.onnx",
+	"ppocr_rec": "ch_PP-OCRv4_rec_infer.prepared.onnx",
+	"ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
+}
+
+// variantFile is the file a variant's repository serves for a model: the CPU repository serves the
+// recognizer's int8 variant (integer kernels), the GPU one the float graph.
+func variantFile(variant, name string) string {
+	if variant == "cpu" && name == "ppocr_rec" {
+		return "ch_PP-OCRv4_rec_infer.int8.onnx"
+	}
+	return onnxFiles[name]
 }
 
 func modelsDir(t *testing.T) string {
@@ -71,7 +81,7 @@ func TestConfigsMatchONNX(t *testing.T) {
 		}
 		for name, c := range configs {
 			t.Run(variant.name+"/"+name, func(t *testing.T) {
-				graph, err := readONNX(filepath.Join(dir, onnxFiles[name]))
+				graph, err := readONNX(filepath.Join(dir, variantFile(variant.name, name)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -155,7 +165,8 @@ func TestMakeModelRepository(t *testing.T) {
 			if msg, err := runScript(t, home, variant, out); err != nil {
 				t.Fatalf("%v\n%s", err, msg)
 			}
-			for name, file := range onnxFiles {
+			for name := range onnxFiles {
+				file := variantFile(variant, name)
 				config, err := os.ReadFile(filepath.Join(out, name, "config.pbtxt"))
 				if err != nil {
 					t.Fatal(err)
