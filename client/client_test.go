@@ -19,15 +19,17 @@ import (
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// counting counts the HTTP attempts a client makes.
+// counting counts the HTTP attempts a client makes, each once its answer is back (a test that
+// waits for "refused once" must not act while the refusal is still on its way).
 type counting struct {
 	n  atomic.Int32
 	rt http.RoundTripper
 }
 
 func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
 	c.n.Add(1)
-	return c.rt.RoundTrip(r)
+	return resp, err
 }
 
 func newClient(t *testing.T, url string, opts ...client.Option) (*client.Client, *counting) {
