@@ -184,19 +184,25 @@ func (l *imageList) UnmarshalJSON(raw []byte) error {
 	}
 	var items []imageItem
 	if err := json.Unmarshal(raw, &items); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return ae
+		}
 		return badRequest("invalid_json", "request body is not valid JSON")
 	}
 	*l = items
 	return nil
 }
 
+// UnmarshalJSON decodes one entry. An entry that is not a string makes the request malformed
+// (400); one whose content is bad (base64, and later its format) is answered in its own place.
 func (it *imageItem) UnmarshalJSON(raw []byte) error {
+	if len(raw) == 0 || raw[0] != '"' {
+		return badRequest("invalid_images_field", `"images" must be an array of base64 strings`)
+	}
 	var f imageField
 	if err := f.UnmarshalJSON(raw); err != nil {
 		it.err = err
-		if len(raw) == 0 || raw[0] != '"' {
-			it.err = badRequest("invalid_image_field", `every entry of "images" must be a string holding base64 image data`)
-		}
 		return nil
 	}
 	it.data = f.data
