@@ -215,4 +215,3 @@ func (o Options) LongestRequest() time.Duration {
 }
 
 func (s *Server) longestRequest() time.Duration { return s.opt.LongestRequest() }
-
