@@ -309,10 +309,17 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	fail := func(err error) {
 		once.Do(func() { first = err; cancel(err) })
 	}
-	for _, t := range todo {
+	for i := range todo {
 		// What the page holds at its peak: its pixels throughout; with them the engine while it
 		// is drawn, then the models' tensors (the engine instance is closed before OCR starts).
+		t := &todo[i]
 		t.cost = req.Held + t.render.Bytes + max(r.engineCost(res.Format), opt.ModelBytes(t.render.Width, t.render.Height))
+		// A page the request may not afford fails the document before any page is read.
+		if req.MaxCost > 0 && t.cost > req.MaxCost {
+			return &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}
+		}
+	}
+	for _, t := range todo {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
