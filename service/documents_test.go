@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
+	"io"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/dococr"
 	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/extract"
 )
 
 // TestBornDigitalDocument: a born-digital PDF comes back from its text layer with exactly the
@@ -508,4 +511,70 @@ func errorMessage(body []byte) string {
 	var e struct{ Error string }
 	json.Unmarshal(body, &e)
 	return e.Error
+}
+
+// TestDocumentExtract: /ocr-json on a document sends the selected pages' text to the chat model in
+// page order, each after its page marker, and answers one object; a document longer than the
+// text limit is cut at a line, the model is told, and X-Chat-Text-Cut names the page.
+func TestDocumentExtract(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	cs := newChatServer(t, func(text string) (int, string) {
+		mu.Lock()
+		seen = append(seen, text)
+		mu.Unlock()
+		return 200, `{"company": "ACME", "date": null, "address": null, "total": "1299.00"}`
+	})
+	data, _ := bornDigital(t, invoice, letter, invoice)
+	newExtractApp := func(maxText int) *checkedApp {
+		ex, err := extract.New(extract.Options{Model: "m", BaseURL: cs.URL + "/v1", Timeout: time.Minute, MaxText: maxText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return docApp(t, service.Options{Extractor: ex}, nil, nil)
+	}
+	app := newExtractApp(0)
+	resp, err := app.Test(ocrJSONRequest(t, data, map[string]any{"template": "receipt", "pages": "2-3"}), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"1299.00"`) {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if h := resp.Header.Get("X-Chat-Text-Cut"); h != "" {
+		t.Errorf("X-Chat-Text-Cut %q on a short document", h)
+	}
+	mu.Lock()
+	text := seen[len(seen)-1]
+	mu.Unlock()
+	want := "<<<PAGE 2>>>\nTHANK YOU FOR THE PAYMENT\nTERMS NET THIRTY DAYS AT\n<<<PAGE 3>>>\nTAX INVOICE 2024-0117 TOTAL DUE AT\n" +
+		"TRACKING NUMBER 88214 PAID IN FULL AT\nTHE SUBTOTAL | TWELVE DOLLARS FLAT\nTOTAL 1299.00 NET"
+	if text != want {
+		t.Errorf("the chat model read\n%s\nwant\n%s", text, want)
+	}
+
+	cut := newExtractApp(60) // the first page marker and line fit, the second line does not
+	resp, err = cut.Test(ocrJSONRequest(t, data, map[string]any{"template": "receipt"}), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("X-Chat-Text-Cut") != "1" {
+		t.Errorf("status %d, X-Chat-Text-Cut %q; want 200 and page 1", resp.StatusCode, resp.Header.Get("X-Chat-Text-Cut"))
+	}
+	mu.Lock()
+	text = seen[len(seen)-1]
+	mu.Unlock()
+	if text != "<<<PAGE 1>>>\nTAX INVOICE 2024-0117 TOTAL DUE AT" {
+		t.Errorf("cut text %q", text)
+	}
+	cs.mu.Lock()
+	last := cs.requests[len(cs.requests)-1]
+	cs.mu.Unlock()
+	if raw, _ := json.Marshal(last["messages"]); !strings.Contains(string(raw), "cut at 60 characters, during page 1") {
+		t.Errorf("the prompt does not say the text was cut: %s", raw)
+	}
+
+	code, raw := call(t, app, postJSON("/ocr-json", "application/json", []byte(`{"images": ["aGVsbG8="]}`)))
+	checkJSONError(t, code, raw, 400, "images_not_supported")
 }
