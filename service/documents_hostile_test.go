@@ -1,9 +1,11 @@
 package service_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"image"
+	"image/jpeg"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -136,4 +138,57 @@ func residentBytes() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// FuzzDocumentRequest drives the document entry point of the HTTP API: whatever bytes are sent
+// as a document (seeded with good, broken and hostile PDFs and TIFFs, which the fuzzer mutates),
+// /ocr answers within its deadline with a 200 or a 4xx, never a 5xx, and what it answers is
+// what openapi.json describes.
+func FuzzDocumentRequest(f *testing.F) {
+	born, _ := bornDigital(f, letter)
+	f.Add(born)
+	f.Add(born[:len(born)/2])
+	f.Add(scanned(f, [][]byte{smallJPEG(f)}, letter, false))
+	f.Add(scanned(f, [][]byte{smallJPEG(f)}, nil, true))
+	f.Add(hostile.PDFSelfForm())
+	f.Add(hostile.PDFNestedArrays(1000))
+	f.Add(hostile.PDFPageCount(1 << 30))
+	f.Add(hostile.PDFJBIG2Image(64, 64))
+	f.Add(hugeTIFFPage(f))
+	if enc, err := testdoc.Encrypted("pw"); err == nil {
+		f.Add(enc)
+	}
+	const deadline = 10 * time.Second
+	f.Fuzz(func(t *testing.T, data []byte) {
+		app := docApp(t, service.Options{RequestTimeout: deadline}, nil, func(c *dococr.Config) {
+			c.OpTimeout, c.MaxTimeout = time.Second, deadline
+		})
+		start := time.Now()
+		code, body := call(t, app, readRequest(data, map[string]any{"pages": "1-3"}))
+		if code >= 500 {
+			t.Fatalf("status %d: %s", code, body)
+		}
+		if took := time.Since(start); took > deadline+10*time.Second {
+			t.Fatalf("answered after %v", took)
+		}
+	})
+}
+
+// smallJPEG is a 64×48 JPEG with a dark bar, to wrap as a scanned page.
+func smallJPEG(t testing.TB) []byte {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, 64, 48))
+	for i := range img.Pix {
+		img.Pix[i] = 255
+	}
+	for y := 20; y < 28; y++ {
+		for x := 8; x < 56; x++ {
+			img.Pix[y*64+x] = 0
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
