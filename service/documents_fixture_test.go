@@ -72,7 +72,7 @@ func documentConfig() dococr.Config {
 
 // docApp is the service reading documents with the default document settings, edited by edit
 // (and the page limit, when limit is set), on the tier's engine.
-func docApp(t *testing.T, opt service.Options, lim *document.Limits, edit func(*dococr.Config)) *checkedApp {
+func docApp(t testing.TB, opt service.Options, lim *document.Limits, edit func(*dococr.Config)) *checkedApp {
 	t.Helper()
 	r := documentReader(t)
 	if lim != nil {
@@ -154,7 +154,7 @@ func readRequest(data []byte, extra map[string]any) *http.Request {
 }
 
 // readDocument posts a document and decodes the 200 answer; any other status fails the test.
-func readDocument(t *testing.T, app *checkedApp, data []byte, extra map[string]any) docBody {
+func readDocument(t testing.TB, app *checkedApp, data []byte, extra map[string]any) docBody {
 	t.Helper()
 	code, body := call(t, app, readRequest(data, extra))
 	if code != 200 {
@@ -168,7 +168,7 @@ func readDocument(t *testing.T, app *checkedApp, data []byte, extra map[string]a
 }
 
 // readImageAnswer posts an image and decodes the 200 answer.
-func readImageAnswer(t *testing.T, app *checkedApp, data []byte, extra map[string]any) imageBody {
+func readImageAnswer(t testing.TB, app *checkedApp, data []byte, extra map[string]any) imageBody {
 	t.Helper()
 	code, body := call(t, app, readRequest(data, extra))
 	if code != 200 {

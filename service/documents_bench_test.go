@@ -1,0 +1,85 @@
+package service_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/admission"
+)
+
+// BenchmarkDocuments measures documents through POST /ocr on the real models, with admission as
+// the service runs it (a budget of 824 MiB, two jobs at once): the 20 sroie-dev receipts as one
+// scanned PDF (each page a JPEG read from the file) and as one rendered by PDFium (a speck on
+// every page), against the same 20 JPEGs sent one by one; and one born-digital page answered
+// from its text layer against the same page rendered and OCR'd. It reports milliseconds per page
+// and how far the process's resident memory rose (sampled every 10 ms) over the run.
+//
+//	go test -run x -bench Documents -benchtime 1x ./service/
+func BenchmarkDocuments(b *testing.B) {
+	needModels(b)
+	paths, err := filepath.Glob(filepath.Join(datasetDir, "img", "*.jpg"))
+	if err != nil || len(paths) < 20 {
+		b.Fatalf("dataset: %v", err)
+	}
+	sort.Strings(paths)
+	var jpegs [][]byte
+	for _, p := range paths[:20] {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		jpegs = append(jpegs, data)
+	}
+	gate := admission.New(admission.Options{Budget: 824 << 20, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
+	// 20 receipts are 16 MB of JPEG: 22 MB of base64, over the default body limit.
+	app := docApp(b, service.Options{Gate: gate, MaxRequestCost: 824 << 20, RequestTimeout: 5 * time.Minute, MaxBodyBytes: 64 << 20}, nil, nil)
+	born, _ := bornDigital(b, invoice)
+
+	run := func(b *testing.B, pages int, send func()) {
+		b.Helper()
+		var grew uint64
+		start := time.Now()
+		for b.Loop() {
+			grew = max(grew, peakGrowth(send))
+		}
+		b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N*pages), "ms/page")
+		b.ReportMetric(float64(grew>>20), "MiB-RSS-growth")
+		b.ReportMetric(float64(residentBytes()>>20), "MiB-RSS-after")
+	}
+	post := func(b *testing.B, data []byte, extra map[string]any) {
+		code, body := call(b, app, readRequest(data, extra))
+		if code != 200 {
+			b.Fatalf("status %d: %.300s", code, body)
+		}
+		var d struct{ Pages []json.RawMessage }
+		if json.Unmarshal(body, &d) != nil {
+			b.Fatalf("answer: %.300s", body)
+		}
+	}
+	b.Run("scanned PDF, 20 pages, JPEGs read from the file", func(b *testing.B) {
+		doc := scanned(b, jpegs, nil, false)
+		run(b, 20, func() { post(b, doc, nil) })
+	})
+	b.Run("scanned PDF, 20 pages, rendered", func(b *testing.B) {
+		doc := scanned(b, jpegs, nil, true)
+		run(b, 20, func() { post(b, doc, nil) })
+	})
+	b.Run("20 JPEGs one by one", func(b *testing.B) {
+		run(b, 20, func() {
+			for _, j := range jpegs {
+				post(b, j, nil)
+			}
+		})
+	})
+	b.Run("born-digital page, text layer", func(b *testing.B) {
+		run(b, 1, func() { post(b, born, nil) })
+	})
+	b.Run("born-digital page, OCR", func(b *testing.B) {
+		run(b, 1, func() { post(b, born, map[string]any{"ocr": "always"}) })
+	})
+}
