@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // BenchmarkDocuments measures documents through POST /ocr on the real models, with admission as
@@ -17,9 +18,11 @@ import (
 // scanned PDF (each page a JPEG read from the file) and as one rendered by PDFium (a speck on
 // every page), against the same 20 JPEGs sent one by one; and one born-digital page answered
 // from its text layer against the same page rendered and OCR'd. It reports milliseconds per page
-// and how far the process's resident memory rose (sampled every 10 ms) over the run.
+// how far the process's resident memory rose (sampled every 10 ms) over the run, and the
+// process's peak resident memory.
 //
 //	go test -run x -bench Documents -benchtime 1x ./service/
+//	go test -run x -bench 'Documents/scanned_PDF,_20_pages,_JPEGs' -benchtime 1x ./service/   # one, alone
 func BenchmarkDocuments(b *testing.B) {
 	needModels(b)
 	paths, err := filepath.Glob(filepath.Join(datasetDir, "img", "*.jpg"))
@@ -50,6 +53,9 @@ func BenchmarkDocuments(b *testing.B) {
 		b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N*pages), "ms/page")
 		b.ReportMetric(float64(grew>>20), "MiB-RSS-growth")
 		b.ReportMetric(float64(residentBytes()>>20), "MiB-RSS-after")
+		// The process's peak: run one sub-benchmark per process (-bench with its name) for the
+		// peak of that workload alone, models loaded included.
+		b.ReportMetric(float64(memlimit.PeakRSS()>>20), "MiB-peak-RSS")
 	}
 	post := func(b *testing.B, data []byte, extra map[string]any) {
 		code, body := call(b, app, readRequest(data, extra))
