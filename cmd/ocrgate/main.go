@@ -142,7 +142,7 @@ func pdfCache(args []string) int {
 		fmt.Fprintf(os.Stderr, "ocrgate pdf-cache: %v\n", err)
 		return 1
 	}
-	fmt.Printf("PDF engine compiled into %s in %s\n", cache, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("PDF engine ready in %s (compile cache: %s)\n", time.Since(start).Round(time.Millisecond), cache)
 	return 0
 }
 
