@@ -2,12 +2,14 @@ package service_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/memlimit"
@@ -16,8 +18,8 @@ import (
 // BenchmarkDocuments measures documents through POST /ocr on the real models, with admission as
 // the service runs it (a budget of 824 MiB, two jobs at once): the 20 sroie-dev receipts as one
 // scanned PDF (each page a JPEG read from the file) and as one rendered by PDFium (a speck on
-// every page), against the same 20 JPEGs sent one by one; and one born-digital page answered
-// from its text layer against the same page rendered and OCR'd. It reports milliseconds per page
+// every page), against the same 20 JPEGs sent one by one; and one born-digital invoice page (165
+// lines) answered from its text layer against the same page rendered and OCR'd. It reports milliseconds per page
 // how far the process's resident memory rose (sampled every 10 ms) over the run, and the
 // process's peak resident memory.
 //
@@ -41,7 +43,7 @@ func BenchmarkDocuments(b *testing.B) {
 	gate := admission.New(admission.Options{Budget: 824 << 20, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
 	// 20 receipts are 16 MB of JPEG: 22 MB of base64, over the default body limit.
 	app := docApp(b, service.Options{Gate: gate, MaxRequestCost: 824 << 20, RequestTimeout: 5 * time.Minute, MaxBodyBytes: 64 << 20}, nil, nil)
-	born, _ := bornDigital(b, invoice)
+	born, _ := bornDigital(b, denseInvoice())
 
 	run := func(b *testing.B, pages int, send func()) {
 		b.Helper()
@@ -88,4 +90,24 @@ func BenchmarkDocuments(b *testing.B) {
 	b.Run("born-digital page, OCR", func(b *testing.B) {
 		run(b, 1, func() { post(b, born, map[string]any{"ocr": "always"}) })
 	})
+}
+
+// denseInvoice is an A4 invoice page of 165 lines: a header and 40 item rows of four columns.
+func denseInvoice() []testdoc.Text {
+	page := []testdoc.Text{
+		{X: 56, Y: 60, Size: 20, Text: "TAX INVOICE"},
+		{X: 56, Y: 90, Size: 10, Text: "Invoice number INV-2024-000117"},
+		{X: 360, Y: 90, Size: 10, Text: "Date 17 January 2024"},
+		{X: 56, Y: 105, Size: 10, Text: "Acme Trading Sdn Bhd, 12 Jalan Example, 50450 Kuala Lumpur"},
+	}
+	for i := range 40 {
+		y := 140 + float64(i)*15
+		page = append(page,
+			testdoc.Text{X: 56, Y: y, Size: 9, Text: fmt.Sprint(i + 1)},
+			testdoc.Text{X: 80, Y: y, Size: 9, Text: fmt.Sprintf("Item description number %d with a long name", i+1)},
+			testdoc.Text{X: 380, Y: y, Size: 9, Text: fmt.Sprintf("%d x 12.50", i%7+1)},
+			testdoc.Text{X: 480, Y: y, Size: 9, Text: fmt.Sprintf("%.2f", float64(i%7+1)*12.5)},
+		)
+	}
+	return append(page, testdoc.Text{X: 380, Y: 760, Size: 11, Text: "TOTAL RM 1,937.50"})
 }
