@@ -145,7 +145,6 @@ func receipts(t testing.TB, n int) []receipt {
 var (
 	rawPDF  = testdoc.Raw
 	stream  = testdoc.Stream
-	deflate = testdoc.Deflate
 	onePage = testdoc.OnePage
 )
 
