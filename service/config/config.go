@@ -278,9 +278,10 @@ func (c Config) Validate() error {
 	if c.MaxImages < 1 {
 		errs = append(errs, fmt.Errorf("max images must be at least 1, got %d", c.MaxImages))
 	}
-	if c.PageTimeout < 0 || c.RenderTimeout <= 0 || c.MaxDocumentTimeout < c.RequestTimeout {
-		errs = append(errs, fmt.Errorf("page timeout must not be negative, render timeout must be positive and max document timeout at least the request timeout (%s), got %s, %s and %s",
-			c.RequestTimeout, c.PageTimeout, c.RenderTimeout, c.MaxDocumentTimeout))
+	// A max document timeout under the request timeout gives documents the request timeout.
+	if c.PageTimeout < 0 || c.RenderTimeout <= 0 || c.MaxDocumentTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("page timeout must not be negative, render and max document timeouts must be positive, got %s, %s and %s",
+			c.PageTimeout, c.RenderTimeout, c.MaxDocumentTimeout))
 	}
 	if c.PDFInstances < 0 {
 		errs = append(errs, fmt.Errorf("pdf instances must not be negative, got %d", c.PDFInstances))
