@@ -97,10 +97,11 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		BodyLimit:             opt.MaxBodyBytes,
 		ErrorHandler:          s.errors,
 		DisableStartupMessage: true,
-		// Long requests (a big scan on a busy CPU) must not be cut by the server before the
-		// request deadline answers with a proper 504.
-		ReadTimeout:  s.longestRequest() + 10*time.Second,
-		WriteTimeout: s.longestRequest() + 10*time.Second,
+		// These bound reading a request (from its first byte) and writing its answer (from the
+		// handler's end), not the handler: a document runs past them until its own deadline
+		// answers (with a proper 504 when it must).
+		ReadTimeout:  opt.RequestTimeout + 10*time.Second,
+		WriteTimeout: opt.RequestTimeout + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
 	})
 	// fasthttp quotes the raw request (Authorization and Cookie included) in the errors it
