@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service"
@@ -25,7 +27,8 @@ import (
 // memory budget: every one is answered with a 4xx (or read, when it is harmless after all) and
 // never a 5xx, within its deadline, without the process's memory growing past the budget (plus
 // slack for the collector and the engine's code), and the service reads a good document
-// afterwards. A page built to draw forever is cut at the render time limit: 422.
+// afterwards, leaving no goroutine behind. A page built to draw forever is cut at the render time
+// limit: 422.
 func TestHostileDocuments(t *testing.T) {
 	const (
 		budget   = 700 << 20
@@ -37,6 +40,8 @@ func TestHostileDocuments(t *testing.T) {
 	gate := admission.New(admission.Options{Budget: budget, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
 	app := docApp(t, service.Options{Gate: gate, MaxRequestCost: budget, RequestTimeout: deadline}, nil,
 		func(c *dococr.Config) { c.OpTimeout = 2 * time.Second })
+	call(t, app, get("/ping")) // warm the app
+	running := goleak.IgnoreCurrent()
 	docs := hostile.PDFs()
 	docs = append(docs, hostile.HostilePDF{Name: "TIFF whose second page claims 60000×60000", Data: hugeTIFFPage(t)})
 	for _, d := range docs {
@@ -71,6 +76,8 @@ func TestHostileDocuments(t *testing.T) {
 	if code, _ := call(t, app, get("/ping")); code != 200 {
 		t.Errorf("/ping: %d", code)
 	}
+	// Nothing a document started outlives it: killed renders, engine instances, page jobs.
+	goleak.VerifyNone(t, running, fasthttpClock)
 }
 
 // hugeTIFFPage is a two-page TIFF whose second page's header claims 60000×60000 pixels.
