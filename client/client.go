@@ -1,5 +1,6 @@
-// Package client is the Go client of ocrgate's HTTP API: [Client.OCR] reads the text of an image,
-// [Client.Extract] has the service's chat model fill a template or JSON Schema from it.
+// Package client is the Go client of ocrgate's HTTP API: [Client.OCR] reads the text of an image
+// or a document (PDF, multi-page TIFF), [Client.OCRBatch] several at once, [Client.Extract] has
+// the service's chat model fill a template or JSON Schema from one.
 //
 // Answers come back typed ([OCRResult], [Extraction]); failures the service answers come back as
 // an [Error] (a *Error) carrying its HTTP status and stable code. Overload (429) and temporary unavailability
@@ -77,6 +78,15 @@ type call struct {
 	requestID string
 	template  string
 	schema    json.RawMessage
+	read      readFields
+}
+
+// readFields are the members of a body that say how to read a document.
+type readFields struct {
+	Pages   string         `json:"pages,omitempty"`
+	OCR     string         `json:"ocr,omitempty"`
+	Words   bool           `json:"words,omitempty"`
+	Options map[string]any `json:"options,omitempty"`
 }
 
 // RequestID sends id as the call's X-Request-ID, so the service's log lines of the call carry it.
@@ -88,10 +98,35 @@ func Template(name string) CallOption { return func(c *call) { c.template = name
 // Schema has Extract fill the caller's own JSON Schema instead of a template.
 func Schema(schema json.RawMessage) CallOption { return func(c *call) { c.schema = schema } }
 
-// OCR reads the text of image (the bytes of a JPEG, PNG, GIF, BMP, TIFF or WebP file).
+// Pages selects the pages of a document to read, 1-based: "1-3,5", "4-" (the default is every
+// page, up to the service's page limit).
+func Pages(spec string) CallOption { return func(c *call) { c.read.Pages = spec } }
+
+// AlwaysOCR has every page of a document OCR'd, even a page whose text layer holds real text
+// (which the service otherwise returns as it is, with Source "text-layer").
+func AlwaysOCR() CallOption { return func(c *call) { c.read.OCR = "always" } }
+
+// Words asks for each region's words (Region.Words).
+func Words() CallOption { return func(c *call) { c.read.Words = true } }
+
+// PipelineOption sets one of the service's per-request pipeline options for this call:
+// "det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "min_score" or
+// "use_cls" (the README and GET /openapi.json give their ranges). The service refuses an unknown
+// option or a value out of range with a 400.
+func PipelineOption(name string, value any) CallOption {
+	return func(c *call) {
+		if c.read.Options == nil {
+			c.read.Options = map[string]any{}
+		}
+		c.read.Options[name] = value
+	}
+}
+
+// OCR reads the text of image: the bytes of a JPEG, PNG, GIF, BMP, TIFF or WebP image, or of a
+// PDF or multi-page TIFF document (then OCRResult.Pages holds its pages).
 func (c *Client) OCR(ctx context.Context, image []byte, opts ...CallOption) (*OCRResult, error) {
 	cl := newCall(opts)
-	body, err := json.Marshal(imageBody{Image: base64.StdEncoding.EncodeToString(image)})
+	body, err := json.Marshal(imageBody{Image: base64.StdEncoding.EncodeToString(image), readFields: cl.read})
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +141,51 @@ func (c *Client) OCR(ctx context.Context, image []byte, opts ...CallOption) (*OC
 	res.RequestID = hdr.Get("X-Request-ID")
 	res.Raw = raw
 	return &res, nil
+}
+
+// OCRBatch reads several images or documents in one call ("images"), each with the same call
+// options, and returns one item per image, in order: its result, or the error the service
+// answered for it alone (a bad image does not fail the others). The error returned is the
+// call's own: the service refused the whole request, or could not be reached.
+func (c *Client) OCRBatch(ctx context.Context, images [][]byte, opts ...CallOption) ([]BatchItem, error) {
+	cl := newCall(opts)
+	enc := make([]string, len(images))
+	for i, im := range images {
+		enc[i] = base64.StdEncoding.EncodeToString(im)
+	}
+	body, err := json.Marshal(batchBody{Images: enc, readFields: cl.read})
+	if err != nil {
+		return nil, err
+	}
+	raw, hdr, err := c.do(ctx, http.MethodPost, "/ocr", body, cl)
+	if err != nil {
+		return nil, err
+	}
+	var ans struct {
+		Results []json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &ans); err != nil || len(ans.Results) != len(images) {
+		return nil, fmt.Errorf("ocrgate: /ocr answer is not a result per image (%d for %d)", len(ans.Results), len(images))
+	}
+	items := make([]BatchItem, len(images))
+	for i, r := range ans.Results {
+		var e struct {
+			Error  string `json:"error"`
+			Code   string `json:"code"`
+			Status int    `json:"status"`
+		}
+		if json.Unmarshal(r, &e) == nil && e.Status != 0 && e.Code != "" {
+			items[i].Err = &Error{Status: e.Status, Code: e.Code, Message: e.Error, RequestID: hdr.Get("X-Request-ID")}
+			continue
+		}
+		var res OCRResult
+		if err := json.Unmarshal(r, &res); err != nil {
+			return nil, fmt.Errorf("ocrgate: result %d is not an OCR result: %w", i, err)
+		}
+		res.RequestID, res.Raw = hdr.Get("X-Request-ID"), r
+		items[i].Result = &res
+	}
+	return items, nil
 }
 
 // OCRReader is OCR on the image r yields. The image is read whole first: it travels as one base64
@@ -125,7 +205,7 @@ func (c *Client) Extract(ctx context.Context, image []byte, opts ...CallOption) 
 	if cl.template != "" && len(cl.schema) > 0 {
 		return nil, errors.New("ocrgate: Extract takes a Template or a Schema, not both")
 	}
-	body, err := json.Marshal(extractBody{Image: base64.StdEncoding.EncodeToString(image), Template: cl.template, Schema: cl.schema})
+	body, err := json.Marshal(extractBody{Image: base64.StdEncoding.EncodeToString(image), Template: cl.template, Schema: cl.schema, readFields: cl.read})
 	if err != nil {
 		return nil, fmt.Errorf("ocrgate: schema is not JSON: %w", err)
 	}
@@ -151,12 +231,19 @@ func (c *Client) ExtractReader(ctx context.Context, r io.Reader, opts ...CallOpt
 
 type imageBody struct {
 	Image string `json:"image"`
+	readFields
+}
+
+type batchBody struct {
+	Images []string `json:"images"`
+	readFields
 }
 
 type extractBody struct {
 	Image    string          `json:"image"`
 	Template string          `json:"template,omitempty"`
 	Schema   json.RawMessage `json:"schema,omitempty"`
+	readFields
 }
 
 func newCall(opts []CallOption) *call {

@@ -14,20 +14,23 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/client"
+	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service"
 )
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// counting counts the HTTP attempts a client makes.
+// counting counts the HTTP attempts a client makes, each once its answer is back (a test that
+// waits for "refused once" must not act while the refusal is still on its way).
 type counting struct {
 	n  atomic.Int32
 	rt http.RoundTripper
 }
 
 func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
 	c.n.Add(1)
-	return c.rt.RoundTrip(r)
+	return resp, err
 }
 
 func newClient(t *testing.T, url string, opts ...client.Option) (*client.Client, *counting) {
@@ -247,5 +250,42 @@ func TestReaderVariants(t *testing.T) {
 	}
 	if _, err := c.Extract(context.Background(), img, client.Template("receipt"), client.Schema(json.RawMessage(`{}`))); err == nil {
 		t.Error("Extract accepted a template and a schema")
+	}
+}
+
+// TestDocuments: a PDF comes back page by page (the pages asked for, with their source and
+// words), several files go in one call with an answer or an error each, and a bad pipeline option
+// is the service's 400.
+func TestDocuments(t *testing.T) {
+	pdf, _, err := testdoc.BornDigital(
+		[]testdoc.Text{{X: 72, Y: 100, Size: 18, Text: "TAX INVOICE 2024-0117"}},
+		[]testdoc.Text{{X: 72, Y: 100, Size: 18, Text: "TOTAL 1299.00 NET"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := newClient(t, serverURL, client.WithAPIKey(apiKey))
+	res, err := c.OCR(t.Context(), pdf, client.Pages("2"), client.Words())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ImageInfo.Format != "pdf" || res.ImageInfo.Pages != 2 || len(res.Pages) != 1 {
+		t.Fatalf("image info %+v, %d pages", res.ImageInfo, len(res.Pages))
+	}
+	p := res.Pages[0]
+	if p.Page != 2 || p.Source != "text-layer" || p.Text != "TOTAL 1299.00 NET" || len(p.Regions) != 1 || len(p.Regions[0].Words) != 3 {
+		t.Errorf("page %+v", p)
+	}
+	items, err := c.OCRBatch(t.Context(), [][]byte{readReceipt(t), []byte("not an image")}, client.PipelineOption("use_cls", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 2 || items[0].Result == nil || len(items[0].Result.Regions) < 20 || items[1].Err == nil ||
+		items[1].Err.Status != 415 || items[1].Err.Code != "unsupported_image_format" {
+		t.Errorf("batch items %+v", items)
+	}
+	_, err = c.OCR(t.Context(), pdf, client.PipelineOption("min_score", 2))
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Code != "invalid_option" {
+		t.Errorf("a bad option: %v", err)
 	}
 }

@@ -58,7 +58,19 @@ func runWithServer(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	url, stop, err := serve(eng.Pipeline, service.Options{APIKeys: []string{apiKey}, Extractor: ex})
+	// Documents as the service reads them (its default settings, its compile cache).
+	cfg, err := config.Load(nil, os.Getenv, io.Discard)
+	if err != nil {
+		return 0, err
+	}
+	docs, _ := setup.Documents(cfg)
+	defer docs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a cold compile under -race
+	defer cancel()
+	if err := docs.Ready(ctx); err != nil {
+		return 0, err
+	}
+	url, stop, err := serve(eng.Pipeline, service.Options{APIKeys: []string{apiKey}, Extractor: ex, Documents: docs, MaxImages: 16})
 	if err != nil {
 		return 0, err
 	}

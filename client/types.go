@@ -16,9 +16,10 @@ type OCRResult struct {
 	// Regions are the detected text boxes of an image, in reading order.
 	Regions []Region `json:"regions"`
 	// Pages is set instead of Regions when the service read a document (a PDF or a multi-page
-	// TIFF, on services that accept them): one entry per page.
+	// TIFF): one entry per selected page, in document order.
 	Pages []Page `json:"pages,omitempty"`
-	// Text is every region's text in reading order: one line per row.
+	// Text is every region's text in reading order: one line per row. For a document, the
+	// pages' texts in order, separated by a form feed ("\f").
 	Text string `json:"text"`
 	// ProcessingTime is the seconds the request took in the service.
 	ProcessingTime float64 `json:"processing_time"`
@@ -32,11 +33,11 @@ type OCRResult struct {
 
 // ImageInfo describes the image (or document) that was read.
 type ImageInfo struct {
-	Width  int    `json:"width"`  // pixels, after EXIF orientation (images)
-	Height int    `json:"height"` //
-	Bytes  int    `json:"bytes"`  // size of the file
-	Format string `json:"format"` // jpeg, png, gif, bmp, tiff, webp (pdf for documents)
-	Pages  int    `json:"pages,omitempty"`
+	Width  int    `json:"width,omitempty"`  // pixels, after EXIF orientation (images)
+	Height int    `json:"height,omitempty"` //
+	Bytes  int    `json:"bytes"`            // size of the file
+	Format string `json:"format"`           // jpeg, png, gif, bmp, tiff, webp; pdf or tiff for documents
+	Pages  int    `json:"pages,omitempty"`  // documents: pages in the document, selected or not
 }
 
 // Region is one detected text box.
@@ -49,6 +50,16 @@ type Region struct {
 	Language      string  `json:"language"`
 	ReadingOrder  int     `json:"reading_order"` // 1-based
 	Row           int     `json:"row"`           // 0-based
+	// Words are the region's words, when the call asked for them (Words()).
+	Words []Word `json:"words,omitempty"`
+}
+
+// Word is one word of a region: located from the recognizer's timesteps (OCR) or the glyph boxes
+// of a PDF's text layer (confidence 1).
+type Word struct {
+	Text          string  `json:"text"`
+	Confidence    float64 `json:"confidence"`
+	BoundingShape Shape   `json:"bounding_shape"`
 }
 
 // Shape is a region's box: four points in original-image pixels, clockwise from the top-left
@@ -67,12 +78,20 @@ type Point struct {
 
 // Page is one page of a document.
 type Page struct {
-	Page    int      `json:"page"` // 1-based
+	Page int `json:"page"` // 1-based, in the document
+	// Width and Height are the pixels of the space the page's boxes are in (the page drawn at
+	// the resolution OCR wants).
 	Width   int      `json:"width"`
 	Height  int      `json:"height"`
-	Source  string   `json:"source"` // "text-layer" (born-digital) or "ocr" (scanned)
+	Source  string   `json:"source"` // "text-layer" (born-digital) or "ocr" (scanned, or "ocr": "always")
 	Regions []Region `json:"regions"`
 	Text    string   `json:"text"`
+}
+
+// BatchItem is one result of OCRBatch: the image's answer, or the error the service gave it.
+type BatchItem struct {
+	Result *OCRResult
+	Err    *Error
 }
 
 // Extraction is the answer of POST /ocr-json: the object the chat model filled, valid against the

@@ -12,6 +12,8 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/dococr"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -74,6 +76,8 @@ func classify(err error) *apiError {
 		nr *notReadyError
 		fe *fiber.Error
 		fr *framing.Error
+		tc *dococr.TooComplexError
+		pc *document.PageCountError
 	)
 	switch {
 	case errors.As(err, &ae):
@@ -88,11 +92,31 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "not_ready", msg: "not ready: " + strings.Join(reasons, "; "), retryAfter: 5}
 	case errors.Is(err, admission.ErrOverloaded):
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
+	case errors.As(err, &tc):
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "document_too_complex", msg: tc.Error()}
+	case errors.As(err, &pc):
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_pages",
+			msg: pc.Error() + `; select fewer with "pages", such as "1-10"`}
+	case errors.Is(err, document.ErrTooLarge):
+		// The messages of document's size errors are built from numbers: sizes and limits.
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "document_too_large", msg: err.Error()}
+	case errors.Is(err, document.ErrEncrypted):
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "encrypted_document",
+			msg: "the document is encrypted (it needs a password to be opened); send it without the password protection"}
+	case errors.Is(err, document.ErrCorrupt):
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "corrupt_document",
+			msg: "the document is corrupt or cut short, or it cannot be read within the PDF engine's limits"}
+	case errors.Is(err, document.ErrNotDocument):
+		return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_image_format",
+			msg: "image format not recognized; send JPEG, PNG, GIF, BMP, TIFF, WebP or PDF"}
+	case errors.Is(err, document.ErrUnavailable):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "document_engine_unavailable",
+			msg: "the PDF engine is not ready; images are read meanwhile, try the document again shortly", retryAfter: 5}
 	case errors.Is(err, imaging.ErrTooLarge):
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "image_too_large", msg: err.Error()}
 	case errors.Is(err, imaging.ErrUnsupportedFormat):
 		return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_image_format",
-			msg: "image format not recognized; send JPEG, PNG, GIF, BMP, TIFF or WebP"}
+			msg: "image format not recognized; send JPEG, PNG, GIF, BMP, TIFF, WebP or PDF"}
 	case errors.Is(err, imaging.ErrUndecodable):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "undecodable_image", msg: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded):

@@ -11,20 +11,25 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/extract"
-	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// Extractor is what the HTTP layer needs from structured extraction.
+// Extractor is what the HTTP layer needs from structured extraction: one object filled from the
+// text of an image (one unnumbered page) or of a document's pages.
 type Extractor interface {
-	Extract(ctx context.Context, s *extract.Schema, page *ocr.Result) (extract.Result, error)
+	ExtractDocument(ctx context.Context, s *extract.Schema, pages []extract.Page) (extract.Result, error)
 }
 
-// extractRequest is the body of /ocr-json: the image, and a template name or the caller's schema.
+// extractRequest is the body of /ocr-json: the image (or document), a template name or the
+// caller's schema, and how to read the document (pages, ocr, options; words changes nothing
+// here).
 type extractRequest struct {
 	Image    *imageField     `json:"image"`
+	Images   presence        `json:"images"`
 	Template string          `json:"template"`
 	Schema   json.RawMessage `json:"schema"`
+	readFields
 }
 
 // Headers with what an /ocr-json call cost, for callers tuning their use.
@@ -32,6 +37,9 @@ const (
 	headerOCRTime      = "X-OCR-Time"
 	headerChatTime     = "X-Chat-Time"
 	headerChatAttempts = "X-Chat-Attempts"
+	// headerChatTextCut names the first page whose text the chat model did not get in full,
+	// when a document's text is longer than OCRGATE_CHAT_MAX_TEXT.
+	headerChatTextCut = "X-Chat-Text-Cut"
 )
 
 // ocrJSON runs OCR on the image and has the chat model fill the schema. The schema and the chat
@@ -39,7 +47,8 @@ const (
 // OCR admission is given back before the chat call starts: a slow chat model must not hold the
 // memory and slots that OCR requests wait for. Chat calls have their own gate.
 func (s *Server) ocrJSON(c *fiber.Ctx) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
 	defer cancel()
 	if s.extract == nil {
 		return extract.ErrNotConfigured
@@ -61,22 +70,29 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if req.Images {
+		return badRequest("images_not_supported", `/ocr-json fills one object from one image or document: send it in "image"`)
+	}
 	if req.Image == nil {
 		return badRequest("missing_image", `request body has no "image" field`)
 	}
-	img := req.Image.data
-
-	ocrStart := time.Now()
-	octx, release, err := s.admitImage(ctx, c, img)
+	r, err := s.newReading(c, req.readFields)
 	if err != nil {
 		return err
 	}
-	page, err := s.runOCR(octx, img)
-	release()
-	leave()
-	c.Set(headerOCRTime, seconds(time.Since(ocrStart)))
+	img := req.Image.data
+
+	pages, err := r.pages(ctx, img, start)
+	leave() // every OCR admission is back by now; the chat call has its own gate
+	c.Set(headerOCRTime, seconds(time.Since(start)))
 	if err != nil {
 		return err
+	}
+	// A document's chat call gets what is left of its deadline; an image's, its own.
+	if len(pages) == 1 && pages[0].Number == 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, start.Add(s.opt.RequestTimeout))
+		defer cancel()
 	}
 
 	chatDone, err := s.admitChat(ctx)
@@ -84,9 +100,12 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 		return err
 	}
 	defer chatDone()
-	res, err := s.extract.Extract(ctx, schema, page)
+	res, err := s.extract.ExtractDocument(ctx, schema, pages)
 	c.Set(headerChatTime, seconds(res.ChatTime))
 	c.Set(headerChatAttempts, strconv.Itoa(res.Attempts))
+	if res.CutAtPage > 0 {
+		c.Set(headerChatTextCut, strconv.Itoa(res.CutAtPage))
+	}
 	if s.metrics != nil && res.Attempts > 0 {
 		s.metrics.Chat(res.ChatTime)
 	}
@@ -95,6 +114,27 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(res.Object)
+}
+
+// pages reads the image or document for the chat model: an image is one unnumbered page; a
+// document's selected pages keep their numbers, for the page markers.
+func (r *reading) pages(ctx context.Context, data []byte, start time.Time) ([]extract.Page, error) {
+	if r.s.opt.Documents != nil && document.Detect(data) != "" {
+		res, err := r.document(ctx, data, start)
+		if err != nil {
+			return nil, err
+		}
+		pages := make([]extract.Page, len(res.Read))
+		for i, p := range res.Read {
+			pages[i] = extract.Page{Number: p.Number, Result: p.Result}
+		}
+		return pages, nil
+	}
+	res, err := r.image(ctx, data, start)
+	if err != nil {
+		return nil, err
+	}
+	return []extract.Page{{Result: res}}, nil
 }
 
 // admitChat takes a chat slot (a no-op without a chat gate); 429 when the chat gate is full.

@@ -22,7 +22,7 @@ import (
 
 // newApp builds the service on the tier's engine (see fixtures) with the given options (rec
 // replaces the pipeline when not nil).
-func newApp(t *testing.T, opt service.Options, rec service.Recognizer) *checkedApp {
+func newApp(t testing.TB, opt service.Options, rec service.Recognizer) *checkedApp {
 	t.Helper()
 	eng := fixtures(t).engine
 	if rec == nil {

@@ -11,11 +11,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// imageRequest is the body of /ocr (and the image part of /ocr-json).
-type imageRequest struct {
-	Image *imageField `json:"image"`
-}
-
 // imageField is the "image" member, decoded from base64 as the JSON is parsed: straight from the
 // body's bytes into the image's, without the intermediate string (as large as the body) that
 // unmarshaling into a string would allocate first. What a request holds before it is admitted is
@@ -42,23 +37,6 @@ func (f *imageField) UnmarshalJSON(raw []byte) error {
 	return err
 }
 
-// imageFromRequest checks the content type, parses the JSON body and decodes its base64 image.
-// The decoded bytes are a fresh allocation: nothing returned points into Fiber's request buffer,
-// which is reused as soon as the handler returns.
-func imageFromRequest(c *fiber.Ctx) ([]byte, error) {
-	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
-		return nil, err
-	}
-	var req imageRequest
-	if err := decodeBody(c.Body(), &req); err != nil {
-		return nil, err
-	}
-	if req.Image == nil {
-		return nil, badRequest("missing_image", `request body has no "image" field`)
-	}
-	return req.Image.data, nil
-}
-
 // decodeBody parses a JSON object body into v. Every failure is a 400 with a message that says
 // what to send; a non-string "image" is called out, as it is the usual mistake.
 func decodeBody(body []byte, v any) error {
@@ -80,6 +58,7 @@ func decodeBody(body []byte, v any) error {
 		if errors.As(err, &te) && te.Field == "template" {
 			return badRequest("invalid_template_field", `"template" must be a string naming a built-in template`)
 		}
+
 		if errors.As(err, &te) {
 			return badRequest("invalid_json", `request body must be a JSON object like {"image": "<base64>"}`)
 		}

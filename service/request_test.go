@@ -87,7 +87,7 @@ func TestImageField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var req imageRequest
+			var req ocrRequest
 			err := decodeBody([]byte(tt.body), &req)
 			if tt.code != "" {
 				var ae *apiError

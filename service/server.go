@@ -5,7 +5,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/dococr"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -25,11 +25,15 @@ import (
 )
 
 // Recognizer is what the HTTP layer needs from the OCR pipeline: the header check and the memory
-// cost of an image before any work, then the work.
+// cost of an image before any work, then the work, on an image or on a rendered document page;
+// and, for a request that sends its own options, a pipeline that runs with them.
 type Recognizer interface {
 	Inspect(image []byte) (imaging.Header, error)
 	Cost(h imaging.Header) int64
 	Run(ctx context.Context, image []byte) (*ocr.Result, error)
+	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
+	Options() ocr.Options
+	With(opt ocr.Options) (*ocr.Pipeline, error)
 }
 
 // Readiness reports whether the model runtime can serve (nil) or why not.
@@ -60,6 +64,11 @@ type Options struct {
 	SchemaLimits extract.Limits
 	// UI serves the demo page at GET / (and its files under /ui/); off, GET / is a 404.
 	UI bool
+	// Documents reads PDFs and multi-page TIFFs sent as "image"; nil refuses them as an
+	// unsupported format (415), as before documents were read.
+	Documents *dococr.Reader
+	// MaxImages bounds the entries of an "images" array (413 beyond; 0: no bound).
+	MaxImages int
 }
 
 // Server holds the handlers' dependencies.
@@ -88,8 +97,9 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		BodyLimit:             opt.MaxBodyBytes,
 		ErrorHandler:          s.errors,
 		DisableStartupMessage: true,
-		// Long requests (a big scan on a busy CPU) must not be cut by the server before the
-		// request deadline answers with a proper 504.
+		// These bound reading a request (from its first byte) and writing its answer (from the
+		// handler's end), not the handler: a document runs past them until its own deadline
+		// answers (with a proper 504 when it must).
 		ReadTimeout:  opt.RequestTimeout + 10*time.Second,
 		WriteTimeout: opt.RequestTimeout + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
@@ -103,7 +113,7 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		AllowMethods: "GET,POST,OPTIONS",
 		AllowHeaders: "Content-Type,Authorization,X-Request-ID",
 		// Scripts on other origins may read the request ID, when to retry and what a call cost.
-		ExposeHeaders: "X-Request-ID,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts",
+		ExposeHeaders: "X-Request-ID,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts,X-Chat-Text-Cut",
 	}))
 	app.Get("/ping", s.ping)
 	app.Get("/healthz", s.healthz)
@@ -175,36 +185,6 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 // readinessTimeout bounds one readiness check: probes are frequent and must answer quickly.
 const readinessTimeout = 2 * time.Second
 
-// ocrHandler runs OCR on the image of an {"image": "<base64>"} body.
-func (s *Server) ocrHandler(c *fiber.Ctx) error {
-	start := time.Now()
-	// fasthttp does not cancel a request's context when the client goes away, so every request
-	// carries its own deadline into the model calls.
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout)
-	defer cancel()
-	// The cheap refusal comes first: a saturated service answers 429 without parsing JSON and
-	// decoding megabytes of base64 it would then have to drop.
-	leave, err := s.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	img, err := imageFromRequest(c)
-	if err != nil {
-		return err
-	}
-	ctx, release, err := s.admitImage(ctx, c, img)
-	if err != nil {
-		return err
-	}
-	defer release()
-	res, err := s.runOCR(ctx, img)
-	if err != nil {
-		return err
-	}
-	return c.JSON(newOCRResponse(res, len(img), time.Since(start)))
-}
-
 // enter is the gate's cheap check before a request's cost is known (a no-op without a gate).
 func (s *Server) enter() (leave func(), err error) {
 	if s.opt.Gate == nil {
@@ -218,55 +198,21 @@ func (s *Server) enter() (leave func(), err error) {
 	return leave, nil
 }
 
-// admitImage checks the image's header, works out what the request will hold in memory, refuses
-// it (413) when that is more than one request may cost, and otherwise waits for the gate to admit
-// that much. The admission goes into the returned context, so that work the request abandons at
-// its deadline but cannot stop (a decoder) keeps it until that work really ends.
-//
-// The cost is the request body (fasthttp holds it until the handler returns), the decoded base64
-// and what the pipeline holds for this image at its peak (ocr.Options.Cost).
-func (s *Server) admitImage(ctx context.Context, c *fiber.Ctx, img []byte) (context.Context, func(), error) {
-	h, err := s.ocr.Inspect(img)
-	if err != nil {
-		return ctx, nil, err
-	}
-	cost := int64(len(c.Body())) + int64(len(img)) + s.ocr.Cost(h)
-	if s.opt.MaxRequestCost > 0 && cost > s.opt.MaxRequestCost {
-		s.rejected("too_costly")
-		return ctx, nil, tooCostly(h, cost, s.opt.MaxRequestCost)
-	}
-	if s.opt.Gate == nil {
-		return ctx, func() {}, nil
-	}
-	release, err := s.opt.Gate.Acquire(ctx, cost)
-	if err != nil {
-		if errors.Is(err, admission.ErrOverloaded) {
-			s.rejected("overloaded")
-		}
-		return ctx, nil, err
-	}
-	ctx, release = admission.Share(ctx, release)
-	return ctx, release, nil
-}
-
 func (s *Server) rejected(reason string) {
 	if s.metrics != nil {
 		s.metrics.Rejected(reason)
 	}
 }
 
-// runOCR runs one admitted OCR job and records its stage metrics.
-func (s *Server) runOCR(ctx context.Context, img []byte) (*ocr.Result, error) {
-	if s.metrics != nil {
-		s.metrics.JobStarted()
-		defer s.metrics.JobDone()
+// LongestRequest is the longest a request may run: RequestTimeout, or the cap of a document's
+// deadline when documents are read. A server shutting down waits this long (and a little more)
+// for the requests in flight.
+func (o Options) LongestRequest() time.Duration {
+	d := o.RequestTimeout
+	if o.Documents != nil {
+		d = max(d, o.Documents.Config().MaxTimeout)
 	}
-	res, err := s.ocr.Run(ctx, img)
-	if err != nil {
-		return nil, err
-	}
-	if s.metrics != nil {
-		s.metrics.Stages(&res.Timings)
-	}
-	return res, nil
+	return d
 }
+
+func (s *Server) longestRequest() time.Duration { return s.opt.LongestRequest() }

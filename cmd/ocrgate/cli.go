@@ -43,6 +43,7 @@ type cliOptions struct {
 	quiet    bool
 	template string
 	schema   string
+	pages    string
 }
 
 // runCLI runs `ocrgate ocr` or `ocrgate extract` (cmd) and returns the exit code. Without a
@@ -86,9 +87,13 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 		defer closeLocal()
 	}
 
+	var read []client.CallOption
+	if opt.pages != "" {
+		read = append(read, client.Pages(opt.pages))
+	}
 	job := func(ctx context.Context, img []byte) (json.RawMessage, string, error) {
 		if cmd == "extract" {
-			var opts []client.CallOption
+			opts := read
 			if opt.template != "" {
 				opts = append(opts, client.Template(opt.template))
 			}
@@ -101,7 +106,7 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 			}
 			return ex.Object, "", nil
 		}
-		res, err := c.OCR(ctx, img)
+		res, err := c.OCR(ctx, img, read...)
 		if err != nil {
 			return nil, "", err
 		}
@@ -122,15 +127,16 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 		fs.StringVar(&opt.template, "template", "", "built-in template to fill: invoice (the service's default) or receipt")
 		fs.StringVar(&opt.schema, "schema", "", "file with your own JSON Schema to fill instead of a template")
 	}
+	fs.StringVar(&opt.pages, "pages", "", `pages of PDFs and multi-page TIFFs to read, e.g. "1-3,5" (default: every page)`)
 	fs.StringVar(&opt.server, "server", opt.server, "URL of a running ocrgate; without it the models run in this process (env OCRGATE_SERVER)")
 	fs.StringVar(&opt.apiKey, "api-key", opt.apiKey, "API key for --server (env OCRGATE_API_KEY)")
 	fs.IntVar(&opt.jobs, "j", opt.jobs, "files read at once")
 	fs.BoolVar(&opt.quiet, "q", false, "no progress on stderr")
 	fs.Usage = func() {
 		if cmd == "ocr" {
-			fmt.Fprintf(stderr, "Usage: ocrgate ocr [flags] FILE...   (- reads standard input)\n\nPrints the text of each image.\n\n")
+			fmt.Fprintf(stderr, "Usage: ocrgate ocr [flags] FILE...   (- reads standard input)\n\nPrints the text of each image or document (PDF, multi-page TIFF; pages separated by a form feed).\n\n")
 		} else {
-			fmt.Fprintf(stderr, "Usage: ocrgate extract [--template NAME | --schema FILE] [flags] FILE...   (- reads standard input)\n\nPrints the object the chat model filled from each image (needs CHAT_BOT_* here, or on --server).\n\n")
+			fmt.Fprintf(stderr, "Usage: ocrgate extract [--template NAME | --schema FILE] [flags] FILE...   (- reads standard input)\n\nPrints the object the chat model filled from each image or document (needs CHAT_BOT_* here, or on --server).\n\n")
 		}
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nExit codes: 0 done, 2 usage, 3 bad input (unreadable file, or refused as 400/413/415/422), 4 service failure.\nWithout --server, the service's OCRGATE_* and CHAT_BOT_* environment variables configure the models.\n")

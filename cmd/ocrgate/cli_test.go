@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service/config"
 )
 
@@ -253,5 +254,31 @@ func TestExtractCommand(t *testing.T) {
 	}
 	if got["total"] != "80.90" || !sawOCR.Load() {
 		t.Errorf("object %v; the OCR text reached the model: %v", got, sawOCR.Load())
+	}
+}
+
+// TestOCRCommandReadsPDFs: `ocrgate ocr invoice.pdf` prints a born-digital PDF's text, page by
+// page, in-process and through --server; --pages picks pages.
+func TestOCRCommandReadsPDFs(t *testing.T) {
+	pdf, _, err := testdoc.BornDigital(
+		[]testdoc.Text{{X: 72, Y: 100, Size: 18, Text: "TAX INVOICE 2024-0117"}},
+		[]testdoc.Text{{X: 72, Y: 100, Size: 18, Text: "TOTAL 1299.00 NET"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "invoice.pdf")
+	if err := os.WriteFile(file, pdf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "TAX INVOICE 2024-0117\fTOTAL 1299.00 NET\n"
+	if r := runOCRGate(os.Getenv, nil, "ocr", file); r.code != exitOK || r.stdout != want {
+		t.Errorf("in-process: exit %d, stdout %q, want %q; stderr %s", r.code, r.stdout, want, r.stderr)
+	}
+	url := startService(t, os.Getenv)
+	if r := runOCRGate(os.Getenv, nil, "ocr", "--server", url, "--pages", "2", file); r.code != exitOK || r.stdout != "TOTAL 1299.00 NET\n" {
+		t.Errorf("--server --pages 2: exit %d, stdout %q; stderr %s", r.code, r.stdout, r.stderr)
+	}
+	if r := runOCRGate(os.Getenv, nil, "ocr", "--server", url, "--pages", "3", file); r.code != exitInput || !strings.Contains(r.stderr, "400 invalid_pages") {
+		t.Errorf("--pages 3 of 2: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

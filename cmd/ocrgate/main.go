@@ -9,6 +9,8 @@
 //	                          this binary, so that the service links no benchmark code)
 //	ocrgate healthcheck [URL] exit 0 when URL (default http://127.0.0.1:$PORT/healthz) answers 200;
 //	                          for container HEALTHCHECKs, where no curl is installed
+//	ocrgate pdf-cache         compile the PDF engine into OCRGATE_PDF_CACHE_DIR and exit (the
+//	                          container image runs it when it is built)
 //
 // main only wires things together; see the service packages for the work.
 package main
@@ -56,6 +58,8 @@ func run(args []string) int {
 			return runTool("ocrgate-bench", args[1:])
 		case "healthcheck":
 			return healthcheck(args[1:])
+		case "pdf-cache":
+			return pdfCache(args[1:])
 		case "ocr", "extract":
 			return runCLI(args[0], args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		case "serve":
@@ -113,6 +117,38 @@ func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
 }
+
+// pdfCache compiles the PDF engine into its cache directory and exits: a container image built
+// with it starts in milliseconds instead of seconds, without writing anything at run time.
+func pdfCache(args []string) int {
+	cfg, err := config.Load(args, os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ocrgate pdf-cache: %v\n", err)
+		return 2
+	}
+	start := time.Now()
+	docs, cache := setup.Documents(cfg)
+	defer docs.Close()
+	if cache == "" {
+		fmt.Fprintf(os.Stderr, "ocrgate pdf-cache: no usable cache directory (OCRGATE_PDF_CACHE_DIR=%q)\n", cfg.PDFCacheDir)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := docs.Ready(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "ocrgate pdf-cache: %v\n", err)
+		return 1
+	}
+	fmt.Printf("PDF engine ready in %s (compile cache: %s)\n", time.Since(start).Round(time.Millisecond), cache)
+	return 0
+}
+
+// engineWait bounds how long start-up waits for the PDF engine's compilation before it measures
+// the memory at rest anyway: a cold compile takes seconds (under a minute on a slow machine).
+const engineWait = 2 * time.Minute
 
 // memoryPlan divides the memory the process may use (its container's limit, or 1 GiB) between
 // what it holds at rest (measured now, with the models loaded), a reserve, and the budget of the
@@ -201,7 +237,7 @@ func serve(cfg config.Config, log *slog.Logger) error {
 	// Stop accepting, let requests in flight finish (they carry their own deadline), then the
 	// deferred eng.Close releases the sessions or the Triton connection.
 	log.Info("shutting down: finishing requests in flight")
-	if err := app.ShutdownWithTimeout(cfg.RequestTimeout + 5*time.Second); err != nil {
+	if err := app.ShutdownWithTimeout(max(cfg.RequestTimeout, cfg.MaxDocumentTimeout) + 5*time.Second); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	log.Info("stopped")
@@ -213,10 +249,14 @@ func serve(cfg config.Config, log *slog.Logger) error {
 // very same app in-process, so what they print is what the API answers.
 func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, error) {
 	start := time.Now()
+	// The PDF engine compiles in the background while the models load.
+	docs, cache := setup.Documents(cfg)
 	eng, err := setup.Open(cfg)
 	if err != nil {
+		docs.Close()
 		return nil, nil, err
 	}
+	eng.AddCloser(docs)
 	log.Info("runtime opened", "runtime", cfg.Runtime, "took", time.Since(start).Round(time.Millisecond))
 	if cfg.Runtime == "triton" {
 		// Say once at start whether Triton is there; /readyz keeps answering the question.
@@ -245,6 +285,17 @@ func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, e
 		eng.Close()
 		return nil, nil, fmt.Errorf("chat model: %w", err)
 	}
+	// The compilation's few hundred MB of garbage must be gone before the memory at rest is
+	// measured, and its compiled code (some 20 MB) must be in it: wait for it first. A
+	// compilation slower than engineWait is measured without; documents wait for it within
+	// their deadline (503 document_engine_unavailable when it does not come).
+	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
+	if err := docs.Ready(ctx); err != nil {
+		log.Warn("PDF engine not ready: documents wait for it, images are served", "err", err)
+	} else {
+		log.Info("PDF engine ready", "took", time.Since(start).Round(time.Millisecond), "cache", cache)
+	}
+	cancel()
 	plan := memoryPlan(cfg, eng)
 	log.Info("memory", "plan", plan)
 	if plan.MaxRequest > plan.Budget {
@@ -266,6 +317,8 @@ func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, e
 		Extractor:    extractor,
 		SchemaLimits: cfg.Chat.Schema,
 		UI:           cfg.UI,
+		Documents:    docs,
+		MaxImages:    cfg.MaxImages,
 	})
 	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout,
 		"chat_max_inflight", cfg.ChatMaxInFlight, "chat_max_queue", cfg.ChatMaxQueue, "auth", len(keys) > 0)

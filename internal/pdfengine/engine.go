@@ -111,29 +111,38 @@ func (e *Engine) start() {
 		// Lets a cancelled context stop a call that is running (see Doc.do).
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(pages)
-	if e.cfg.CacheDir != "" {
-		cache, err := wazero.NewCompilationCacheWithDir(e.cfg.CacheDir)
-		if err == nil {
-			rc = rc.WithCompilationCache(cache)
-		}
-		// An unusable cache directory only costs the compile time; it is not a reason to fail.
+	init := func(rc wazero.RuntimeConfig) (pdfium.Pool, error) {
+		return webassembly.Init(webassembly.Config{
+			// Instances take their linear memory from a reservation of the capped size.
+			Context:  experimental.WithMemoryAllocator(context.Background(), newMemoryAllocator(e.cfg.MemoryLimit)),
+			MinIdle:  0,
+			MaxIdle:  0,
+			MaxTotal: e.cfg.Instances,
+			// No file system at all: a document must not read the host's files (PDFium would
+			// look for system fonts there; its built-in fonts cover the standard 14 and
+			// substitutes).
+			FSConfig:      wazero.NewFSConfig(),
+			RuntimeConfig: rc,
+			Stdout:        io.Discard,
+			Stderr:        io.Discard,
+			// A fresh instance per document: memory a document grew is returned with it, and
+			// no state of one caller's document can reach the next.
+			ReuseWorkers: false,
+		})
 	}
-	pool, err := webassembly.Init(webassembly.Config{
-		// Instances take their linear memory from a reservation of the capped size.
-		Context:  experimental.WithMemoryAllocator(context.Background(), newMemoryAllocator(e.cfg.MemoryLimit)),
-		MinIdle:  0,
-		MaxIdle:  0,
-		MaxTotal: e.cfg.Instances,
-		// No file system at all: a document must not read the host's files (PDFium would look
-		// for system fonts there; its built-in fonts cover the standard 14 and substitutes).
-		FSConfig:      wazero.NewFSConfig(),
-		RuntimeConfig: rc,
-		Stdout:        io.Discard,
-		Stderr:        io.Discard,
-		// A fresh instance per document: memory a document grew is returned with it, and no
-		// state of one caller's document can reach the next.
-		ReuseWorkers: false,
-	})
+	var pool pdfium.Pool
+	err := errors.New("no compilation cache")
+	if e.cfg.CacheDir != "" {
+		if cache, cerr := wazero.NewCompilationCacheWithDir(e.cfg.CacheDir); cerr == nil {
+			// wazero fails the compilation when it cannot write a missing entry into the cache
+			// (a read-only directory, warmed for another CPU): compiled without it below.
+			pool, err = init(rc.WithCompilationCache(cache))
+		}
+	}
+	if err != nil {
+		// Without a (usable) cache directory the engine costs its compile time, nothing more.
+		pool, err = init(rc)
+	}
 	if err != nil {
 		e.err = fmt.Errorf("%w: %v", ErrEngine, err)
 		return

@@ -90,6 +90,21 @@ func (g *Gate) Enter() (leave func(), err error) {
 // MaxWait when the job was not admitted in time, and ctx.Err() when ctx ends first. On success the
 // caller must call release exactly once (later calls do nothing), when the job's memory is free.
 func (g *Gate) Acquire(ctx context.Context, cost int64) (release func(), err error) {
+	return g.acquire(ctx, cost, false)
+}
+
+// Continue admits the next job of a request the gate has already admitted once: the next page of
+// a document, the next image of a batch. It waits in the same first-come, first-served queue as
+// Acquire, so a long document takes its turn between other requests' jobs instead of ahead of
+// them, but neither a full queue nor MaxWait refuses it: only ctx ends its wait. A request that
+// has read half a document must not be answered 429 for the other half; how many such jobs can
+// wait is bounded by the requests Enter lets in. On success the caller must call release exactly
+// once.
+func (g *Gate) Continue(ctx context.Context, cost int64) (release func(), err error) {
+	return g.acquire(ctx, cost, true)
+}
+
+func (g *Gate) acquire(ctx context.Context, cost int64, continuing bool) (release func(), err error) {
 	cost = max(0, cost)
 	g.mu.Lock()
 	if len(g.queue) == 0 && g.fits(cost) {
@@ -97,7 +112,7 @@ func (g *Gate) Acquire(ctx context.Context, cost int64) (release func(), err err
 		g.mu.Unlock()
 		return g.releaser(cost), nil
 	}
-	if len(g.queue) >= g.opt.MaxQueue {
+	if !continuing && len(g.queue) >= g.opt.MaxQueue {
 		g.mu.Unlock()
 		return nil, ErrOverloaded
 	}
@@ -105,12 +120,16 @@ func (g *Gate) Acquire(ctx context.Context, cost int64) (release func(), err err
 	g.queue = append(g.queue, w)
 	g.mu.Unlock()
 
-	timer := time.NewTimer(g.opt.MaxWait)
-	defer timer.Stop()
+	var expired <-chan time.Time
+	if !continuing {
+		timer := time.NewTimer(g.opt.MaxWait)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	select {
 	case <-w.ready:
 		return g.releaser(cost), nil
-	case <-timer.C:
+	case <-expired:
 		err = ErrOverloaded
 	case <-ctx.Done():
 		err = ctx.Err()

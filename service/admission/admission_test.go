@@ -291,3 +291,67 @@ func TestBudgetHolds(t *testing.T) {
 		t.Fatalf("gate not empty at the end: %+v", s)
 	}
 }
+
+// TestContinue: the next job of an admitted request is neither refused by a full queue nor by
+// MaxWait, waits its turn behind jobs that queued before it, and gives up only with its context.
+func TestContinue(t *testing.T) {
+	g := New(Options{Budget: 100, MaxRunning: 1, MaxQueue: 1, MaxWait: 100 * time.Millisecond})
+	first, err := g.Acquire(context.Background(), 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A single receipt queues first (the queue is then full).
+	receipt := make(chan func(), 1)
+	go func() {
+		r, err := g.Acquire(context.Background(), 10)
+		if err != nil {
+			t.Errorf("receipt: %v", err)
+			r = func() {}
+		}
+		receipt <- r
+	}()
+	waitFor(t, "the receipt to queue", func() bool { return g.Stats().Waiting == 1 })
+	// The document's next page queues behind it, past the full queue, and outlives MaxWait.
+	page := make(chan error, 1)
+	var order []string
+	var mu sync.Mutex
+	go func() {
+		r, err := g.Continue(context.Background(), 60)
+		if err == nil {
+			mu.Lock()
+			order = append(order, "page")
+			mu.Unlock()
+			r()
+		}
+		page <- err
+	}()
+	waitFor(t, "the page to queue", func() bool { return g.Stats().Waiting == 2 })
+	if _, err := g.Acquire(context.Background(), 1); !errors.Is(err, ErrOverloaded) {
+		t.Errorf("a new request with the queue full: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	first()
+	r := <-receipt
+	mu.Lock()
+	order = append(order, "receipt")
+	mu.Unlock()
+	time.Sleep(150 * time.Millisecond) // the page has now waited twice MaxWait
+	r()
+	if err := <-page; err != nil {
+		t.Fatalf("page: %v", err)
+	}
+	if order[0] != "receipt" {
+		t.Errorf("admitted in the order %v; the receipt queued first", order)
+	}
+	// Only its context ends a continuing job's wait.
+	hold, _ := g.Acquire(context.Background(), 100)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, err := g.Continue(ctx, 50); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("continue past its deadline: %v", err)
+	}
+	hold()
+	if s := g.Stats(); s.Used != 0 || s.Running != 0 || s.Waiting != 0 {
+		t.Errorf("the gate holds %+v at the end", s)
+	}
+}

@@ -59,6 +59,14 @@ type Config struct {
 	LogLevel           string        // debug, info, warn, error
 	LogFormat          string        // text or json
 	UI                 bool          // serve the demo page at GET / (the API is the same either way)
+	MaxPages           int           // document pages one request may read (413 beyond)
+	MaxImages          int           // entries of an "images" array (413 beyond)
+	PageTimeout        time.Duration // added to a document's deadline per OCR'd page after the first
+	MaxDocumentTimeout time.Duration // cap of a document's (or an "images" array's) deadline
+	RenderTimeout      time.Duration // longest one PDF page may take to be read and drawn (422 beyond)
+	PDFInstances       int           // PDFs open at once in the engine (0: max in-flight)
+	PDFMemory          int64         // memory cap of one PDF engine instance, charged to every job that holds one
+	PDFCacheDir        string        // compiled PDF engine cache ("off": none)
 
 	Chat extract.Options // /ocr-json: chat model (CHAT_BOT_*), timeout, re-asks, schema limits
 
@@ -110,11 +118,19 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		LogLevel:           "info",
 		LogFormat:          "text",
 		UI:                 true,
+		MaxPages:           50,
+		MaxImages:          16,
+		PageTimeout:        15 * time.Second,
+		MaxDocumentTimeout: 10 * time.Minute,
+		RenderTimeout:      10 * time.Second,
+		PDFMemory:          256 << 20,
+		PDFCacheDir:        filepath.Join(home, "cache", "pdfium"),
 		OCR:                ocr.DefaultOptions(),
 		Chat: extract.Options{
 			Timeout:        extract.DefaultTimeout,
 			Reasks:         extract.DefaultReasks,
 			MaxAnswerBytes: extract.DefaultMaxAnswerBytes,
+			MaxText:        extract.DefaultMaxText,
 			Schema: extract.Limits{
 				MaxBytes:      extract.DefaultMaxSchemaBytes,
 				MaxDepth:      extract.DefaultMaxSchemaDepth,
@@ -158,6 +174,15 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
 		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
 		{"OCRGATE_UI", "ui", "serve the demo page at GET / (false: GET / answers 404; the API and /openapi.json stay)", (*boolValue)(&c.UI)},
+		{"OCRGATE_MAX_PAGES", "max-pages", "document pages one request may read, its default selection (every page) included; more is refused with 413", (*intValue)(&c.MaxPages)},
+		{"OCRGATE_MAX_IMAGES", "max-images", "entries of an \"images\" array; more is refused with 413", (*intValue)(&c.MaxImages)},
+		{"OCRGATE_PAGE_TIMEOUT", "page-timeout", "added to a document's deadline for every page it OCRs after the first", (*durationValue)(&c.PageTimeout)},
+		{"OCRGATE_MAX_DOCUMENT_TIMEOUT", "max-document-timeout", "longest deadline of a document or an \"images\" array", (*durationValue)(&c.MaxDocumentTimeout)},
+		{"OCRGATE_RENDER_TIMEOUT", "render-timeout", "longest one PDF page may take to be read and drawn; longer is refused with 422 document_too_complex", (*durationValue)(&c.RenderTimeout)},
+		{"OCRGATE_PDF_INSTANCES", "pdf-instances", "PDFs open at once in the PDF engine (0: max-inflight)", (*intValue)(&c.PDFInstances)},
+		{"OCRGATE_PDF_MEMORY", "pdf-memory", "memory cap of one PDF engine instance, e.g. 256MiB; a job that opens a PDF is charged this much", (*bytesValue)(&c.PDFMemory)},
+		{"OCRGATE_PDF_CACHE_DIR", "pdf-cache-dir", "where the compiled PDF engine is kept between starts (off: nowhere; used read-only when it exists and cannot be written)", (*stringValue)(&c.PDFCacheDir)},
+		{"OCRGATE_CHAT_MAX_TEXT", "chat-max-text", "characters of OCR text sent to the chat model at most; a longer document's text is cut (X-Chat-Text-Cut)", (*intValue)(&c.Chat.MaxText)},
 		{"CHAT_BOT_MODEL", "chat-model", "chat model for /ocr-json (e.g. gpt-4o-mini, qwen2.5:7b); empty: /ocr-json answers 503", (*stringValue)(&c.Chat.Model)},
 		{"CHAT_BOT_BASEURL", "chat-baseurl", "OpenAI-compatible API root with its version segment, e.g. http://localhost:11434/v1", (*stringValue)(&c.Chat.BaseURL)},
 		{"CHAT_BOT_APIKEY", "chat-apikey", "API key for the chat model, sent as a bearer token (never logged)", (*stringValue)(&c.Chat.APIKey)},
@@ -254,6 +279,26 @@ func (c Config) Validate() error {
 	}
 	if c.ChatMaxInFlight < 1 || c.ChatMaxQueue < 0 {
 		errs = append(errs, errors.New("chat max inflight must be ≥ 1 and chat max queue ≥ 0"))
+	}
+	if c.MaxPages < 1 || c.MaxPages > 10_000 {
+		errs = append(errs, fmt.Errorf("max pages must be from 1 to 10000, got %d", c.MaxPages))
+	}
+	if c.MaxImages < 1 {
+		errs = append(errs, fmt.Errorf("max images must be at least 1, got %d", c.MaxImages))
+	}
+	// A max document timeout under the request timeout gives documents the request timeout.
+	if c.PageTimeout < 0 || c.RenderTimeout <= 0 || c.MaxDocumentTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("page timeout must not be negative, render and max document timeouts must be positive, got %s, %s and %s",
+			c.PageTimeout, c.RenderTimeout, c.MaxDocumentTimeout))
+	}
+	if c.PDFInstances < 0 {
+		errs = append(errs, fmt.Errorf("pdf instances must not be negative, got %d", c.PDFInstances))
+	}
+	if c.PDFMemory < 64<<20 || c.PDFMemory > 4<<30 {
+		errs = append(errs, fmt.Errorf("pdf memory must be from 64 MiB to 4 GiB (a WebAssembly memory's limit), got %d", c.PDFMemory))
+	}
+	if c.Chat.MaxText < 1000 {
+		errs = append(errs, fmt.Errorf("chat max text must be at least 1000 characters, got %d", c.Chat.MaxText))
 	}
 	if c.Chat.MaxAnswerBytes < 1024 {
 		errs = append(errs, fmt.Errorf("chat max answer bytes must be at least 1024, got %d", c.Chat.MaxAnswerBytes))
@@ -353,6 +398,23 @@ func (c Config) SessionConfig() (map[string]string, error) {
 	return out, nil
 }
 
+// PDFCache returns the directory the compiled PDF engine is cached in, "" for none ("off").
+func (c Config) PDFCache() string {
+	if strings.EqualFold(strings.TrimSpace(c.PDFCacheDir), "off") {
+		return ""
+	}
+	return c.PDFCacheDir
+}
+
+// Instances returns how many PDFs may be open at once: PDFInstances, or the in-flight limit.
+func (c Config) Instances() int {
+	if c.PDFInstances > 0 {
+		return c.PDFInstances
+	}
+	inflight, _ := c.Admission()
+	return inflight
+}
+
 // ModelPath returns the path of a file in the model directory.
 func (c Config) ModelPath(name string) string { return filepath.Join(c.ModelDir, name) }
 
@@ -381,6 +443,14 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_inflight", c.MaxInFlight),
 		slog.Int("max_queue", c.MaxQueue),
 		slog.Bool("ui", c.UI),
+		slog.Int("max_pages", c.MaxPages),
+		slog.Int("max_images", c.MaxImages),
+		slog.Duration("page_timeout", c.PageTimeout),
+		slog.Duration("max_document_timeout", c.MaxDocumentTimeout),
+		slog.Duration("render_timeout", c.RenderTimeout),
+		slog.Int("pdf_instances", c.PDFInstances),
+		slog.Int64("pdf_memory", c.PDFMemory),
+		slog.String("pdf_cache_dir", c.PDFCacheDir),
 		slog.Int64("memory_budget", c.MemoryBudget),
 		slog.Int64("max_request_memory", c.MaxRequestMemory),
 		slog.Int("max_jpeg_scans", c.OCR.Limits.MaxScans),

@@ -316,6 +316,28 @@ func TestLoadLimits(t *testing.T) {
 		{name: "negative scans", env: map[string]string{"OCRGATE_MAX_JPEG_SCANS": "-1"}, wantErr: "must not be negative"},
 		{name: "no chat slot", env: map[string]string{"OCRGATE_CHAT_MAX_INFLIGHT": "0"}, wantErr: "chat max inflight"},
 		{name: "tiny answer cap", env: map[string]string{"OCRGATE_CHAT_MAX_ANSWER_BYTES": "100"}, wantErr: "answer bytes"},
+		{name: "document defaults", check: func(t *testing.T, c Config) {
+			if c.MaxPages != 50 || c.MaxImages != 16 || c.PageTimeout != 15*time.Second || c.MaxDocumentTimeout != 10*time.Minute ||
+				c.RenderTimeout != 10*time.Second || c.PDFMemory != 256<<20 || c.Chat.MaxText != extract.DefaultMaxText ||
+				c.PDFCache() != filepath.Join(c.Home, "cache", "pdfium") {
+				t.Errorf("document defaults: %+v", c)
+			}
+			if inflight, _ := c.Admission(); c.Instances() != inflight {
+				t.Errorf("PDF instances %d, want max-inflight %d", c.Instances(), inflight)
+			}
+		}},
+		{name: "document settings", env: map[string]string{"OCRGATE_MAX_PAGES": "5", "OCRGATE_PDF_MEMORY": "128MiB",
+			"OCRGATE_PDF_CACHE_DIR": "off", "OCRGATE_PDF_INSTANCES": "3", "OCRGATE_CHAT_MAX_TEXT": "2000"}, check: func(t *testing.T, c Config) {
+			if c.MaxPages != 5 || c.PDFMemory != 128<<20 || c.PDFCache() != "" || c.Instances() != 3 || c.Chat.MaxText != 2000 {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{name: "no pages", env: map[string]string{"OCRGATE_MAX_PAGES": "0"}, wantErr: "max pages"},
+		{name: "no images", env: map[string]string{"OCRGATE_MAX_IMAGES": "0"}, wantErr: "max images"},
+		{name: "no render time", env: map[string]string{"OCRGATE_RENDER_TIMEOUT": "0s"}, wantErr: "render and max document timeouts"},
+		{name: "PDF memory too small", env: map[string]string{"OCRGATE_PDF_MEMORY": "1MiB"}, wantErr: "pdf memory"},
+		{name: "PDF memory past WebAssembly's", env: map[string]string{"OCRGATE_PDF_MEMORY": "5GiB"}, wantErr: "pdf memory"},
+		{name: "tiny chat text", env: map[string]string{"OCRGATE_CHAT_MAX_TEXT": "10"}, wantErr: "chat max text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

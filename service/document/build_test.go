@@ -2,12 +2,9 @@ package document_test
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
-	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,9 +14,9 @@ import (
 	"time"
 
 	"github.com/go-pdf/fpdf"
-	"golang.org/x/image/tiff"
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
+	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service/document"
 )
 
@@ -67,26 +64,17 @@ func testCacheDir() string {
 
 // drawn is a string drawn on a born-digital page: baseline at (X, Y) points from the top-left
 // corner, Helvetica at Size points.
-type drawn struct {
-	X, Y, Size float64
-	Text       string
-}
+type drawn = testdoc.Text
 
 // bornDigital writes a PDF with one page per entry of pages (A4 portrait), each holding its
 // strings, and returns it with the width fpdf measures for each string (in points).
 func bornDigital(t testing.TB, pages ...[]drawn) ([]byte, [][]float64) {
 	t.Helper()
-	pdf := fpdf.New("P", "pt", "A4", "")
-	widths := make([][]float64, len(pages))
-	for i, strs := range pages {
-		pdf.AddPage()
-		for _, s := range strs {
-			pdf.SetFont("Helvetica", "", s.Size)
-			pdf.Text(s.X, s.Y, s.Text)
-			widths[i] = append(widths[i], pdf.GetStringWidth(s.Text))
-		}
+	data, widths, err := testdoc.BornDigital(pages...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return output(t, pdf), widths
+	return data, widths
 }
 
 func newFpdf() *fpdf.Fpdf { return fpdf.New("P", "pt", "A4", "") }
@@ -118,30 +106,11 @@ func markedScanPDF(t testing.TB, jpegs [][]byte) []byte {
 
 func scanned(t testing.TB, jpegs [][]byte, extra []drawn, mark bool) []byte {
 	t.Helper()
-	pdf := fpdf.NewCustom(&fpdf.InitType{UnitStr: "pt", Size: fpdf.SizeType{Wd: 595, Ht: 842}})
-	for i, data := range jpegs {
-		cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("receipt %d: %v", i, err)
-		}
-		w, h := float64(cfg.Width)*72/scanDPI, float64(cfg.Height)*72/scanDPI
-		pdf.AddPageFormat("P", fpdf.SizeType{Wd: w, Ht: h})
-		name := fmt.Sprintf("scan%d", i)
-		pdf.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "JPG"}, bytes.NewReader(data))
-		pdf.ImageOptions(name, 0, 0, w, h, false, fpdf.ImageOptions{ImageType: "JPG"}, 0, "")
-		if mark {
-			pdf.SetFillColor(255, 255, 255)
-			pdf.Rect(0, 0, 0.5, 0.5, "F")
-		}
+	data, err := testdoc.Scanned(jpegs, testdoc.ScanOptions{DPI: scanDPI, Mark: mark, After: extra})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if extra != nil {
-		pdf.AddPageFormat("P", fpdf.SizeType{Wd: 595, Ht: 842})
-		for _, s := range extra {
-			pdf.SetFont("Helvetica", "", s.Size)
-			pdf.Text(s.X, s.Y, s.Text)
-		}
-	}
-	return output(t, pdf)
+	return data
 }
 
 // receipt is one SROIE sample.
@@ -172,111 +141,21 @@ func receipts(t testing.TB, n int) []receipt {
 	return out
 }
 
-// rawPDF assembles a PDF from object bodies (object i+1 is objs[i]) with a correct
-// cross-reference table, so that PDFium reads exactly what a test means and repairs nothing.
-// The catalog must be object 1.
-func rawPDF(objs ...string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
-}
+// The hand-made PDFs and the TIFFs come from internal/testdoc.
+var (
+	rawPDF  = testdoc.Raw
+	stream  = testdoc.Stream
+	onePage = testdoc.OnePage
+)
 
-// stream is a PDF stream object with the given dictionary entries around data.
-func stream(dict string, data []byte) string {
-	return fmt.Sprintf("<< %s /Length %d >>\nstream\n%s\nendstream", dict, len(data), data)
-}
-
-// deflate compresses data with zlib (PDF's FlateDecode).
-func deflate(data []byte) []byte {
-	var b bytes.Buffer
-	w, _ := zlib.NewWriterLevel(&b, zlib.BestCompression)
-	w.Write(data)
-	w.Close()
-	return b.Bytes()
-}
-
-// onePage is a catalog, a page tree and one page of the given media box whose content is
-// object 4 and whose resources are res; more objects follow from object 5.
-func onePage(mediaBox, res, content string, more ...string) []byte {
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [%s] /Resources << %s >> /Contents 4 0 R >>", mediaBox, res),
-		content,
-	}
-	return rawPDF(append(objs, more...)...)
-}
-
-// tiffPages encodes images as a multi-page TIFF: each is encoded alone by x/image/tiff (one IFD)
-// and the files are concatenated, each IFD's offsets moved by its file's position and the IFDs
-// chained. The result is a standard multi-page TIFF (little-endian, as the encoder writes).
+// tiffPages encodes images as a multi-page TIFF (see testdoc.TIFF).
 func tiffPages(t testing.TB, imgs ...image.Image) []byte {
 	t.Helper()
-	var out []byte
-	var prevNext int // position of the previous IFD's next-IFD field in out
-	for i, img := range imgs {
-		var b bytes.Buffer
-		if err := tiff.Encode(&b, img, &tiff.Options{Compression: tiff.Deflate}); err != nil {
-			t.Fatal(err)
-		}
-		f := b.Bytes()
-		base := 0
-		if i == 0 {
-			out = append(out, f...)
-		} else {
-			// Append everything after the header, shifted so that file offset o lands at
-			// base+o-8+8 = base+o with base = len(out)-8.
-			base = len(out) - 8
-			out = append(out, f[8:]...)
-		}
-		ifd := int(le32(f[4:]))
-		n := int(le16(f[ifd:]))
-		pos := base + ifd
-		if i > 0 {
-			// Rebase every offset-valued entry: values that do not fit in 4 bytes and the
-			// strip offsets.
-			for k := 0; k < n; k++ {
-				e := out[pos+2+12*k:]
-				tag, typ, count := le16(e), le16(e[2:]), le32(e[4:])
-				size := map[uint16]uint32{1: 1, 2: 1, 3: 2, 4: 4, 5: 8}[typ] * count
-				if size > 4 {
-					put32(e[8:], le32(e[8:])+uint32(base))
-				}
-				if tag == 273 { // StripOffsets
-					if size <= 4 {
-						put32(e[8:], le32(e[8:])+uint32(base))
-					} else {
-						arr := out[le32(e[8:]):]
-						for j := uint32(0); j < count; j++ {
-							put32(arr[4*j:], le32(arr[4*j:])+uint32(base))
-						}
-					}
-				}
-			}
-			put32(out[prevNext:], uint32(pos))
-		}
-		prevNext = pos + 2 + 12*n
+	data, err := testdoc.TIFF(imgs...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
-}
-
-func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-}
-func put32(b []byte, v uint32) {
-	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	return data
 }
 
 // stripes is a w×h gray test image with a page-specific pattern: a dark square whose position

@@ -1,19 +1,18 @@
 package document_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/document"
 )
 
@@ -31,16 +30,6 @@ const (
 	timeSlack = 10 * time.Second
 )
 
-// fullPageRects fills the whole page n times: trivial to parse, endless to render.
-func fullPageRects(n int) []byte {
-	return bytes.Repeat([]byte("0 0 595 842 re f\n"), n)
-}
-
-// nested is an array nested depth levels deep.
-func nested(depth int) string {
-	return strings.Repeat("[", depth) + strings.Repeat("]", depth)
-}
-
 func hostileSet() []struct {
 	name     string
 	data     []byte
@@ -50,115 +39,33 @@ func hostileSet() []struct {
 	// legitimately slow (a loaded machine, the race detector).
 	want []error
 } {
-	content := stream("", []byte("BT /F1 12 Tf 72 720 Td (HELLO) Tj ET"))
-	font := "/Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >>"
-	imagePage := func(dict string, data []byte) []byte {
-		return onePage("0 0 595 842", "/XObject << /Im1 5 0 R >>",
-			stream("", []byte("q 595 0 0 842 0 0 cm /Im1 Do Q")),
-			stream(dict, data))
-	}
-	zeros := deflate(make([]byte, 64<<20)) // 64 MiB of zeros in ~64 KiB
 	return []struct {
 		name     string
 		data     []byte
 		deadline time.Duration
 		want     []error
 	}{
-		{"page count in the millions", rawPDF(
-			"<< /Type /Catalog /Pages 2 0 R >>",
-			"<< /Type /Pages /Kids [3 0 R] /Count 5000000 >>",
-			"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
-			content,
-		), 30 * time.Second, []error{nil, document.ErrTooManyPages, document.ErrCorrupt}},
-		{"page tree with 20000 kids", rawPDF(
-			"<< /Type /Catalog /Pages 2 0 R >>",
-			"<< /Type /Pages /Kids ["+strings.Repeat("3 0 R ", 20000)+"] /Count 20000 >>",
-			"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
-			content,
-		), 30 * time.Second, []error{nil, document.ErrTooManyPages, document.ErrCorrupt}},
-		{"page 300 inches wide", onePage("0 0 21600 842", font, content),
+		{"page count in the millions", hostile.PDFPageCount(5_000_000), 30 * time.Second, []error{nil, document.ErrTooManyPages, document.ErrCorrupt}},
+		{"page tree with 20000 kids", hostile.PDFRepeatedKids(20_000), 30 * time.Second, []error{nil, document.ErrTooManyPages, document.ErrCorrupt}},
+		{"page 300 inches wide", hostile.PDFPageSize(21_600, 842),
 			30 * time.Second, []error{document.ErrTooLarge}},
-		{"page 200 inches square", onePage("0 0 14400 14400", font, content),
+		{"page 200 inches square", hostile.PDFPageSize(14_400, 14_400),
 			30 * time.Second, []error{nil}},
-		{"page tree that contains itself", rawPDF(
-			"<< /Type /Catalog /Pages 2 0 R >>",
-			"<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>",
-			"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
-			content,
-		), 30 * time.Second, []error{nil, document.ErrCorrupt}},
-		{"resources that refer to themselves", onePage("0 0 595 842", "/Font 5 0 R /XObject 5 0 R", content,
-			"<< /F1 5 0 R /Self 5 0 R >>"), 30 * time.Second, []error{nil, document.ErrCorrupt}},
-		{"form that draws itself", onePage("0 0 595 842", "/XObject << /Fm1 5 0 R >>",
-			stream("", []byte("/Fm1 Do")),
-			stream("/Type /XObject /Subtype /Form /BBox [0 0 595 842] /Resources << /XObject << /Fm1 5 0 R >> >>", []byte("/Fm1 Do"))),
+		{"page tree that contains itself", hostile.PDFSelfTree(), 30 * time.Second, []error{nil, document.ErrCorrupt}},
+		{"resources that refer to themselves", hostile.PDFSelfResources(), 30 * time.Second, []error{nil, document.ErrCorrupt}},
+		{"form that draws itself", hostile.PDFSelfForm(),
 			30 * time.Second, []error{nil, document.ErrCorrupt}},
-		{"arrays nested 100000 deep", onePage("0 0 595 842", "/Deep "+nested(100_000), content),
+		{"arrays nested 100000 deep", hostile.PDFNestedArrays(100_000),
 			30 * time.Second, []error{nil, document.ErrCorrupt}},
-		{"image of 20000×20000 px from 64 KiB", imagePage(
-			"/Type /XObject /Subtype /Image /Width 20000 /Height 20000 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode",
-			zeros), 30 * time.Second, []error{document.ErrTooLarge}},
-		{"image of 12000×12000 px from 64 KiB", imagePage(
-			"/Type /XObject /Subtype /Image /Width 12000 /Height 12000 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode",
-			zeros), 5 * time.Second, []error{nil, document.ErrCorrupt, context.DeadlineExceeded}},
-		{"JBIG2 stream claiming 60000×60000", imagePage(
-			"/Type /XObject /Subtype /Image /Width 60000 /Height 60000 /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /JBIG2Decode",
-			jbig2Garbage(60000, 60000)), 30 * time.Second, []error{document.ErrTooLarge}},
-		{"JBIG2 stream of garbage at 9000×9000", imagePage(
-			"/Type /XObject /Subtype /Image /Width 9000 /Height 9000 /ColorSpace /DeviceGray /BitsPerComponent 1 /Filter /JBIG2Decode",
-			jbig2Garbage(9000, 9000)), 10 * time.Second, []error{nil, document.ErrCorrupt, context.DeadlineExceeded}},
-		{"JPX stream claiming 60000×60000", imagePage(
-			"/Type /XObject /Subtype /Image /Width 60000 /Height 60000 /Filter /JPXDecode",
-			jpxHeader(60000, 60000)), 30 * time.Second, []error{document.ErrTooLarge}},
-		{"JPX stream whose codestream claims 60000×60000", imagePage(
-			"/Type /XObject /Subtype /Image /Width 100 /Height 100 /Filter /JPXDecode",
-			jpxHeader(60000, 60000)), 10 * time.Second, []error{nil, document.ErrCorrupt, context.DeadlineExceeded}},
-		{"page that renders forever", onePage("0 0 595 842", "", stream("/Filter /FlateDecode", deflate(fullPageRects(400_000)))),
+		{"image of 20000×20000 px from 64 KiB", hostile.PDFFlateImage(20_000, 20_000), 30 * time.Second, []error{document.ErrTooLarge}},
+		{"image of 12000×12000 px from 64 KiB", hostile.PDFFlateImage(12_000, 12_000), 5 * time.Second, []error{nil, document.ErrCorrupt, context.DeadlineExceeded}},
+		{"JBIG2 stream claiming 60000×60000", hostile.PDFJBIG2Image(60_000, 60_000), 30 * time.Second, []error{document.ErrTooLarge}},
+		{"JBIG2 stream of garbage at 9000×9000", hostile.PDFJBIG2Image(9_000, 9_000), 10 * time.Second, []error{nil, document.ErrCorrupt, context.DeadlineExceeded}},
+		{"JPX stream claiming 60000×60000", hostile.PDFJPXImage(60_000, 60_000, 60_000, 60_000), 30 * time.Second, []error{document.ErrTooLarge}},
+		{"JPX stream whose codestream claims 60000×60000", hostile.PDFJPXImage(100, 100, 60_000, 60_000), 10 * time.Second, []error{nil, document.ErrCorrupt, context.DeadlineExceeded}},
+		{"page that renders forever", hostile.PDFEndlessPage(400_000),
 			2 * time.Second, []error{context.DeadlineExceeded}},
 	}
-}
-
-// jbig2Garbage is an embedded JBIG2 stream: a page information segment declaring a w×h page,
-// then an immediate generic region segment whose data is noise.
-func jbig2Garbage(w, h uint32) []byte {
-	be := func(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }
-	var b bytes.Buffer
-	// Segment 0: page information (type 48), page 1, 19 bytes of data.
-	b.Write(be(0))
-	b.Write([]byte{48, 0x00, 1})
-	b.Write(be(19))
-	b.Write(be(w))
-	b.Write(be(h))
-	b.Write(be(0))
-	b.Write(be(0))
-	b.Write([]byte{0, 0, 0})
-	// Segment 1: immediate generic region (type 38) covering the page, noise as its data.
-	noise := bytes.Repeat([]byte{0x5A, 0xC3, 0x96, 0x0F, 0xF0, 0x69}, 4000)
-	b.Write(be(1))
-	b.Write([]byte{38, 0x00, 1})
-	b.Write(be(uint32(18 + len(noise))))
-	b.Write(be(w))
-	b.Write(be(h))
-	b.Write(be(0))
-	b.Write(be(0))
-	b.Write([]byte{0, 0})
-	b.Write(noise)
-	return b.Bytes()
-}
-
-// jpxHeader is the start of a JPEG 2000 codestream (SOC, SIZ) declaring a w×h three-component
-// image, followed by nothing that decodes.
-func jpxHeader(w, h uint32) []byte {
-	var b bytes.Buffer
-	b.Write([]byte{0xFF, 0x4F, 0xFF, 0x51, 0x00, 0x2F, 0x00, 0x00})
-	for _, v := range []uint32{w, h, 0, 0, w, h, 0, 0} {
-		b.Write([]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
-	}
-	b.Write([]byte{0x00, 0x03})
-	for range 3 {
-		b.Write([]byte{0x07, 0x01, 0x01})
-	}
-	b.Write(bytes.Repeat([]byte{0xFF, 0x52, 0x00, 0x0C}, 50))
-	return b.Bytes()
 }
 
 // process opens data, reads page 1 and renders it at the scale OCR would use.
@@ -269,7 +176,7 @@ func TestHostilePDFs(t *testing.T) {
 // reports the deadline from then on, and the engine serves the next document.
 func TestRenderAbandonedAtDeadline(t *testing.T) {
 	r := testReader(t)
-	data := onePage("0 0 595 842", "", stream("/Filter /FlateDecode", deflate(fullPageRects(400_000))))
+	data := hostile.PDFEndlessPage(400_000)
 	doc, err := r.Open(ctxFor(t, time.Minute), data)
 	if err != nil {
 		t.Fatal(err)

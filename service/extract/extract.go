@@ -54,6 +54,10 @@ type Options struct {
 	MaxAnswerBytes int64
 	// Schema bounds the schemas callers send. See [Limits].
 	Schema Limits
+	// MaxText bounds the OCR text sent to the model, in characters (default 48 000, about
+	// 12 000 tokens): a document's pages go in order until the next line would pass it, and the
+	// model is told that the text was cut (see Result.CutAtPage).
+	MaxText int
 }
 
 // Defaults for Options.
@@ -61,6 +65,7 @@ const (
 	DefaultTimeout        = 60 * time.Second
 	DefaultReasks         = 2
 	DefaultMaxAnswerBytes = 1 << 20
+	DefaultMaxText        = 48_000
 )
 
 func (o Options) withDefaults() Options {
@@ -72,6 +77,9 @@ func (o Options) withDefaults() Options {
 	o.Reasks = max(0, o.Reasks)
 	if o.MaxAnswerBytes <= 0 {
 		o.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if o.MaxText <= 0 {
+		o.MaxText = DefaultMaxText
 	}
 	o.Schema = o.Schema.withDefaults()
 	return o
@@ -90,6 +98,7 @@ func (o Options) LogValue() slog.Value {
 		slog.Duration("timeout", o.Timeout),
 		slog.Int("reasks", o.Reasks),
 		slog.Int64("max_answer_bytes", o.MaxAnswerBytes),
+		slog.Int("max_text", o.MaxText),
 		slog.Int("max_schema_bytes", o.Schema.MaxBytes),
 		slog.Int("max_schema_depth", o.Schema.MaxDepth),
 		slog.Int("max_schema_properties", o.Schema.MaxProperties),
@@ -172,9 +181,26 @@ type Result struct {
 	Attempts int
 	// ChatTime is the time spent in chat calls, all attempts together.
 	ChatTime time.Duration
+	// CutAtPage is the first page whose text did not reach the model in full because the text
+	// was longer than Options.MaxText (a page's Number; 1 for a single image); 0 when all of it
+	// did.
+	CutAtPage int
 }
 
-// Extract asks the chat model to fill s from the text of page.
+// Page is one page of what the model reads: its number in the document (0 for a single image,
+// which gets no page marker) and its OCR result.
+type Page struct {
+	Number int
+	Result *ocr.Result
+}
+
+// Extract asks the chat model to fill s from the text of one page (an image).
+func (e *Extractor) Extract(ctx context.Context, s *Schema, page *ocr.Result) (Result, error) {
+	return e.ExtractDocument(ctx, s, []Page{{Result: page}})
+}
+
+// ExtractDocument asks the chat model to fill s from the text of a document's pages, in order,
+// each after a page marker; see Extract.
 //
 // It returns an object valid against s, or an error: one wrapping [ErrBadAnswer] when the
 // model's answers stayed unusable, [ErrAuth], [ErrUnreachable] or [ErrUpstream] for the
@@ -185,15 +211,16 @@ type Result struct {
 // Options.Reasks times. An answer cut off at the output limit (finish_reason "length") is not:
 // the corrected answer would be at least as long. Refusals, content-filter stops and empty
 // choices are not either: at temperature 0 the model would say the same again.
-func (e *Extractor) Extract(ctx context.Context, s *Schema, page *ocr.Result) (Result, error) {
+func (e *Extractor) ExtractDocument(ctx context.Context, s *Schema, pages []Page) (Result, error) {
 	if s == nil {
 		return Result{}, errors.New("extract: nil schema")
 	}
+	prompt, cut := documentPrompt(s, pages, e.opt.MaxText)
 	req := openai.ChatCompletionRequest{
 		Model: e.opt.Model,
 		Messages: []openai.ChatCompletionMessage{
 			{Role: openai.ChatMessageRoleSystem, Content: systemPrompt},
-			{Role: openai.ChatMessageRoleUser, Content: userPrompt(s, page)},
+			{Role: openai.ChatMessageRoleUser, Content: prompt},
 		},
 		// Temperature 0 is sent by zeroTemperature: go-openai drops a zero Temperature.
 		ResponseFormat: &openai.ChatCompletionResponseFormat{
@@ -206,7 +233,7 @@ func (e *Extractor) Extract(ctx context.Context, s *Schema, page *ocr.Result) (R
 		},
 	}
 
-	var res Result
+	res := Result{CutAtPage: cut}
 	var bad *badAnswer
 	for attempt := 1; attempt <= e.opt.Reasks+1; attempt++ {
 		res.Attempts = attempt

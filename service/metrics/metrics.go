@@ -23,6 +23,7 @@ type Metrics struct {
 	inFlight      prometheus.Gauge
 	rejected      *prometheus.CounterVec
 	runtimeErrors *prometheus.CounterVec
+	pages         *prometheus.CounterVec
 }
 
 // New registers the collectors, plus Go runtime and process collectors, on a new registry.
@@ -49,8 +50,11 @@ func New() *Metrics {
 		runtimeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocrgate_runtime_errors_total", Help: "Failed model-runtime or chat-model calls, by kind (unavailable, timeout, failed, chat).",
 		}, []string{"kind"}),
+		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocrgate_document_pages_total", Help: "Document pages read, by where their text came from (text-layer, ocr).",
+		}, []string{"source"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.stages, m.inFlight, m.rejected, m.runtimeErrors,
+	reg.MustRegister(m.requests, m.latency, m.stages, m.inFlight, m.rejected, m.runtimeErrors, m.pages,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -71,6 +75,9 @@ func (m *Metrics) Stages(t *ocr.Timings) {
 
 // Chat records the time one structured extraction spent with the chat model.
 func (m *Metrics) Chat(d time.Duration) { m.stages.WithLabelValues("chat").Observe(d.Seconds()) }
+
+// Page records one document page read; source is text-layer or ocr.
+func (m *Metrics) Page(source string) { m.pages.WithLabelValues(source).Inc() }
 
 // JobStarted and JobDone track OCR jobs in flight.
 func (m *Metrics) JobStarted() { m.inFlight.Inc() }

@@ -11,8 +11,11 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ctc"
+	"github.com/ocrgate/ocrgate/service/dococr"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/onnx"
 	"github.com/ocrgate/ocrgate/service/triton"
@@ -100,6 +103,9 @@ func assemble(rt ocr.Runtime, closer io.Closer, cs *ctc.Charset, cfg config.Conf
 	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{closer}}, nil
 }
 
+// AddCloser has Close release c too (after the runtime), such as the document reader.
+func (e *Engine) AddCloser(c io.Closer) { e.closers = append(e.closers, c) }
+
 // Close releases the runtime.
 func (e *Engine) Close() error {
 	var errs []error
@@ -168,4 +174,39 @@ func Embedded(cfg config.Config) (*Engine, error) {
 	}
 	cfg.OCR.RuntimeMemory = ocr.EmbeddedRuntimeMemory
 	return assemble(rt, closerFunc(rt.Close), cs, cfg)
+}
+
+// Documents starts the document reader a Config describes and returns it with the compile cache
+// it uses ("" for none). The PDF engine compiles in the background from now on (see
+// internal/pdfengine): start it before loading the models and the two overlap.
+//
+// The cache directory is used when it exists, even read-only (a cache warmed when the container
+// image was built; an entry it lacks is then compiled, not written), or when it can be created;
+// otherwise the engine compiles at every start.
+func Documents(cfg config.Config) (*dococr.Reader, string) {
+	cache := cfg.PDFCache()
+	if cache != "" {
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			if st, serr := os.Stat(cache); serr != nil || !st.IsDir() {
+				cache = ""
+			}
+		}
+	}
+	docs := document.NewReader(document.Config{
+		Limits: document.Limits{
+			MaxPages: cfg.MaxPages,
+			// TIFF pages and scans read from a PDF are held to the limits of images.
+			Raster: cfg.OCR.Limits,
+		},
+		Engine: pdfengine.Config{Instances: cfg.Instances(), MemoryLimit: cfg.PDFMemory, CacheDir: cache},
+	})
+	inflight, _ := cfg.Admission()
+	return dococr.New(docs, dococr.Config{
+		Scale:        document.DefaultScalePolicy(),
+		EngineMemory: cfg.PDFMemory,
+		OpTimeout:    cfg.RenderTimeout,
+		PageTimeout:  cfg.PageTimeout,
+		MaxTimeout:   cfg.MaxDocumentTimeout,
+		Parallel:     inflight,
+	}), cache
 }

@@ -10,10 +10,16 @@ let current = null; // the file last read: {name, base64}
 
 // What each error code means for a person; the service's own message follows it.
 const explain = {
-  unsupported_image_format: 'That file is not an image ocrgate can read.',
+  unsupported_image_format: 'That file is not an image or document ocrgate can read.',
   unsupported_media_type: 'The request was not sent as JSON.',
   undecodable_image: 'The image looks damaged or cut short.',
   image_too_large: 'The image has too many pixels for this service.',
+  encrypted_document: 'The PDF is password-protected.',
+  corrupt_document: 'The document looks damaged or cut short.',
+  document_too_complex: 'A page of the document takes too long to draw.',
+  document_too_large: 'The document (or a page of it) is too large for this service.',
+  too_many_pages: 'The document has more pages than this service reads at once.',
+  document_engine_unavailable: 'The PDF reader is still starting.',
   body_too_large: 'The file is larger than this service accepts.',
   overloaded: 'The service is busy right now.',
   unauthorized: 'This service needs an API key: enter it above.',

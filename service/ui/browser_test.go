@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/extract"
@@ -32,7 +33,8 @@ const (
 // playwright-core; nothing downloads a browser) against the real service with the real models,
 // uploads a SROIE receipt through the file input and checks what a person sees: as many boxes as
 // the API found regions, the receipt's text, the 401 and 415 answers explained, the extraction
-// result, keyboard and narrow-window use (browsertest/page.test.mjs has the checks). `make test`
+// result, keyboard and narrow-window use, and a two-page PDF shown page by page with its text
+// (browsertest/page.test.mjs has the checks). `make test`
 // installs Chromium and playwright-core first (scripts/browser_tools.sh).
 func TestPageInChromium(t *testing.T) {
 	if testing.Short() {
@@ -60,15 +62,30 @@ func TestPageInChromium(t *testing.T) {
 		}
 	}
 
-	url := startService(t)
+	// A born-digital PDF of two pages, written here: the page must show both pages (boxes on
+	// blank sheets) and their text.
+	pdf, _, err := testdoc.BornDigital(
+		[]testdoc.Text{{X: 72, Y: 100, Size: 18, Text: "TAX INVOICE 2024-0117"}, {X: 72, Y: 140, Size: 12, Text: "TOTAL DUE 1299.00"}},
+		[]testdoc.Text{{X: 72, Y: 100, Size: 16, Text: "THANK YOU FOR THE PAYMENT"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := t.TempDir()
+	pdfPath := filepath.Join(out, "invoice.pdf")
+	if err := os.WriteFile(pdfPath, pdf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pdfText := []string{"TAX INVOICE 2024-0117", "TOTAL DUE 1299.00", "THANK YOU FOR THE PAYMENT"}
+
+	url := startService(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "page.test.mjs")
 	cmd.Dir = "browsertest"
 	cmd.Env = append(os.Environ(),
 		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt),
-		"KNOWN="+strings.Join(known, "\n"), "OUT_DIR="+out, "CHROMIUM="+browser)
+		"KNOWN="+strings.Join(known, "\n"), "OUT_DIR="+out, "CHROMIUM="+browser,
+		"PDF="+pdfPath, "PDF_TEXT="+strings.Join(pdfText, "\n"))
 	output, err := cmd.CombinedOutput()
 	t.Logf("%s", output)
 	if err != nil {
@@ -132,9 +149,16 @@ func startService(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	docs, _ := setup.Documents(cfg)
+	t.Cleanup(func() { docs.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a cold compile under -race
+	defer cancel()
+	if err := docs.Ready(ctx); err != nil {
+		t.Fatalf("PDF engine: %v", err)
+	}
 	app := service.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), service.Options{
 		RequestTimeout: 2 * time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
-		APIKeys: []string{apiKey}, Extractor: ex, UI: true,
+		APIKeys: []string{apiKey}, Extractor: ex, UI: true, Documents: docs,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -7,6 +7,7 @@
 //   RECEIPT          a sroie-dev receipt;  KNOWN: lines of its ground truth, one per line
 //   OUT_DIR          where the screenshots and a text file go
 //   CHROMIUM         the browser executable
+//   PDF              a two-page born-digital PDF;  PDF_TEXT: lines of its text, one per line
 //
 // Exits non-zero, saying what failed, when the page does not do what a person expects.
 import assert from 'node:assert/strict';
@@ -25,6 +26,8 @@ const key = env('OCRGATE_KEY');
 const receipt = env('RECEIPT');
 const known = env('KNOWN').split('\n').filter(Boolean);
 const out = env('OUT_DIR');
+const pdf = env('PDF');
+const pdfText = env('PDF_TEXT').split('\n').filter(Boolean);
 const step = (msg) => console.log('page test: ' + msg);
 
 const profile = mkdtempSync(join(tmpdir(), 'ocrgate-chromium-'));
@@ -158,9 +161,31 @@ try {
   await page.setInputFiles('#file', notes);
   await page.locator('#status.error').waitFor();
   const refusal = await page.textContent('#status');
-  assert.match(refusal, /^415 unsupported_image_format: That file is not an image ocrgate can read\. \(image format not recognized/, 'the 415 is not explained');
+  assert.match(refusal, /^415 unsupported_image_format: That file is not an image or document ocrgate can read\. \(image format not recognized/, 'the 415 is not explained');
   assert.ok(!refusal.includes('This is a text file'), 'the message echoes the file');
   step('415 explained: ' + refusal);
+
+  // A PDF: each page drawn as boxes on a blank sheet of the page's shape, captioned with its
+  // number and where its text came from; the text of every page shown.
+  const docAnswer = page.waitForResponse((r) => r.url() === base + '/ocr' && r.request().method() === 'POST');
+  await page.setInputFiles('#file', pdf);
+  const docResp = await docAnswer;
+  assert.equal(docResp.status(), 200);
+  const doc = await docResp.json();
+  await page.locator('#status:not(.error)', { hasText: 'Read invoice.pdf.' }).waitFor();
+  assert.equal(doc.pages.length, 2, 'the API read ' + doc.pages.length + ' pages');
+  assert.equal(await page.locator('#pages figure.page').count(), 2, 'the page does not show two pages');
+  assert.equal(await page.locator('#pages .sheet img').count(), 0, 'a document page shows an image');
+  const captions = await page.locator('#pages figcaption').allTextContents();
+  assert.deepEqual(captions, ['Page 1 (text-layer)', 'Page 2 (text-layer)']);
+  const docRegions = doc.pages.reduce((n, p) => n + p.regions.length, 0);
+  assert.equal(await page.locator('svg polygon.box').count(), docRegions, 'boxes drawn ≠ regions of the pages');
+  const ratio = await page.locator('#pages .sheet').first().evaluate((el) => el.getBoundingClientRect().height / el.getBoundingClientRect().width);
+  assert.ok(Math.abs(ratio - doc.pages[0].height / doc.pages[0].width) < 0.02, 'the sheet is not the page\'s shape: ' + ratio);
+  const docShown = await page.textContent('#text');
+  for (const k of pdfText) assert.ok(docShown.includes(k), 'the page does not show "' + k + '" from the PDF');
+  assert.match(await page.textContent('#meta'), /^3 regions · .* pdf 2 pages$/);
+  step('PDF: 2 pages, ' + docRegions + ' boxes, shows ' + pdfText.map((k) => '"' + k + '"').join(', '));
 
   assert.deepEqual(errors, [], 'errors while the page ran');
   step('all checks passed');
