@@ -212,6 +212,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_CLS_PAGE_SAMPLE", "cls-page-sample", "classify this many of a page's widest crops first; if at most one in six reads upside down, take the page as upright and classify no other horizontal crop (0: classify every crop)", (*intValue)(&o.ClsPageSample)},
 		{"OCRGATE_CLS_BATCH", "cls-batch", "crops per classifier batch", (*intValue)(&o.ClsBatchSize)},
 		{"OCRGATE_REC_BATCH", "rec-batch", "crops per recognizer batch", (*intValue)(&o.RecBatchSize)},
+		{"OCRGATE_REC_BATCH_PIXELS", "rec-batch-pixels", "most input pixels (crops × 48 × bucket width) of one recognizer batch; wide buckets hold fewer crops (0: no cap)", (*intValue)(&o.RecBatchPixels)},
+		{"OCRGATE_BATCH_PIXELS_IN_FLIGHT", "batch-pixels-in-flight", "most input pixels of one image's recognizer or classifier batches in flight together, which bounds their memory whatever the core count (0: no cap)", (*intValue)(&o.BatchPixelsInFlight)},
 		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer and classifier batches of one image in flight at once (0: as many as ort-intra-threads)", (*intValue)(&o.BatchParallel)},
 		{"OCRGATE_REC_WIDTH_BUCKETS", "rec-width-buckets", "comma-separated widths recognizer batches are padded to, ascending; wider crops are squeezed to the last", (*intListValue)(&o.RecWidthBuckets)},
 		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},

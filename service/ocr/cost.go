@@ -14,30 +14,36 @@ import (
 // sets from the same budget.
 
 // RuntimeMemory describes the memory a model runtime allocates in this process per inference, on
-// top of the Go input and output tensors the pipeline holds: for the embedded ONNX Runtime its
-// activations and its own copy of the output; for Triton, the received message the output is
-// copied from.
+// top of the Go input tensors the pipeline holds: for the embedded ONNX Runtime its activations
+// and its own copy of the output; for Triton, the received message the output is copied from.
 type RuntimeMemory struct {
 	DetBase     int64 // bytes per detector run, whatever its size
 	DetPerPixel int64 // bytes per detector input pixel (H×W)
 	RecPerPixel int64 // bytes per recognizer input pixel (N×48×W)
+	// RecOutPerPixel is the recognizer's output as the pipeline holds it in Go, per input pixel:
+	// the prepared recognizer's three values per timestep, or the exported graph's 6 625 class
+	// probabilities, one timestep per 8 columns of a 48-pixel-high input.
+	RecOutPerPixel int64
 }
 
-// EmbeddedRuntimeMemory is what ONNX Runtime 1.24 (CPU, default arena) adds per inference for the
-// PP-OCRv4 models, measured as the peak-RSS growth of one run in a fresh process, output copied to
-// Go included: detector 18 MB at 320×320, 138 MB at 960×704, 461 MB at 1728×1728; recognizer
-// (batches of 6) 33 MB at 320 px wide, 126 MB at 960, 252 MB at 2560. The figures are upper
-// envelopes of those measurements (165 and 460 bytes a pixel) less the Go output, which Cost
-// counts itself.
-var EmbeddedRuntimeMemory = RuntimeMemory{DetBase: 30 << 20, DetPerPixel: 161, RecPerPixel: 391}
+// EmbeddedRuntimeMemory is what ONNX Runtime 1.30 (CPU, default arena) adds per inference for the
+// prepared PP-OCRv4 models (int8 recognizer, compact output), measured by BenchmarkRunMemory in
+// service/onnx as the peak-RSS growth of runs in a fresh process, less the Go output: detector
+// 14 MiB at 320×320, 94 MiB at 960×704, 150 MiB at 960×960, 443 MiB at 1728×1728 (144–171 bytes
+// a pixel); recognizer batches of 6 at 64, 320, 960 and 2 560 px wide 6, 23, 101 and 205 MiB
+// (257–384 bytes a pixel), two batches at once 8, 40, 122 and 363 MiB. The figures are upper
+// envelopes of those measurements.
+var EmbeddedRuntimeMemory = RuntimeMemory{DetBase: 30 << 20, DetPerPixel: 161, RecPerPixel: 391, RecOutPerPixel: 1}
 
 // TritonRuntimeMemory is what a Triton call holds in this process: the response message the
-// outputs are copied from (outputs through shared memory need less).
-var TritonRuntimeMemory = RuntimeMemory{DetPerPixel: 4, RecPerPixel: recOutPerPixel}
+// outputs are copied from (outputs through shared memory need less). Triton may serve the
+// exported recognizer, whose output is every class's probability, so both recognizer figures
+// are that output's size.
+var TritonRuntimeMemory = RuntimeMemory{DetPerPixel: 4, RecPerPixel: fullRecOutPerPixel, RecOutPerPixel: fullRecOutPerPixel}
 
-// recOutPerPixel is the recognizer's output per input pixel: 6 625 float32 class scores per
-// timestep, one timestep per 8 columns of a 48-pixel-high input.
-const recOutPerPixel = 6625 * 4 / (8 * 48)
+// fullRecOutPerPixel is the exported recognizer's output per input pixel: 6 625 float32 class
+// probabilities per timestep, one timestep per 8 columns of a 48-pixel-high input.
+const fullRecOutPerPixel = 6625 * 4 / (8 * 48)
 
 // cropBytesEstimate is the memory of a page's crops (RGBA at recognizer height): at most 4.4 MB
 // on every page of the SROIE dev set (26–112 regions); the estimate allows four times that. A
@@ -70,9 +76,9 @@ func (p *Pipeline) Inspect(data []byte) (imaging.Header, error) {
 //     detection policy can pick for this image (the first pass's DetLimitSide, or a second pass of
 //     up to DetMaxPixels), the DB post-processing's runs (bounded by 10 bytes a pixel of the map)
 //     and the runtime's working memory for that input;
-//   - recognition: the page's crops (see cropBytesEstimate), and RecParallel batches in flight of
-//     RecBatchSize crops at the widest bucket a crop of this image can reach: input, the softmax
-//     output (6 625 classes every 8 columns) and the runtime's working memory.
+//   - recognition: the page's crops (see cropBytesEstimate), and the batches in flight (see
+//     BatchPixelsInFlight), each at most the largest batch (see RecBatchPixels) of a bucket a
+//     crop of this image can reach: input, output and the runtime's working memory.
 //
 // A rendered document page costs its own pixels plus ModelBytes of its size.
 func (o Options) ModelBytes(width, height int) int64 {
@@ -122,18 +128,44 @@ func (o Options) recognitionBytes(w, h int) int64 {
 	// A crop is RecHeight tall and as wide as its box's aspect ratio makes it. Boxes are at least
 	// MinSize+2 detector pixels thick after unclipping, and the detector never upscales, so no
 	// box is thinner than that in the image either: the widest crop is bounded by the image.
+	// (That bound reaches the widest bucket for any image with a side over a few hundred pixels;
+	// RecBatchPixels is what keeps a wide bucket's batch as cheap as a narrow one's.)
 	widest := float64(o.RecHeight) * float64(max(w, h)) / (o.DB.MinSize + 2)
-	bucket := o.RecWidthBuckets[len(o.RecWidthBuckets)-1]
+	var px int64
 	for _, b := range o.RecWidthBuckets {
+		px = max(px, o.recBatchPixels(b))
 		if float64(b) >= widest {
-			bucket = b
 			break
 		}
 	}
-	px := int64(o.RecBatchSize) * int64(o.RecHeight) * int64(bucket)
-	// Input (3 float32), output, the runtime's share.
-	batch := px * (4*3 + recOutPerPixel + o.RuntimeMemory.RecPerPixel)
-	return cropBytesEstimate + int64(max(1, o.BatchParallel))*batch
+	// Input (3 float32), output, the runtime's share, for every batch in flight.
+	rt := o.RuntimeMemory
+	return cropBytesEstimate + o.pixelsInFlight(px)*(4*3+rt.RecOutPerPixel+rt.RecPerPixel)
+}
+
+// pixelsInFlight bounds the input pixels of one image's batches in flight together when the
+// largest of them holds px (see BatchPixelsInFlight and Pipeline.inFlight).
+func (o Options) pixelsInFlight(px int64) int64 {
+	all := int64(max(1, o.BatchParallel)) * px
+	if o.BatchPixelsInFlight <= 0 {
+		return all
+	}
+	return min(all, max(int64(o.BatchPixelsInFlight), px))
+}
+
+// recBatchCrops is how many crops a recognizer batch of the bucket width holds (see
+// RecBatchPixels).
+func (o Options) recBatchCrops(width int) int {
+	n := o.RecBatchSize
+	if o.RecBatchPixels > 0 {
+		n = min(n, o.RecBatchPixels/(o.RecHeight*width))
+	}
+	return max(1, n)
+}
+
+// recBatchPixels is the input size, in pixels, of a full recognizer batch of the bucket width.
+func (o Options) recBatchPixels(width int) int64 {
+	return int64(o.recBatchCrops(width)) * int64(o.RecHeight) * int64(width)
 }
 
 // RuntimeWork is the most memory the model runtime allocates in this process for one request
@@ -142,6 +174,9 @@ func (o Options) recognitionBytes(w, h int) int64 {
 func (o Options) RuntimeWork() int64 {
 	rt := o.RuntimeMemory
 	detPx := max(int64(o.DetLimitSide)*int64(o.DetLimitSide), int64(o.DetMaxPixels)*11/10)
-	recPx := int64(o.RecBatchSize) * int64(o.RecHeight) * int64(o.RecWidthBuckets[len(o.RecWidthBuckets)-1])
-	return max(rt.DetBase+detPx*rt.DetPerPixel, int64(max(1, o.BatchParallel))*recPx*rt.RecPerPixel)
+	var recPx int64
+	for _, b := range o.RecWidthBuckets {
+		recPx = max(recPx, o.recBatchPixels(b))
+	}
+	return max(rt.DetBase+detPx*rt.DetPerPixel, o.pixelsInFlight(recPx)*rt.RecPerPixel)
 }

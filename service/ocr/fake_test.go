@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,4 +175,91 @@ type badShape struct{}
 
 func (badShape) Infer(context.Context, ocr.Model, ocr.Tensor) (ocr.Tensor, error) {
 	return ocr.Tensor{Shape: []int64{1, 2}, Data: []float32{0, 1}}, nil
+}
+
+// pixelGauge is a runtime that records the largest recognizer input in flight at once, in pixels
+// (N×H×W), and the largest single batch.
+type pixelGauge struct {
+	ocrtest.Runtime
+	mu                   sync.Mutex
+	now, peak, peakBatch int64
+	recCalls             int
+}
+
+func (g *pixelGauge) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.Tensor, error) {
+	if m != ocr.Recognizer {
+		return g.Runtime.Infer(ctx, m, in)
+	}
+	px := in.Shape[0] * in.Shape[2] * in.Shape[3]
+	g.mu.Lock()
+	g.now += px
+	g.peak = max(g.peak, g.now)
+	g.peakBatch = max(g.peakBatch, px)
+	g.recCalls++
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.now -= px
+		g.mu.Unlock()
+	}()
+	return g.Runtime.Infer(ctx, m, in)
+}
+
+// TestBatchPixelsBounded runs a page of many lines, short and very wide, with eight batches
+// allowed in flight, and checks that no recognizer batch exceeds RecBatchPixels (or one crop, when
+// a crop alone is larger) and that the batches in flight never hold more than BatchPixelsInFlight
+// together (or the largest batch alone): the bounds Cost relies on. The text must not change.
+func TestBatchPixelsBounded(t *testing.T) {
+	var blocks []ocrtest.Block
+	var want []string
+	for i := range 24 {
+		w := 80 + (i%6)*60
+		if i%5 == 0 {
+			w = 1160 // a crop of the widest buckets
+		}
+		blocks = append(blocks, ocrtest.Block{Rect: image.Rect(20, 20+i*40, 20+w, 44+i*40), Word: i % len(ocrtest.Words)})
+		want = append(want, ocrtest.Words[i%len(ocrtest.Words)])
+	}
+	img := ocrtest.PNG(ocrtest.Page(1200, 20+24*40+20, blocks...))
+	const batchPx, inFlightPx = 6 * 48 * 256, 2 * 6 * 48 * 256
+	for _, tt := range []struct {
+		name              string
+		batchPx, flightPx int
+	}{
+		{"capped", batchPx, inFlightPx},
+		{"uncapped", 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &pixelGauge{Runtime: ocrtest.Runtime{Delay: 5 * time.Millisecond}}
+			p := fakePipeline(t, g, func(o *ocr.Options) {
+				o.UseClassifier = false
+				o.BatchParallel = 8
+				o.RecBatchPixels = tt.batchPx
+				o.BatchPixelsInFlight = tt.flightPx
+			})
+			res, err := p.Run(t.Context(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(strings.Fields(res.Text), " "); got != strings.Join(strings.Fields(strings.Join(want, " ")), " ") {
+				t.Errorf("text %q, want the 24 words in order", res.Text)
+			}
+			widest := int64(48 * 2560)
+			if tt.batchPx == 0 {
+				if g.peak <= inFlightPx {
+					t.Errorf("uncapped: %d px in flight at most; the page should exceed %d (the test no longer exercises the cap)", g.peak, inFlightPx)
+				}
+				return
+			}
+			if g.peakBatch > max(int64(tt.batchPx), widest) {
+				t.Errorf("a batch of %d px; the cap is %d", g.peakBatch, tt.batchPx)
+			}
+			if g.peak > max(int64(tt.flightPx), g.peakBatch) {
+				t.Errorf("%d px in flight; the cap is %d", g.peak, tt.flightPx)
+			}
+			if g.recCalls < 5 {
+				t.Errorf("%d recognizer batches; the page should need several", g.recCalls)
+			}
+		})
+	}
 }

@@ -53,14 +53,24 @@ type Options struct {
 	// batcher merge crops of concurrent requests, which it can only do for equal shapes.
 	RecWidthBuckets []int
 	RecBatchSize    int
+	// RecBatchPixels caps a recognizer batch's input (crops × RecHeight × bucket width): a batch
+	// of a wide bucket holds fewer than RecBatchSize crops (never fewer than one), so a batch's
+	// memory is the same bounded figure whatever the crops' widths, and Cost need not charge
+	// every image for RecBatchSize crops of the widest bucket. 0: RecBatchSize crops always.
+	RecBatchPixels int
 	// BatchParallel is how many recognizer (and classifier) batches of one image may be in flight
 	// at once (0 or 1: one at a time; the service's configuration defaults it to the core count).
 	// The embedded runtime runs these models single-threaded, so this is what spreads them over the
 	// cores; with Triton it overlaps transfers with inference. Above 1, stage timings
 	// overlap (they are summed per batch), so per-stage shares no longer add up to the wall time.
 	BatchParallel int
-	RecNorm       imaging.Norm
-	CTC           ctc.Options
+	// BatchPixelsInFlight caps the input pixels of the recognizer (or classifier) batches of one
+	// image in flight together, whatever BatchParallel allows (a larger batch runs alone): the
+	// runtime's working memory grows with them, and the request's cost must not grow with the
+	// core count. 0: no cap.
+	BatchPixelsInFlight int
+	RecNorm             imaging.Norm
+	CTC                 ctc.Options
 	// ASCIIPunctuation reads fullwidth punctuation as ASCII in lines without CJK characters.
 	ASCIIPunctuation bool
 	MinScore         float32 // regions recognized with a lower score are dropped (the seed's 0.5)
@@ -86,23 +96,25 @@ func DefaultOptions() Options {
 			Std:  [3]float32{0.229, 0.224, 0.225},
 			BGR:  true,
 		},
-		DB:               dbnet.DefaultOptions(),
-		CropRotateRatio:  1.5,
-		UseClassifier:    true,
-		ClsThreshold:     0.9,
-		ClsPageSample:    12,
-		ClsWidth:         192,
-		ClsHeight:        48,
-		ClsBatchSize:     6,
-		ClsNorm:          half,
-		RecHeight:        48,
-		RecWidthBuckets:  []int{64, 96, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 800, 960, 1280, 1920, 2560},
-		RecBatchSize:     6,
-		RecNorm:          half,
-		CTC:              ctc.DefaultOptions(),
-		ASCIIPunctuation: true,
-		MinScore:         0.5,
-		RowOverlap:       0.5,
+		DB:                  dbnet.DefaultOptions(),
+		CropRotateRatio:     1.5,
+		UseClassifier:       true,
+		ClsThreshold:        0.9,
+		ClsPageSample:       12,
+		ClsWidth:            192,
+		ClsHeight:           48,
+		ClsBatchSize:        6,
+		ClsNorm:             half,
+		RecHeight:           48,
+		RecWidthBuckets:     []int{64, 96, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 800, 960, 1280, 1920, 2560},
+		RecBatchSize:        6,
+		RecBatchPixels:      6 * 48 * 960,
+		BatchPixelsInFlight: 2 * 6 * 48 * 960,
+		RecNorm:             half,
+		CTC:                 ctc.DefaultOptions(),
+		ASCIIPunctuation:    true,
+		MinScore:            0.5,
+		RowOverlap:          0.5,
 	}
 }
 
@@ -127,6 +139,8 @@ func (o Options) Validate() error {
 	check(o.ClsPageSample >= 0, "classifier page sample must not be negative, got %d", o.ClsPageSample)
 	check(o.ClsHeight == o.RecHeight, "classifier height (%d) must equal recognizer height (%d): both read the same crops", o.ClsHeight, o.RecHeight)
 	check(o.RecHeight > 0 && o.RecBatchSize > 0, "recognizer height and batch size must be positive")
+	check(o.RecBatchPixels >= 0, "recognizer batch pixels must not be negative, got %d", o.RecBatchPixels)
+	check(o.BatchPixelsInFlight >= 0, "batch pixels in flight must not be negative, got %d", o.BatchPixelsInFlight)
 	check(o.BatchParallel >= 0, "batches in flight must not be negative, got %d", o.BatchParallel)
 	check(len(o.RecWidthBuckets) > 0 && slices.IsSorted(o.RecWidthBuckets) && o.RecWidthBuckets[0] >= 8,
 		"recognizer width buckets must be ascending and at least 8 px, got %v", o.RecWidthBuckets)

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"golang.org/x/sync/semaphore"
 	"sync/atomic"
 	"time"
 
@@ -147,7 +149,11 @@ func (p *Pipeline) classifyCrops(ctx context.Context, crops []*crop, idx []int, 
 	for lo := 0; lo < len(idx); lo += p.opt.ClsBatchSize {
 		batches = append(batches, idx[lo:min(lo+p.opt.ClsBatchSize, len(idx))])
 	}
-	return p.inFlight(ctx, len(batches), tm, func(ctx context.Context, i int, tm *Timings) error {
+	weights := make([]int64, len(batches))
+	for i, b := range batches {
+		weights[i] = int64(len(b)) * int64(p.opt.ClsHeight) * int64(p.opt.ClsWidth)
+	}
+	return p.inFlight(ctx, weights, tm, func(ctx context.Context, i int, tm *Timings) error {
 		return p.classifyBatch(ctx, crops, batches[i], tm)
 	})
 }
@@ -191,13 +197,18 @@ func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *T
 	for lo := 0; lo < len(byWidth); {
 		rw := p.bucket(crops[byWidth[lo]].img.Rect.Dx())
 		hi := lo + 1
-		for hi < len(byWidth) && hi-lo < p.opt.RecBatchSize && p.bucket(crops[byWidth[hi]].img.Rect.Dx()) == rw {
+		size := p.opt.recBatchCrops(rw)
+		for hi < len(byWidth) && hi-lo < size && p.bucket(crops[byWidth[hi]].img.Rect.Dx()) == rw {
 			hi++
 		}
 		batches = append(batches, byWidth[lo:hi])
 		lo = hi
 	}
-	return p.inFlight(ctx, len(batches), tm, func(ctx context.Context, i int, tm *Timings) error {
+	weights := make([]int64, len(batches))
+	for i, b := range batches {
+		weights[i] = int64(len(b)) * int64(p.opt.RecHeight) * int64(p.bucket(crops[b[0]].img.Rect.Dx()))
+	}
+	return p.inFlight(ctx, weights, tm, func(ctx context.Context, i int, tm *Timings) error {
 		return p.readBatch(ctx, crops, batches[i], tm)
 	})
 }
@@ -207,7 +218,12 @@ func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *T
 // around it; with the embedded runtime's single-threaded recognizer and classifier sessions, this
 // is what keeps every core busy, with no thread pool for runs of concurrent requests to fight
 // over. With Triton it overlaps one batch's transfer with another's inference.
-func (p *Pipeline) inFlight(ctx context.Context, n int, tm *Timings, batch func(ctx context.Context, i int, tm *Timings) error) error {
+//
+// weights[i] is batch i's input size in pixels: the batches in flight hold at most
+// BatchPixelsInFlight together (a larger batch runs alone), so the memory an image's batches
+// take is bounded whatever the core count (see Cost).
+func (p *Pipeline) inFlight(ctx context.Context, weights []int64, tm *Timings, batch func(ctx context.Context, i int, tm *Timings) error) error {
+	n := len(weights)
 	if p.opt.BatchParallel <= 1 || n <= 1 {
 		for i := range n {
 			if err := batch(ctx, i, tm); err != nil {
@@ -218,22 +234,29 @@ func (p *Pipeline) inFlight(ctx context.Context, n int, tm *Timings, batch func(
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	limit := int64(p.opt.BatchPixelsInFlight)
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
+	limit = max(limit, slices.Max(weights))
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
 		slots    = make(chan struct{}, p.opt.BatchParallel)
+		pixels   = semaphore.NewWeighted(limit)
 	)
 	for i := range n {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || pixels.Acquire(ctx, weights[i]) != nil {
 			break
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
+			defer pixels.Release(weights[i])
 			var local Timings
 			err := batch(ctx, i, &local)
 			mu.Lock()

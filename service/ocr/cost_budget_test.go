@@ -1,0 +1,90 @@
+package ocr_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/memlimit"
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// atRestEmbedded is an upper figure of what the service holds at rest with the embedded runtime
+// and the prepared models: 154 MiB measured at start (the msg=memory line) with ONNX Runtime 1.30,
+// and up to 40 MiB more with the PDF engine compiled.
+const atRestEmbedded = 200 << 20
+
+// TestReceiptsFitTheDefaultBudget guards the cost model against charging ordinary documents for
+// what they cannot need: under the default plan (no container limit, so 1 GiB) every SROIE receipt,
+// A4 scans at 300 dpi included, must be admitted rather than refused with a 413, and its cost must
+// not grow with the core count (recognition batches in flight are bounded by pixels, not cores).
+func TestReceiptsFitTheDefaultBudget(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "*.jpg"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no receipts: %v", err)
+	}
+	plan := memlimit.Derive(memlimit.Inputs{AtRest: atRestEmbedded})
+	costs := map[string]int64{}
+	for _, cores := range []int{1, 2, 4, 16, 64} {
+		opt := ocr.DefaultOptions()
+		opt.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+		opt.BatchParallel = cores
+		for _, path := range paths {
+			name := filepath.Base(path)
+			t.Run(fmt.Sprintf("%d cores/%s", cores, name), func(t *testing.T) {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := imaging.Inspect(data, opt.Limits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cost := opt.Cost(h)
+				if cost > plan.MaxRequest {
+					t.Errorf("%d×%d receipt costs %d MiB; the default plan refuses more than %d MiB", h.Width, h.Height, cost>>20, plan.MaxRequest>>20)
+				}
+				if cores >= 2 {
+					if two, ok := costs[name]; ok && cost != two {
+						t.Errorf("%d×%d receipt costs %d MiB on %d cores, %d MiB on 2", h.Width, h.Height, cost>>20, cores, two>>20)
+					}
+					costs[name] = cost
+				}
+			})
+		}
+	}
+}
+
+// TestCostBoundsWideBatches checks that the recognizer's share of the cost is the same bounded
+// figure for an image whose crops may reach the widest bucket as for one that reaches 960 px
+// (RecBatchPixels), and that it stops growing with the batches in flight past
+// BatchPixelsInFlight.
+func TestCostBoundsWideBatches(t *testing.T) {
+	opt := ocr.DefaultOptions()
+	opt.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	perPx := int64(4*3) + opt.RuntimeMemory.RecOutPerPixel + opt.RuntimeMemory.RecPerPixel
+	for _, tt := range []struct {
+		name          string
+		parallel      int
+		width, height int
+		wantRecPixels int64 // the batches in flight the cost must allow for
+	}{
+		{"one batch, narrow image", 1, 60, 20, 6 * 48 * 640},
+		{"one batch, reaching the widest bucket", 1, 1000, 1400, 6 * 48 * 960},
+		{"two in flight", 2, 1000, 1400, 2 * 6 * 48 * 960},
+		{"sixteen allowed, two in flight by pixels", 16, 1000, 1400, 2 * 6 * 48 * 960},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := opt
+			o.BatchParallel = tt.parallel
+			// A tall thin image: detection is small, so ModelBytes is recognition's.
+			got := o.ModelBytes(tt.width, tt.height)
+			want := int64(16<<20) + tt.wantRecPixels*perPx
+			if got < want || (got > want && got != o.ModelBytes(tt.width, tt.height)) {
+				t.Errorf("ModelBytes(%d, %d) = %d MiB, want at least %d MiB", tt.width, tt.height, got>>20, want>>20)
+			}
+		})
+	}
+}
