@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
+	"runtime/debug"
 
 	// Decoders are registered for their side effect on image.Decode; the set is deliberately the
 	// formats people actually upload for OCR (photos, scans, screenshots).
@@ -114,6 +115,9 @@ func DecodeContext(ctx context.Context, data []byte, lim Limits) (Decoded, error
 	go func() {
 		defer done()
 		dec, err := decodeChecked(data, h)
+		if err == nil && h.scratchBytes() >= releaseScratch {
+			releaseToOS()
+		}
 		out <- result{dec, err}
 	}()
 	select {
@@ -123,6 +127,18 @@ func DecodeContext(ctx context.Context, data []byte, lim Limits) (Decoded, error
 		return Decoded{}, ctx.Err()
 	}
 }
+
+// releaseScratch is the decoder scratch (see Header.scratchBytes) from which a decode hands its
+// freed memory back to the operating system before the image is returned. The Go runtime keeps
+// freed heap pages resident for reuse, but what runs next is mostly ONNX Runtime, whose C
+// allocations cannot reuse them: measured, a 6000×6000 progressive JPEG's 138 MiB of coefficients
+// stayed resident through detection and put the request's peak 150 MiB above its cost. A forced
+// collection is a few milliseconds beside decoding such an image, and ordinary photos, whose
+// scratch is a few megabytes, never pay it.
+const releaseScratch = 64 << 20
+
+// releaseToOS is debug.FreeOSMemory, a variable for tests.
+var releaseToOS = debug.FreeOSMemory
 
 // decodeChecked decodes an image whose header Inspect has checked, refusing pixels of any other
 // size than the header's before anything is built on them.

@@ -46,6 +46,15 @@ func (h Header) DecodeBytes() int64 {
 	return h.PixelBytes + max(h.WorkBytes, h.RotatedBytes)
 }
 
+// scratchBytes is what decoding leaves as garbage once the upright image is made: the decoder's
+// working memory, and the decoded original when an EXIF orientation made an upright copy.
+func (h Header) scratchBytes() int64 {
+	if h.RotatedBytes > 0 {
+		return h.WorkBytes + h.PixelBytes
+	}
+	return h.WorkBytes
+}
+
 // ResidentBytes is the memory of the upright image the rest of the pipeline reads, for as long
 // as it runs: the rotated copy when there is one (the decoded original is garbage by then),
 // otherwise the decoded image.
