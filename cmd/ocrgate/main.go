@@ -153,7 +153,7 @@ const engineWait = 2 * time.Minute
 // memoryPlan divides the memory the process may use (its container's limit, or 1 GiB) between
 // what it holds at rest (measured now, with the models loaded), a reserve, and the budget of the
 // requests it admits, and sets the Go runtime's memory limit from it unless GOMEMLIMIT is set.
-func memoryPlan(cfg config.Config, eng *setup.Engine) memlimit.Plan {
+func memoryPlan(cfg config.Config, eng *setup.Engine, runs int) memlimit.Plan {
 	runtime.GC()
 	debug.FreeOSMemory()
 	limit, _ := memlimit.ContainerLimit(os.DirFS("/"))
@@ -164,6 +164,8 @@ func memoryPlan(cfg config.Config, eng *setup.Engine) memlimit.Plan {
 		Budget:      cfg.MemoryBudget,
 		MaxRequest:  cfg.MaxRequestMemory,
 		RuntimeWork: eng.Pipeline.Options().RuntimeWork(),
+		Runs:        runs,
+		Reserved:    eng.Pipeline.Options().RuntimeMemory.Reserved,
 		GOMEMLIMIT:  os.Getenv("GOMEMLIMIT"),
 	})
 	if plan.GoLimit > 0 {
@@ -296,13 +298,18 @@ func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, e
 		log.Info("PDF engine ready", "took", time.Since(start).Round(time.Millisecond), "cache", cache)
 	}
 	cancel()
-	plan := memoryPlan(cfg, eng)
+	inflight, queue := cfg.Admission()
+	plan := memoryPlan(cfg, eng, inflight)
 	log.Info("memory", "plan", plan)
+	if plan.RuntimeReserve > 0 && plan.Runs < inflight {
+		log.Warn("the memory limit holds the model runtime's memory for fewer OCR jobs at once than configured",
+			"max_inflight", inflight, "runs", plan.Runs)
+		inflight = plan.Runs
+	}
 	if plan.MaxRequest > plan.Budget {
 		log.Info("requests costing more than the memory budget wait until nothing else runs, then run alone",
 			"budget_mib", plan.Budget>>20, "max_request_mib", plan.MaxRequest>>20)
 	}
-	inflight, queue := cfg.Admission()
 	app := service.New(eng.Pipeline, eng, log, service.Options{
 		RequestTimeout: cfg.RequestTimeout,
 		MaxBodyBytes:   cfg.MaxBodyBytes,

@@ -35,7 +35,7 @@ type Config struct {
 	IntraOpThreads     int           // cores the models use: detector threads, batches in flight (0: one per core)
 	InterOpThreads     int           // ONNX Runtime threads across graph nodes (0: default)
 	ORTSpin            bool          // let ONNX Runtime threads busy-wait between runs
-	ORTArena           string        // ONNX Runtime memory arenas: session or off
+	ORTArena           string        // ONNX Runtime memory arenas: session, shared or off
 	ORTArenaMaxInput   int           // inputs with more values run on a session of their own (0: no bound)
 	ORTConfig          string        // extra ONNX Runtime session config entries: key=value,key=value
 	TritonAddr         string        // host:port of Triton's gRPC endpoint
@@ -100,7 +100,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 		Dictionary:         "ppocr_keys_v1.txt",
 		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
-		ORTArena:           "session",
+		ORTArena:           "shared",
 		ORTArenaMaxInput:   3 * 960 * 960, // the largest first detection pass
 		TritonAddr:         "localhost:8001",
 		TritonDetModel:     "ppocr_det",
@@ -152,7 +152,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", (*intValue)(&c.InterOpThreads)},
 		{"OCRGATE_ORT_SPIN", "ort-spin", "let ONNX Runtime threads busy-wait between runs (faster back-to-back runs, less CPU for the Go stages)", (*boolValue)(&c.ORTSpin)},
 		{"OCRGATE_ORT_ARENA_MAX_INPUT", "ort-arena-max-input", "model inputs of more values than this (default: a 960×960 detector input) run on a session created for the run, so their memory is returned after it (0: no bound)", (*intValue)(&c.ORTArenaMaxInput)},
-		{"OCRGATE_ORT_ARENA", "ort-arena", "ONNX Runtime memory for intermediate tensors: session (an arena per session) or off (the C allocator)", (*stringValue)(&c.ORTArena)},
+		{"OCRGATE_ORT_ARENA", "ort-arena", "ONNX Runtime memory for intermediate tensors: session (an arena per session), shared (one arena for every model) or off (the C allocator)", (*stringValue)(&c.ORTArena)},
 		{"OCRGATE_ORT_SESSION_CONFIG", "ort-session-config", "extra ONNX Runtime session config entries, key=value,key=value", (*stringValue)(&c.ORTConfig)},
 		{"OCRGATE_TRITON_ADDR", "triton-addr", "Triton gRPC endpoint (host:port) for -runtime triton", (*stringValue)(&c.TritonAddr)},
 		{"OCRGATE_TRITON_DET_MODEL", "triton-det-model", "Triton model name of the detector", (*stringValue)(&c.TritonDetModel)},
@@ -201,6 +201,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_DET_MIN_TEXT_HEIGHT", "det-min-text-height", "run a second detection pass when the median text height of the first is below this (detector px)", (*floatValue)(&o.DetMinTextHeight)},
 		{"OCRGATE_DET_TARGET_TEXT_HEIGHT", "det-target-text-height", "second detection pass: scale so text is this tall (detector px)", (*floatValue)(&o.DetTargetTextHeight)},
 		{"OCRGATE_DET_MAX_PIXELS", "det-max-pixels", "second detection pass: at most this many detector input pixels", (*intValue)(&o.DetMaxPixels)},
+		{"OCRGATE_DET_TILE_PIXELS", "det-tile-pixels", "detector inputs above this many pixels run as overlapping tiles of at most this size, stitched into one map (0: one run whatever the size)", (*intValue)(&o.DetTilePixels)},
+		{"OCRGATE_DET_TILE_OVERLAP", "det-tile-overlap", "detector pixels a tile reads past its core toward each neighbour (a multiple of 32)", (*intValue)(&o.DetTileOverlap)},
 		{"OCRGATE_DET_THRESH", "det-thresh", "DB binarization threshold", (*float32Value)(&o.DB.Threshold)},
 		{"OCRGATE_DET_BOX_THRESH", "det-box-thresh", "DB minimum mean probability inside a box", (*float32Value)(&o.DB.BoxThreshold)},
 		{"OCRGATE_DET_UNCLIP_RATIO", "det-unclip-ratio", "DB box expansion ratio", (*floatValue)(&o.DB.UnclipRatio)},
@@ -311,8 +313,8 @@ func (c Config) Validate() error {
 	if c.ORTArenaMaxInput < 0 {
 		errs = append(errs, fmt.Errorf("ort arena max input must not be negative, got %d", c.ORTArenaMaxInput))
 	}
-	if c.ORTArena != "session" && c.ORTArena != "off" {
-		errs = append(errs, fmt.Errorf("ort arena must be session or off, got %q", c.ORTArena))
+	if c.ORTArena != "session" && c.ORTArena != "shared" && c.ORTArena != "off" {
+		errs = append(errs, fmt.Errorf("ort arena must be session, shared or off, got %q", c.ORTArena))
 	}
 	if c.IntraOpThreads < 0 || c.InterOpThreads < 0 {
 		errs = append(errs, errors.New("thread counts must not be negative"))

@@ -174,6 +174,12 @@ type Plan struct {
 	// RuntimeWork is the most an in-process model runtime allocates for one inference, outside
 	// the Go heap (see GoLimit).
 	RuntimeWork int64
+	// Runs is how many OCR jobs may run at once; RuntimeReserve, when the runtime's memory is
+	// reserved (Inputs.Reserved), is Runs × RuntimeWork: the most a shared arena serving that
+	// many runs can hold, kept out of the budget because an arena keeps what it was once asked
+	// for whoever is running.
+	Runs           int
+	RuntimeReserve int64
 	// GoLimit is the soft memory limit for the Go runtime (debug.SetMemoryLimit), 0 when the
 	// environment sets GOMEMLIMIT itself.
 	GoLimit int64
@@ -186,6 +192,12 @@ type Inputs struct {
 	// Budget and MaxRequest as configured; 0 derives them.
 	Budget, MaxRequest int64
 	RuntimeWork        int64
+	// Runs is how many OCR jobs may run at once as configured. Reserved says the runtime's
+	// working memory comes from one arena that keeps it (ONNX Runtime's shared arena): it is
+	// reserved for Runs runs up front, fewer when the limit cannot hold that many beside a
+	// minimal budget, and request costs leave it out.
+	Runs     int
+	Reserved bool
 	// GOMEMLIMIT is the environment's value; when set it is left alone.
 	GOMEMLIMIT string
 }
@@ -193,26 +205,40 @@ type Inputs struct {
 // reserve is kept out of the budget: 64 MiB, or 5 % of the limit when that is more.
 func reserve(limit int64) int64 { return max(64<<20, limit/20) }
 
+// minBudget is the least budget a plan leaves requests: with less, every request runs alone,
+// which is slow but safe.
+const minBudget = 64 << 20
+
 // Derive divides the memory. Without a configured budget, the budget is what the limit leaves
-// after the process at rest and the reserve (at least 64 MiB: a budget that small makes every
-// request run alone, which is slow but safe). With one, the limit it implies (budget + at rest +
+// after the process at rest, the reserve and, when the runtime's memory is reserved, the runtime
+// reserve (at least 64 MiB). With one, the limit it implies (budget + at rest + runtime reserve +
 // reserve) is used when there is no container limit. The Go limit is the limit less what the
-// process holds outside Go at rest and one inference's runtime memory: the Go heap may use the
-// rest, and the collector works harder only as the process nears its limit. The request budget,
-// not the Go limit, is what keeps the sum of live memory within bounds; the Go limit keeps garbage
-// from adding to it.
+// process holds outside Go at rest and the runtime's memory (the reserve, or one inference's):
+// the Go heap may use the rest, and the collector works harder only as the process nears its
+// limit. The request budget, not the Go limit, is what keeps the sum of live memory within
+// bounds; the Go limit keeps garbage from adding to it.
 func Derive(in Inputs) Plan {
-	p := Plan{Limit: in.Limit, AtRest: in.AtRest, AtRestGo: in.AtRestGo, RuntimeWork: in.RuntimeWork}
+	p := Plan{Limit: in.Limit, AtRest: in.AtRest, AtRestGo: in.AtRestGo, RuntimeWork: in.RuntimeWork, Runs: max(1, in.Runs)}
 	if p.Limit.Bytes <= 0 {
 		p.Limit = Limit{Bytes: DefaultLimit, Source: "default (no container memory limit)"}
 		if in.Budget > 0 {
-			p.Limit = Limit{Bytes: in.Budget + in.AtRest + reserve(in.Budget+in.AtRest), Source: "OCRGATE_MEMORY_BUDGET + at rest + reserve"}
+			rr := int64(0)
+			if in.Reserved {
+				rr = int64(p.Runs) * in.RuntimeWork
+			}
+			base := in.Budget + in.AtRest + rr
+			p.Limit = Limit{Bytes: base + reserve(base), Source: "OCRGATE_MEMORY_BUDGET + at rest + runtime reserve + reserve"}
 		}
 	}
 	p.Reserve = reserve(p.Limit.Bytes)
+	if in.Reserved && in.RuntimeWork > 0 {
+		fit := (p.Limit.Bytes - p.AtRest - p.Reserve - minBudget) / in.RuntimeWork
+		p.Runs = int(max(1, min(int64(p.Runs), fit)))
+		p.RuntimeReserve = int64(p.Runs) * in.RuntimeWork
+	}
 	p.Budget = in.Budget
 	if p.Budget <= 0 {
-		p.Budget = max(64<<20, p.Limit.Bytes-p.AtRest-p.Reserve)
+		p.Budget = max(minBudget, p.Limit.Bytes-p.AtRest-p.Reserve-p.RuntimeReserve)
 	}
 	p.MaxRequest = in.MaxRequest
 	if p.MaxRequest <= 0 {
@@ -220,7 +246,7 @@ func Derive(in Inputs) Plan {
 	}
 	if in.GOMEMLIMIT == "" {
 		nonGo := max(0, in.AtRest-in.AtRestGo)
-		p.GoLimit = max(64<<20, p.Limit.Bytes-nonGo-in.RuntimeWork)
+		p.GoLimit = max(minBudget, p.Limit.Bytes-nonGo-max(in.RuntimeWork, p.RuntimeReserve))
 	}
 	return p
 }
@@ -241,6 +267,8 @@ func (p Plan) LogValue() slog.Value {
 		slog.String("budget", mib(p.Budget)),
 		slog.String("max_request", mib(p.MaxRequest)),
 		slog.String("runtime_work", mib(p.RuntimeWork)),
+		slog.Int("runs", p.Runs),
+		slog.String("runtime_reserve", mib(p.RuntimeReserve)),
 		slog.String("go_limit", goLimit),
 	)
 }

@@ -20,6 +20,10 @@ type RuntimeMemory struct {
 	DetBase     int64 // bytes per detector run, whatever its size
 	DetPerPixel int64 // bytes per detector input pixel (H×W)
 	RecPerPixel int64 // bytes per recognizer input pixel (N×48×W)
+	// Reserved means the runtime's working memory is reserved up front for every run that may be
+	// in flight (ONNX Runtime's shared arena keeps it anyway; see memlimit.Plan.RuntimeReserve),
+	// so Cost leaves it out and charges a request only for its Go memory.
+	Reserved bool
 	// RecOutPerPixel is the recognizer's output as the pipeline holds it in Go, per input pixel:
 	// the prepared recognizer's three values per timestep, or the exported graph's 6 625 class
 	// probabilities, one timestep per 8 columns of a 48-pixel-high input.
@@ -75,7 +79,7 @@ func (p *Pipeline) Inspect(data []byte) (imaging.Header, error) {
 //   - detection: the detector's input (3 float32 a pixel) and output (1) at the largest size the
 //     detection policy can pick for this image (the first pass's DetLimitSide, or a second pass of
 //     up to DetMaxPixels), the DB post-processing's runs (bounded by 10 bytes a pixel of the map)
-//     and the runtime's working memory for that input;
+//     and the runtime's working memory for one run (a tile, when DetTilePixels splits the pass);
 //   - recognition: the page's crops (see cropBytesEstimate), and the batches in flight (see
 //     BatchPixelsInFlight), each at most the largest batch (see RecBatchPixels) of a bucket a
 //     crop of this image can reach: input, output and the runtime's working memory.
@@ -90,13 +94,29 @@ func (o Options) ModelBytes(width, height int) int64 {
 
 func (o Options) detectionBytes(w, h int) int64 {
 	first, second := o.DetectionPixels(w, h)
-	// Input (3 float32), output (1), DB runs (10 at most) and the runtime's share, for the
-	// larger pass: the passes run one after the other, and the first one's memory is free when
-	// the second starts. (ONNX Runtime's default CPU arena keeps it, and the second pass, larger,
-	// mostly cannot reuse it: measured, a 36-megapixel page with a first pass at 960×960 and a
-	// second at 3 megapixels grows by up to the first pass's 150 MB more than this estimate. That
-	// goes with the arena; see ArenaSlack.)
-	return max(first, second)*(4*3+4+10+o.RuntimeMemory.DetPerPixel) + o.RuntimeMemory.DetBase
+	// The larger pass: its input (3 float32), its map (1) and the DB runs (10 at most) over the
+	// whole pass; the runtime's share for one run, which tiling bounds (see DetTilePixels), with
+	// the tile's own input and map. The passes run one after the other, and the first one's
+	// memory is free when the second starts. (ONNX Runtime's arena keeps the first pass's blocks,
+	// which a second pass of other shapes may not reuse: see ArenaSlack.)
+	px := max(first, second)
+	run, tileGo := px, int64(0)
+	if o.DetTilePixels > 0 && px > int64(o.DetTilePixels) {
+		run = int64(o.DetTilePixels)
+		tileGo = run * (4*3 + 4)
+	}
+	rt := o.charged()
+	return px*(4*3+4+10) + tileGo + run*rt.DetPerPixel + rt.DetBase
+}
+
+// charged is the runtime memory Cost charges requests for: none of the working memory when it is
+// reserved.
+func (o Options) charged() RuntimeMemory {
+	rt := o.RuntimeMemory
+	if rt.Reserved {
+		rt.DetBase, rt.DetPerPixel, rt.RecPerPixel = 0, 0, 0
+	}
+	return rt
 }
 
 // ArenaSlack is what ONNX Runtime's default CPU arena can hold beyond Cost for an upright image of
@@ -139,7 +159,7 @@ func (o Options) recognitionBytes(w, h int) int64 {
 		}
 	}
 	// Input (3 float32), output, the runtime's share, for every batch in flight.
-	rt := o.RuntimeMemory
+	rt := o.charged()
 	return cropBytesEstimate + o.pixelsInFlight(px)*(4*3+rt.RecOutPerPixel+rt.RecPerPixel)
 }
 
@@ -169,11 +189,14 @@ func (o Options) recBatchPixels(width int) int64 {
 }
 
 // RuntimeWork is the most memory the model runtime allocates in this process for one request
-// (outside the Go heap, for the embedded ONNX Runtime): detection at the largest input the
-// detection policy allows, or a recognizer batch at the widest bucket.
+// (outside the Go heap, for the embedded ONNX Runtime): one detector run at the largest input the
+// detection policy and tiling allow, or the recognizer batches of one image in flight.
 func (o Options) RuntimeWork() int64 {
 	rt := o.RuntimeMemory
 	detPx := max(int64(o.DetLimitSide)*int64(o.DetLimitSide), int64(o.DetMaxPixels)*11/10)
+	if o.DetTilePixels > 0 {
+		detPx = min(detPx, max(int64(o.DetTilePixels), int64(o.DetLimitSide)*int64(o.DetLimitSide)))
+	}
 	var recPx int64
 	for _, b := range o.RecWidthBuckets {
 		recPx = max(recPx, o.recBatchPixels(b))

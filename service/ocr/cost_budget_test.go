@@ -26,6 +26,29 @@ func TestReceiptsFitTheDefaultBudget(t *testing.T) {
 		t.Fatalf("no receipts: %v", err)
 	}
 	plan := memlimit.Derive(memlimit.Inputs{AtRest: atRestEmbedded})
+	// With the shared arena (the default), the runtime's memory is reserved for two runs and
+	// receipts pay for their Go memory only: two of them must fit the budget at once.
+	shared := ocr.DefaultOptions()
+	shared.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	shared.RuntimeMemory.Reserved = true
+	shared.BatchParallel = 2
+	reserved := memlimit.Derive(memlimit.Inputs{AtRest: atRestEmbedded, RuntimeWork: shared.RuntimeWork(), Runs: 2, Reserved: true})
+	if reserved.Runs != 2 {
+		t.Fatalf("the default 1 GiB holds the runtime's memory for %d runs, want 2", reserved.Runs)
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := imaging.Inspect(data, shared.Limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cost := shared.Cost(h); cost > reserved.Budget/2 {
+			t.Errorf("shared arena: %s (%d×%d) costs %d MiB; half the budget is %d MiB", filepath.Base(path), h.Width, h.Height, cost>>20, reserved.Budget>>21)
+		}
+	}
 	costs := map[string]int64{}
 	for _, cores := range []int{1, 2, 4, 16, 64} {
 		opt := ocr.DefaultOptions()

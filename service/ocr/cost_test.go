@@ -67,8 +67,12 @@ func costChild(path string) int {
 	if err != nil {
 		m.Err = err.Error()
 	} else {
-		m.Predicted = p.Cost(h)
-		m.Slack = p.Options().ArenaSlack(h.UprightSize())
+		// The whole cost, the runtime's working memory included even where the service reserves
+		// it up front (the shared arena), since this process's peak holds it too.
+		opt := p.Options()
+		opt.RuntimeMemory.Reserved = false
+		m.Predicted = opt.Cost(h)
+		m.Slack = opt.ArenaSlack(h.UprightSize())
 	}
 	// The cost model counts live memory. Garbage the collector has not yet reclaimed is bounded
 	// by the Go memory limit in the service; here the collector runs at 10 % growth so that the

@@ -158,16 +158,25 @@ func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Re
 	imaging.ResizeTensor(in.Data, src, dw, dh, p.opt.DetNorm)
 	start = tm.track(StageDetPre, start)
 
-	out, err := p.rt.Infer(ctx, Detector, in)
-	if err != nil {
-		return nil, fmt.Errorf("detection: %w", err)
+	var prob []float32
+	if tiles := tilePlan(dw, dh, p.opt.DetTilePixels, p.opt.DetTileOverlap); len(tiles) > 1 {
+		var err error
+		if prob, err = p.inferTiled(ctx, in, dw, dh, tiles); err != nil {
+			return nil, fmt.Errorf("detection: %w", err)
+		}
+	} else {
+		out, err := p.rt.Infer(ctx, Detector, in)
+		if err != nil {
+			return nil, fmt.Errorf("detection: %w", err)
+		}
+		if len(out.Shape) != 4 || out.Shape[0] != 1 || out.Shape[1] != 1 || out.Shape[2] != int64(dh) || out.Shape[3] != int64(dw) || len(out.Data) != dw*dh {
+			return nil, fmt.Errorf("detection: output shape %v, want [1 1 %d %d]: %w", out.Shape, dh, dw, ErrRuntimeFailed)
+		}
+		prob = out.Data
 	}
 	start = tm.track(StageDetInfer, start)
-	if len(out.Shape) != 4 || out.Shape[0] != 1 || out.Shape[1] != 1 || out.Shape[2] != int64(dh) || out.Shape[3] != int64(dw) || len(out.Data) != dw*dh {
-		return nil, fmt.Errorf("detection: output shape %v, want [1 1 %d %d]: %w", out.Shape, dh, dw, ErrRuntimeFailed)
-	}
 
-	found := dbnet.Boxes(out.Data, dw, dh, p.opt.DB)
+	found := dbnet.Boxes(prob, dw, dh, p.opt.DB)
 	sx, sy := float64(r.Dx())/float64(dw), float64(r.Dy())/float64(dh)
 	boxes := make([]detBox, 0, len(found))
 	W, H := float64(img.Bounds().Dx()), float64(img.Bounds().Dy())

@@ -263,3 +263,44 @@ func TestBatchPixelsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestTiledDetectionStitches runs a page whose lines cross tile seams on the fake detector, whose
+// map is a pixel-wise function of its input: tiles stitched correctly give exactly the map of one
+// run, so the regions must be identical, and the detector must have run once per tile.
+func TestTiledDetectionStitches(t *testing.T) {
+	var blocks []ocrtest.Block
+	for i := range 18 {
+		x := 40 + (i%3)*420
+		blocks = append(blocks, ocrtest.Block{Rect: image.Rect(x, 30+i*70, x+360+(i%4)*20, 60+i*70), Word: i % len(ocrtest.Words)})
+	}
+	img := ocrtest.PNG(ocrtest.Page(1400, 1300, blocks...))
+	run := func(tilePx int) (*ocr.Result, int) {
+		rt := &ocrtest.Runtime{}
+		p := fakePipeline(t, rt, func(o *ocr.Options) {
+			o.DetLimitSide = 1600 // one pass over the whole page, at full size
+			o.DetTilePixels = tilePx
+			o.UseClassifier = false
+		})
+		res, err := p.Run(t.Context(), img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, rt.Calls(ocr.Detector)
+	}
+	want, calls := run(0)
+	if calls != 1 {
+		t.Fatalf("%d detector runs untiled", calls)
+	}
+	got, calls := run(300_000)
+	if calls < 4 {
+		t.Errorf("%d detector runs for a 1.8-megapixel input in tiles of 300 000 pixels", calls)
+	}
+	if len(got.Regions) != len(want.Regions) || len(want.Regions) != len(blocks) {
+		t.Fatalf("%d regions tiled, %d in one run, %d lines drawn", len(got.Regions), len(want.Regions), len(blocks))
+	}
+	for i := range want.Regions {
+		if got.Regions[i].Quad != want.Regions[i].Quad || got.Regions[i].Text != want.Regions[i].Text {
+			t.Errorf("region %d: tiled %v %q, one run %v %q", i, got.Regions[i].Quad, got.Regions[i].Text, want.Regions[i].Quad, want.Regions[i].Text)
+		}
+	}
+}

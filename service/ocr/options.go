@@ -28,8 +28,15 @@ type Options struct {
 	DetMinTextHeight    float64
 	DetTargetTextHeight float64
 	DetMaxPixels        int
-	DetNorm             imaging.Norm
-	DB                  dbnet.Options
+	// DetTilePixels: detector inputs larger than this run as overlapping tiles of at most this
+	// many pixels, stitched into one probability map (see tiles.go), so that no detector run, and
+	// no arena, needs more memory than a first pass does. 0: one run whatever the size.
+	DetTilePixels int
+	// DetTileOverlap is how far, in detector pixels (a multiple of 32), a tile reads past its core
+	// toward each neighbour.
+	DetTileOverlap int
+	DetNorm        imaging.Norm
+	DB             dbnet.Options
 
 	// CropRotateRatio: a box at least this many times taller than wide holds vertical text and is
 	// turned 90° (read bottom to top) before recognition.
@@ -91,6 +98,8 @@ func DefaultOptions() Options {
 		DetMinTextHeight:    14,
 		DetTargetTextHeight: 24,
 		DetMaxPixels:        3_000_000,
+		DetTilePixels:       960 * 960,
+		DetTileOverlap:      64,
 		DetNorm: imaging.Norm{
 			Mean: [3]float32{0.485, 0.456, 0.406},
 			Std:  [3]float32{0.229, 0.224, 0.225},
@@ -129,6 +138,9 @@ func (o Options) Validate() error {
 	check(o.Limits.MaxPixels >= 0 && o.Limits.MaxSide >= 0 && o.Limits.MaxScans >= 0, "image limits must not be negative")
 	check(o.DetLimitSide >= 32, "detection limit side must be at least 32, got %d", o.DetLimitSide)
 	check(o.DetMaxPixels >= 32*32, "detection pixel cap must be at least 1024, got %d", o.DetMaxPixels)
+	check(o.DetTilePixels == 0 || o.DetTilePixels >= 4*(32+2*o.DetTileOverlap)*(32+2*o.DetTileOverlap),
+		"detection tile pixels must be 0 or at least four times a tile of one 32-pixel core and its overlaps, got %d", o.DetTilePixels)
+	check(o.DetTileOverlap >= 0 && o.DetTileOverlap%32 == 0, "detection tile overlap must be a non-negative multiple of 32, got %d", o.DetTileOverlap)
 	check(o.DetTargetTextHeight > 0, "detection target text height must be positive")
 	check(o.DB.Threshold > 0 && o.DB.Threshold < 1, "DB threshold must be in (0,1), got %v", o.DB.Threshold)
 	check(o.DB.BoxThreshold >= 0 && o.DB.BoxThreshold <= 1, "DB box threshold must be in [0,1], got %v", o.DB.BoxThreshold)

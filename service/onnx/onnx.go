@@ -78,15 +78,21 @@ const (
 	// on sroie-dev it is no smaller with glibc, whose heaps keep freed memory (618 against
 	// 392 MiB outside the Go heap), and the detector runs 1.6–2.4× slower on fresh pages.
 	ArenaOff Arena = "off"
+	// ArenaShared gives the persistent sessions of every model one arena, registered with the
+	// process-wide environment: what it keeps is the most the models were asked for together,
+	// not the sum of each session's own high-water mark (the detector's after two pages at once,
+	// plus the recognizer's after two requests' batches, plus the classifier's). Sessions
+	// created for one large input keep their own arena and free it with the session.
+	ArenaShared Arena = "shared"
 )
 
 // ParseArena reads an Arena setting.
 func ParseArena(s string) (Arena, error) {
 	switch a := Arena(s); a {
-	case ArenaSession, ArenaOff:
+	case ArenaSession, ArenaOff, ArenaShared:
 		return a, nil
 	}
-	return "", fmt.Errorf("arena must be session or off, got %q", s)
+	return "", fmt.Errorf("arena must be session, shared or off, got %q", s)
 }
 
 // Runtime is the embedded ONNX Runtime. It implements ocr.Runtime.
@@ -116,7 +122,33 @@ var (
 	envOnce sync.Once
 	envErr  error
 	envLib  string
+
+	sharedArenaOnce sync.Once
+	sharedArenaErr  error
 )
+
+// registerSharedArena registers the environment's CPU arena the sessions of ArenaShared use,
+// once per process.
+func registerSharedArena() error {
+	sharedArenaOnce.Do(func() {
+		mi, err := ort.GetMemoryInfo()
+		if err != nil {
+			sharedArenaErr = err
+			return
+		}
+		// ONNX Runtime's defaults (no limit, extend by powers of two, 1 MiB first chunk).
+		cfg, err := ort.NewArenaCfg(0, -1, -1, -1)
+		if err != nil {
+			sharedArenaErr = err
+			return
+		}
+		defer cfg.Destroy()
+		if err := ort.CreateAndRegisterAllocator(mi, cfg); err != nil {
+			sharedArenaErr = fmt.Errorf("register the shared arena: %w", err)
+		}
+	})
+	return sharedArenaErr
+}
 
 func initEnvironment(lib string) error {
 	envOnce.Do(func() {
@@ -142,6 +174,11 @@ func Open(opt Options) (*Runtime, error) {
 	}
 	if _, err := ParseArena(string(opt.Arena)); err != nil {
 		return nil, err
+	}
+	if opt.Arena == ArenaShared {
+		if err := registerSharedArena(); err != nil {
+			return nil, err
+		}
 	}
 	rt := &Runtime{models: make(map[ocr.Model]*model, len(opt.Models)), log: opt.Logger}
 	if rt.log == nil {
@@ -193,7 +230,7 @@ func openModel(name ocr.Model, path string, opt Options) (*model, error) {
 	if m.threads <= 0 {
 		m.threads = runtime.NumCPU()
 	}
-	if m.s, err = newSession(data, m); err != nil {
+	if m.s, err = newSession(data, m, opt.Arena == ArenaShared); err != nil {
 		return nil, fmt.Errorf("create session for %s: %w", path, err)
 	}
 	if err := m.readMetadata(); err != nil {
@@ -203,7 +240,8 @@ func openModel(name ocr.Model, path string, opt Options) (*model, error) {
 	return m, nil
 }
 
-func newSession(data []byte, m *model) (*ort.DynamicAdvancedSession, error) {
+// newSession creates a session of m; shared: on the environment's arena (see ArenaShared).
+func newSession(data []byte, m *model, shared bool) (*ort.DynamicAdvancedSession, error) {
 	opt := m.opt
 	so, err := ort.NewSessionOptions()
 	if err != nil {
@@ -233,6 +271,11 @@ func newSession(data []byte, m *model) (*ort.DynamicAdvancedSession, error) {
 	}
 	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
 		if err := so.AddSessionConfigEntry(key, spin); err != nil {
+			return nil, err
+		}
+	}
+	if shared {
+		if err := so.AddSessionConfigEntry("session.use_env_allocators", "1"); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +334,7 @@ func (rt *Runtime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.T
 	sess := mod.s
 	if mod.maxInput > 0 && len(in.Data) > mod.maxInput {
 		// Creating a session costs tens of milliseconds; inputs this large take seconds.
-		s, err := newSession(mod.data, mod)
+		s, err := newSession(mod.data, mod, false)
 		if err != nil {
 			return ocr.Tensor{}, fmt.Errorf("%s: session for a large input: %w: %w", m, err, ocr.ErrRuntimeFailed)
 		}

@@ -285,3 +285,47 @@ func TestShapeRule(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedArena runs every model on the environment's shared arena, from several callers at
+// once and across models, and on a second runtime opened on the same arena: the answers must be
+// those of sessions with arenas of their own.
+func TestSharedArena(t *testing.T) {
+	own, _ := open(t, true, Options{IntraOpThreads: 2, Threads: map[ocr.Model]int{ocr.Recognizer: 1, ocr.Classifier: 1}})
+	shared, _ := open(t, true, Options{IntraOpThreads: 2, Threads: map[ocr.Model]int{ocr.Recognizer: 1, ocr.Classifier: 1}, Arena: ArenaShared})
+	again, _ := open(t, true, Options{IntraOpThreads: 2, Arena: ArenaShared})
+	ctx := context.Background()
+	cases := []struct {
+		m  ocr.Model
+		in ocr.Tensor
+	}{
+		{ocr.Detector, randomTensor(1, 3, 96, 128)},
+		{ocr.Recognizer, randomTensor(3, 3, 48, 160)},
+		{ocr.Classifier, randomTensor(2, 3, 48, 192)},
+	}
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		want, err := own.Infer(ctx, c.m, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rt := range []*Runtime{shared, again, shared} {
+			wg.Go(func() {
+				got, err := rt.Infer(ctx, c.m, c.in)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !slices.Equal(got.Shape, want.Shape) || maxDiff(got.Data, want.Data) > 1e-6 {
+					t.Errorf("%s on the shared arena: %v differs from its own arena's %v", c.m, got.Shape, want.Shape)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if _, err := ParseArena("shared"); err != nil {
+		t.Error(err)
+	}
+	if _, err := ParseArena("global"); err == nil {
+		t.Error("an unknown arena setting was accepted")
+	}
+}

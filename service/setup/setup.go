@@ -173,6 +173,10 @@ func Embedded(cfg config.Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg.OCR.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	// One arena for every model keeps at most what the runs in flight together asked of it, which
+	// the memory plan reserves up front (memlimit.Plan.RuntimeReserve); requests then pay only for
+	// their Go memory.
+	cfg.OCR.RuntimeMemory.Reserved = onnx.Arena(cfg.ORTArena) == onnx.ArenaShared
 	return assemble(rt, closerFunc(rt.Close), cs, cfg)
 }
 
