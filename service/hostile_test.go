@@ -38,7 +38,9 @@ func allocated(fn func()) (int64, time.Duration) {
 // built in Go: every one is refused with a 4xx well within the deadline, having allocated a
 // small fraction of what it asked for.
 func TestHostileFiles(t *testing.T) {
-	const budget = 600 << 20
+	// About the budget of the default plan: 1 GiB less 150 MiB at rest, the 64 MiB reserve and
+	// the runtime reserve of two runs (412 MiB).
+	const budget = 390 << 20
 	gate := admission.New(admission.Options{Budget: budget, MaxRunning: 2, MaxQueue: 4, MaxWait: 10 * time.Second})
 	const deadline = 20 * time.Second
 	app := newApp(t, service.Options{Gate: gate, MaxRequestCost: budget, RequestTimeout: deadline}, nil)

@@ -23,15 +23,25 @@ import (
 
 const receipt = "../../../shared/datasets/sroie-dev/img/003.jpg"
 
-// env is the process environment with some settings replaced.
+// env is the process environment with some settings replaced. Unless the environment or over
+// sets one, it gives the memory budget a figure: the service measures what it holds at rest from
+// its own RSS, and a test process's RSS (the race detector's shadow memory, the harness, earlier
+// tests' models and garbage) is no measure of a service at rest; derived from it, the budget of a
+// 1 GiB default would shrink to its 64 MiB floor and refuse a two-page PDF.
 func env(over map[string]string) func(string) string {
 	return func(k string) string {
 		if v, ok := over[k]; ok {
 			return v
 		}
-		return os.Getenv(k)
+		if v := os.Getenv(k); v != "" || k != "OCRGATE_MEMORY_BUDGET" {
+			return v
+		}
+		return "768MiB"
 	}
 }
+
+// testEnv is the process environment with the test budget (see env).
+var testEnv = env(nil)
 
 // startService runs the real service, assembled as `ocrgate serve` does, on a loopback port.
 func startService(t *testing.T, getenv func(string) string) string {
@@ -87,18 +97,18 @@ func TestOCRCommandPrintsWhatTheAPIAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (the tests expect shared/ beside the checkout)", err)
 	}
-	url := startService(t, os.Getenv)
+	url := startService(t, testEnv)
 	api := postOCR(t, url, img)
 	want := api["text"].(string) + "\n"
 	if !strings.Contains(want, "JOHOR BAHRU") {
 		t.Fatalf("the API read no receipt: %q", want)
 	}
 
-	local := runOCRGate(os.Getenv, nil, "ocr", receipt)
+	local := runOCRGate(testEnv, nil, "ocr", receipt)
 	if local.code != exitOK || local.stdout != want {
 		t.Errorf("in-process: exit %d, stdout differs from /ocr's text:\n%s\nstderr: %s", local.code, diff(local.stdout, want), local.stderr)
 	}
-	remote := runOCRGate(os.Getenv, nil, "ocr", "--server", url, receipt)
+	remote := runOCRGate(testEnv, nil, "ocr", "--server", url, receipt)
 	if remote.code != exitOK || remote.stdout != want {
 		t.Errorf("--server: exit %d, stdout differs from /ocr's text:\n%s\nstderr: %s", remote.code, diff(remote.stdout, want), remote.stderr)
 	}
@@ -107,7 +117,7 @@ func TestOCRCommandPrintsWhatTheAPIAnswers(t *testing.T) {
 		t.Errorf("OCRGATE_SERVER and stdin: exit %d, stdout differs:\n%s", viaEnv.code, diff(viaEnv.stdout, want))
 	}
 
-	asJSON := runOCRGate(os.Getenv, nil, "ocr", "--json", receipt)
+	asJSON := runOCRGate(testEnv, nil, "ocr", "--json", receipt)
 	var got map[string]any
 	if err := json.Unmarshal([]byte(asJSON.stdout), &got); err != nil || asJSON.code != exitOK {
 		t.Fatalf("--json: exit %d, %v: %.300s", asJSON.code, err, asJSON.stdout)
@@ -169,7 +179,7 @@ func TestOCRCommandExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runOCRGate(os.Getenv, nil, tt.args...)
+			r := runOCRGate(testEnv, nil, tt.args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
 				t.Errorf("exit %d, want %d; stderr %q lacks %q", r.code, tt.code, r.stderr, tt.stderr)
 			}
@@ -183,14 +193,14 @@ func TestOCRCommandExitCodes(t *testing.T) {
 // TestOCRCommandManyFiles: with several files, results stream with a header per file, progress
 // goes to stderr, and one bad file fails only itself.
 func TestOCRCommandManyFiles(t *testing.T) {
-	url := startService(t, os.Getenv)
+	url := startService(t, testEnv)
 	dir := t.TempDir()
 	text := filepath.Join(dir, "notes.txt")
 	os.WriteFile(text, []byte("plain text"), 0o644)
 	second := "../../../shared/datasets/sroie-dev/img/124.jpg"
 	img, _ := os.ReadFile(second)
 
-	r := runOCRGate(os.Getenv, img, "ocr", "--server", url, "-j", "2", receipt, text, "-")
+	r := runOCRGate(testEnv, img, "ocr", "--server", url, "-j", "2", receipt, text, "-")
 	if r.code != exitInput {
 		t.Errorf("exit %d, want %d (one file is no image)", r.code, exitInput)
 	}
@@ -209,7 +219,7 @@ func TestOCRCommandManyFiles(t *testing.T) {
 	}
 
 	// --json with several files: one line per file, the answer or the error.
-	r = runOCRGate(os.Getenv, nil, "ocr", "--json", "-q", "--server", url, receipt, text)
+	r = runOCRGate(testEnv, nil, "ocr", "--json", "-q", "--server", url, receipt, text)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if len(lines) != 2 || r.stderr != "" {
 		t.Fatalf("%d lines, stderr %q:\n%.300s", len(lines), r.stderr, r.stdout)
@@ -271,14 +281,14 @@ func TestOCRCommandReadsPDFs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "TAX INVOICE 2024-0117\fTOTAL 1299.00 NET\n"
-	if r := runOCRGate(os.Getenv, nil, "ocr", file); r.code != exitOK || r.stdout != want {
+	if r := runOCRGate(testEnv, nil, "ocr", file); r.code != exitOK || r.stdout != want {
 		t.Errorf("in-process: exit %d, stdout %q, want %q; stderr %s", r.code, r.stdout, want, r.stderr)
 	}
-	url := startService(t, os.Getenv)
-	if r := runOCRGate(os.Getenv, nil, "ocr", "--server", url, "--pages", "2", file); r.code != exitOK || r.stdout != "TOTAL 1299.00 NET\n" {
+	url := startService(t, testEnv)
+	if r := runOCRGate(testEnv, nil, "ocr", "--server", url, "--pages", "2", file); r.code != exitOK || r.stdout != "TOTAL 1299.00 NET\n" {
 		t.Errorf("--server --pages 2: exit %d, stdout %q; stderr %s", r.code, r.stdout, r.stderr)
 	}
-	if r := runOCRGate(os.Getenv, nil, "ocr", "--server", url, "--pages", "3", file); r.code != exitInput || !strings.Contains(r.stderr, "400 invalid_pages") {
+	if r := runOCRGate(testEnv, nil, "ocr", "--server", url, "--pages", "3", file); r.code != exitInput || !strings.Contains(r.stderr, "400 invalid_pages") {
 		t.Errorf("--pages 3 of 2: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -167,7 +167,18 @@ func TestAdmissionErrors(t *testing.T) {
 	if _, err := r.Read(t.Context(), p, rec, req); !errors.Is(err, errFull) {
 		t.Errorf("refused survey: %v", err)
 	}
+	// A 20-megapixel scan: its page costs its 76 MiB of pixels and more than the engine for the
+	// models, the survey the engine and 32 MiB.
+	var big bytes.Buffer
+	if err := jpeg.Encode(&big, ocrtest.Page(4500, 4500), &jpeg.Options{Quality: 50}); err != nil {
+		t.Fatal(err)
+	}
+	bigDoc, err := testdoc.Scanned([][]byte{big.Bytes()}, testdoc.ScanOptions{DPI: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
 	limited := req
+	limited.Data = bigDoc
 	limited.MaxCost = engineMemory + 64<<20 // the survey fits, no OCR page does
 	rec = &recorder{}
 	_, err = r.Read(t.Context(), p, rec, limited)
