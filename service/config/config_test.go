@@ -54,12 +54,13 @@ func TestDefaults(t *testing.T) {
 	}
 
 	// Without OCRGATE_HOME, the home is ~/.ocrgate.
-	t.Setenv("HOME", "/home/someone")
+	someone := t.TempDir()
+	t.Setenv("HOME", someone)
 	c, err = Load(nil, env(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Home != "/home/someone/.ocrgate" || c.ModelDir != "/home/someone/.ocrgate/models" {
+	if c.Home != filepath.Join(someone, ".ocrgate") || c.ModelDir != filepath.Join(someone, ".ocrgate", "models") {
 		t.Errorf("home %s, model dir %s", c.Home, c.ModelDir)
 	}
 }
