@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-
-	"golang.org/x/sync/semaphore"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/geom"
