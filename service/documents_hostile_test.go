@@ -3,14 +3,8 @@ package service_test
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"image"
 	"image/jpeg"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +15,7 @@ import (
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/dococr"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // TestHostileDocuments sends the hostile document set through POST /ocr to a service with a
@@ -49,7 +44,7 @@ func TestHostileDocuments(t *testing.T) {
 			var code int
 			var body []byte
 			start := time.Now()
-			grew := peakGrowth(func() { code, body = call(t, app, readRequest(d.Data, nil)) })
+			grew := uint64(memlimit.Growth(10*time.Millisecond, func() { code, body = call(t, app, readRequest(d.Data, nil)) }))
 			took := time.Since(start)
 			t.Logf("%d in %v, resident memory grew %d MiB: %.200s", code, took.Round(time.Millisecond), grew>>20, body)
 			if code >= 500 {
@@ -103,48 +98,6 @@ func hugeTIFFPage(t testing.TB) []byte {
 		}
 	}
 	return data
-}
-
-// peakGrowth runs fn and returns how far the process's resident memory rose above where it
-// started, sampled every 10 ms.
-func peakGrowth(fn func()) uint64 {
-	runtime.GC()
-	debug.FreeOSMemory()
-	base := residentBytes()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if m := residentBytes(); m > base && m-base > peak.Load() {
-				peak.Store(m - base)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	fn()
-	close(done)
-	wg.Wait()
-	return peak.Load()
-}
-
-// residentBytes is the process's resident memory (Linux), or the Go heap where /proc is missing.
-func residentBytes() uint64 {
-	if data, err := os.ReadFile("/proc/self/statm"); err == nil {
-		var size, res uint64
-		if _, err := fmt.Sscan(string(data), &size, &res); err == nil {
-			return res * uint64(os.Getpagesize())
-		}
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }
 
 // FuzzDocumentRequest drives the document entry point of the HTTP API: whatever bytes are sent

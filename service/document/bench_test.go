@@ -12,6 +12,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // Benchmarks of the document layer (figures in the closing note):
@@ -175,7 +176,7 @@ func BenchmarkScannedPDF20(b *testing.B) {
 	if err := r.Ready(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	base := rss()
+	base := uint64(memlimit.RSS())
 	stop := sampleRSS()
 	pages := 0
 	var renderTime, ocrTime time.Duration
@@ -218,7 +219,7 @@ func BenchmarkScannedPDF20(b *testing.B) {
 func BenchmarkJPEG20(b *testing.B) {
 	recs := receipts(b, 0)
 	pl := pipeline(b)
-	base := rss()
+	base := uint64(memlimit.RSS())
 	stop := sampleRSS()
 	for b.Loop() {
 		for _, r := range recs {
@@ -244,7 +245,7 @@ func sampleRSS() func() uint64 {
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if m := rss(); m > peak.Load() {
+			if m := uint64(memlimit.RSS()); m > peak.Load() {
 				peak.Store(m)
 			}
 			select {

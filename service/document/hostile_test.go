@@ -3,17 +3,12 @@ package document_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // The hostile set: documents built to cost too much. Each must come back within the caller's
@@ -83,48 +78,6 @@ func process(ctx context.Context, r *document.Reader, data []byte) error {
 	return err
 }
 
-// rss is the process's resident memory (Linux), or the Go heap where /proc is missing.
-func rss() uint64 {
-	if data, err := os.ReadFile("/proc/self/statm"); err == nil {
-		var size, res uint64
-		if _, err := fmt.Sscan(string(data), &size, &res); err == nil {
-			return res * uint64(os.Getpagesize())
-		}
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
-// memPeak samples resident memory while fn runs and returns the peak growth and fn's error.
-// The engine's instance memory is outside the Go heap, so resident memory is what bounds it.
-func memPeak(fn func() error) (uint64, error) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	base := rss()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if m := rss(); m > base && m-base > peak.Load() {
-				peak.Store(m - base)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	err := fn()
-	close(done)
-	wg.Wait()
-	return peak.Load(), err
-}
-
 func TestHostilePDFs(t *testing.T) {
 	r := testReader(t)
 	if err := r.Ready(ctxFor(t, 2*time.Minute)); err != nil {
@@ -134,7 +87,8 @@ func TestHostilePDFs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := ctxFor(t, c.deadline)
 			start := time.Now()
-			grew, err := memPeak(func() error { return process(ctx, r, c.data) })
+			var err error
+			grew := uint64(memlimit.Growth(20*time.Millisecond, func() { err = process(ctx, r, c.data) }))
 			took := time.Since(start)
 			t.Logf("%v after %v, memory grew %d MiB", err, took.Round(time.Millisecond), grew>>20)
 			ok := false

@@ -12,9 +12,14 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // DefaultLimit is the memory the process plans for when no container limit applies: 1 GiB keeps
@@ -271,4 +276,38 @@ func (p Plan) LogValue() slog.Value {
 		slog.String("runtime_reserve", mib(p.RuntimeReserve)),
 		slog.String("go_limit", goLimit),
 	)
+}
+
+// Growth runs fn and returns how far the process's resident memory rose above where it started,
+// sampled every interval (after a collection that returns the free heap, so the start is what
+// is live). Memory outside the Go heap (ONNX Runtime, the PDF engine's instances) counts too,
+// which is why tests of hostile inputs measure it rather than the heap.
+func Growth(every time.Duration, fn func()) int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	base := RSS()
+	var peak atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			if g := RSS() - base; g > peak.Load() {
+				peak.Store(g)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	fn()
+	close(done)
+	wg.Wait()
+	if g := RSS() - base; g > peak.Load() {
+		peak.Store(g)
+	}
+	return peak.Load()
 }

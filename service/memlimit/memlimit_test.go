@@ -1,8 +1,10 @@
 package memlimit
 
 import (
+	"runtime"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 const meminfo = "MemTotal:       24576000 kB\nMemFree:        20000000 kB\n"
@@ -116,4 +118,21 @@ func TestRSS(t *testing.T) {
 	if rss <= 0 || peak < rss || GoRuntimeBytes() <= 0 {
 		t.Fatalf("RSS %d, peak %d, Go %d", rss, peak, GoRuntimeBytes())
 	}
+}
+
+func TestGrowth(t *testing.T) {
+	var keep []byte
+	g := Growth(5*time.Millisecond, func() {
+		keep = make([]byte, 64<<20)
+		for i := range keep {
+			keep[i] = byte(i)
+		}
+	})
+	if g < 48<<20 || g > 256<<20 {
+		t.Errorf("touching 64 MiB grew the RSS by %d MiB", g>>20)
+	}
+	if Growth(5*time.Millisecond, func() {}) > 16<<20 {
+		t.Error("doing nothing grew the RSS by more than 16 MiB")
+	}
+	runtime.KeepAlive(keep)
 }
