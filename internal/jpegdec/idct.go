@@ -1,5 +1,7 @@
 package jpegdec
 
+import "encoding/binary"
+
 // The inverse DCT is the Loeffler–Ligtenberg–Moschytz factorization in fixed point (12
 // multiplications per 8-point pass), the accurate integer transform JPEG decoders have used since
 // the 1990s: 13 fraction bits in the constants, 2 extra bits kept between the column and row pass.
@@ -47,12 +49,11 @@ func clampByte(v int) uint8 {
 func transformBlock(dst []uint8, stride int, coef []int16, q *[64]int32, last uint8) {
 	coef = coef[:64:64]
 	if last == 0 {
-		v := clampByte(descale(int(coef[0])*int(q[0]), 3) + 128) // DC/8: what both passes would give
+		// DC/8: what both passes would give, written eight bytes at a time (flat blocks are most of
+		// a scanned page, and a byte loop here was most of the transform workers' time).
+		v := uint64(clampByte(descale(int(coef[0])*int(q[0]), 3)+128)) * 0x0101010101010101
 		for y := range 8 {
-			row := dst[y*stride : y*stride+8 : y*stride+8]
-			for x := range row {
-				row[x] = v
-			}
+			binary.LittleEndian.PutUint64(dst[y*stride:y*stride+8], v)
 		}
 		return
 	}
