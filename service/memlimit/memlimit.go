@@ -199,8 +199,8 @@ type Inputs struct {
 	RuntimeWork        int64
 	// Runs is how many OCR jobs may run at once as configured. Reserved says the runtime's
 	// working memory comes from one arena that keeps it (ONNX Runtime's shared arena): it is
-	// reserved for Runs runs up front, fewer when the limit cannot hold that many beside a
-	// minimal budget, and request costs leave it out.
+	// reserved for Runs runs up front, fewer when that would leave the requests less than a
+	// third of the memory (and at least one), and request costs leave it out.
 	Runs     int
 	Reserved bool
 	// GOMEMLIMIT is the environment's value; when set it is left alone.
@@ -237,7 +237,11 @@ func Derive(in Inputs) Plan {
 	}
 	p.Reserve = reserve(p.Limit.Bytes)
 	if in.Reserved && in.RuntimeWork > 0 {
-		fit := (p.Limit.Bytes - p.AtRest - p.Reserve - minBudget) / in.RuntimeWork
+		// The reserve may take at most two thirds of what the limit leaves: the requests' own
+		// memory (decoded pages, tensors) needs the rest, and more runs than that would only
+		// queue behind a budget too small for a scan.
+		avail := p.Limit.Bytes - p.AtRest - p.Reserve
+		fit := (avail - max(minBudget, avail/3)) / in.RuntimeWork
 		p.Runs = int(max(1, min(int64(p.Runs), fit)))
 		p.RuntimeReserve = int64(p.Runs) * in.RuntimeWork
 	}
