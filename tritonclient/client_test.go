@@ -18,35 +18,13 @@ import (
 
 	"github.com/ocrgate/ocrgate/tritonclient"
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
+	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
-
-// sentinels are every error the client wraps; each failure must match exactly one.
-var sentinels = []error{
-	tritonclient.ErrUnavailable, tritonclient.ErrTimeout, tritonclient.ErrModelNotFound,
-	tritonclient.ErrInvalidTensor, tritonclient.ErrTooLarge, tritonclient.ErrCanceled, tritonclient.ErrSharedMemory,
-	tritonclient.ErrServer,
-}
-
-// checkErr fails unless err matches want and no other sentinel, and its text contains msg.
-func checkErr(t *testing.T, err, want error, msg string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want %v", want)
-	}
-	for _, s := range sentinels {
-		if errors.Is(err, s) != (s == want) {
-			t.Errorf("errors.Is(%q, %v) = %v", err, s, errors.Is(err, s))
-		}
-	}
-	if !strings.Contains(err.Error(), msg) {
-		t.Errorf("error %q does not contain %q", err, msg)
-	}
-}
 
 func TestInferRoundTrip(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel(), identityModel())
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, addModel(), identityModel())
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 
 	a := tritonclient.Tensor{Name: "A", Shape: []int64{2, 3}, Data: []float32{1, 2, 3, 4, 5, 6}}
 	b := tritonclient.Tensor{Name: "B", Datatype: tritonclient.FP32, Shape: []int64{2, 3}, Data: []float32{0.5, -2, 0, 1e-7, 5, 1e30}}
@@ -120,8 +98,8 @@ func TestInferRoundTrip(t *testing.T) {
 
 func TestInferErrors(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel(), int32Model())
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, addModel(), int32Model())
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	zeros := func(name string, shape ...int64) tritonclient.Tensor {
 		n := int64(1)
 		for _, d := range shape {
@@ -186,7 +164,7 @@ func TestInferErrors(t *testing.T) {
 			}
 			before := srv.Calls("ModelInfer")
 			_, err := c.Infer(t.Context(), tt.model, tt.inputs, tt.outputs...)
-			checkErr(t, err, tt.want, tt.msg)
+			tritontest.CheckErr(t, err, tt.want, tt.msg)
 			wantCalls := 1
 			if tt.local {
 				wantCalls = 0
@@ -200,7 +178,7 @@ func TestInferErrors(t *testing.T) {
 
 func TestInferTimeoutAndCancel(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
+	srv := tritontest.StartServer(t, addModel())
 	srv.SetDelay(time.Minute) // every inference outlasts the deadlines below
 	ab := []tritonclient.Tensor{{Name: "A", Shape: []int64{1, 1}, Data: []float32{1}}, {Name: "B", Shape: []int64{1, 1}, Data: []float32{2}}}
 	canceled, cancel := context.WithCancel(context.Background())
@@ -236,10 +214,10 @@ func TestInferTimeoutAndCancel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(t, srv.Addr(), tt.opt)
+			c := tritontest.NewClient(t, srv.Addr(), tt.opt)
 			start := time.Now()
 			_, err := c.Infer(tt.ctx(t), "add", ab)
-			checkErr(t, err, tt.want, "")
+			tritontest.CheckErr(t, err, tt.want, "")
 			if !errors.Is(err, tt.stdErr) {
 				t.Errorf("errors.Is(%v, %v) = false", err, tt.stdErr)
 			}
@@ -252,7 +230,7 @@ func TestInferTimeoutAndCancel(t *testing.T) {
 
 func TestInferAfterClose(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
+	srv := tritontest.StartServer(t, addModel())
 	c, err := tritonclient.New(srv.Addr(), tritonclient.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -261,20 +239,20 @@ func TestInferAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Infer(t.Context(), "add", []tritonclient.Tensor{{Name: "A", Shape: []int64{1, 1}, Data: []float32{1}}})
-	checkErr(t, err, tritonclient.ErrCanceled, "closing")
+	tritontest.CheckErr(t, err, tritonclient.ErrCanceled, "closing")
 }
 
 func TestResponseTooLarge(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
-	c := newClient(t, srv.Addr(), tritonclient.Options{MaxRecvBytes: 4 << 10})
+	srv := tritontest.StartServer(t, addModel())
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{MaxRecvBytes: 4 << 10})
 	n := 2048 // two outputs of 8 KiB each
 	in := []tritonclient.Tensor{
 		{Name: "A", Shape: []int64{1, int64(n)}, Data: make([]float32, n)},
 		{Name: "B", Shape: []int64{1, int64(n)}, Data: make([]float32, n)},
 	}
 	_, err := c.Infer(t.Context(), "add", in)
-	checkErr(t, err, tritonclient.ErrTooLarge, "larger than max")
+	tritontest.CheckErr(t, err, tritonclient.ErrTooLarge, "larger than max")
 
 	// The limit applies to what comes back, not to what is sent: a small answer still works.
 	if _, err := c.Infer(t.Context(), "add", []tritonclient.Tensor{
@@ -289,8 +267,8 @@ func TestResponseTooLarge(t *testing.T) {
 // recognizer batch does.
 func TestLargeTensors(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, addModel())
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	n := 3 << 19 // 6 MiB per tensor
 	a := make([]float32, n)
 	for i := range a {
@@ -321,7 +299,7 @@ func TestUnavailable(t *testing.T) {
 	if err := lis.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, addr, tritonclient.Options{Retries: 1, RetryBackoff: time.Millisecond})
+	c := tritontest.NewClient(t, addr, tritonclient.Options{Retries: 1, RetryBackoff: time.Millisecond})
 	calls := []struct {
 		name string
 		call func(context.Context) error
@@ -339,15 +317,15 @@ func TestUnavailable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
-			checkErr(t, tt.call(ctx), tritonclient.ErrUnavailable, "")
+			tritontest.CheckErr(t, tt.call(ctx), tritonclient.ErrUnavailable, "")
 		})
 	}
 }
 
 func TestRestartRecovery(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, addModel())
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	ab := []tritonclient.Tensor{{Name: "A", Shape: []int64{1, 1}, Data: []float32{1}}, {Name: "B", Shape: []int64{1, 1}, Data: []float32{2}}}
 	infer := func() error {
 		out, err := c.Infer(t.Context(), "add", ab, "SUM")
@@ -361,7 +339,7 @@ func TestRestartRecovery(t *testing.T) {
 	}
 
 	srv.Stop()
-	checkErr(t, infer(), tritonclient.ErrUnavailable, "")
+	tritontest.CheckErr(t, infer(), tritonclient.ErrUnavailable, "")
 
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
@@ -385,7 +363,7 @@ func TestRestartRecovery(t *testing.T) {
 
 func TestRetry(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
+	srv := tritontest.StartServer(t, addModel())
 	ab := []tritonclient.Tensor{{Name: "A", Shape: []int64{1, 1}, Data: []float32{1}}, {Name: "B", Shape: []int64{1, 1}, Data: []float32{2}}}
 	tests := []struct {
 		name      string
@@ -439,7 +417,7 @@ func TestRetry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(t, srv.Addr(), tritonclient.Options{Retries: tt.retries, RetryBackoff: time.Millisecond})
+			c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{Retries: tt.retries, RetryBackoff: time.Millisecond})
 			srv.Fail(tt.rpc, tt.code, "injected", tt.failures)
 			t.Cleanup(func() { srv.Fail(tt.rpc, codes.OK, "", 0) })
 			before := srv.Calls(tt.rpc)
@@ -448,7 +426,7 @@ func TestRetry(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.want != nil {
-				checkErr(t, err, tt.want, "injected")
+				tritontest.CheckErr(t, err, tt.want, "injected")
 			}
 			if got := srv.Calls(tt.rpc) - before; got != tt.wantCalls {
 				t.Errorf("%d %s calls, want %d", got, tt.rpc, tt.wantCalls)
@@ -461,7 +439,7 @@ func TestRetry(t *testing.T) {
 // restarts the server and expects the same ServerReady call to succeed on a later attempt.
 func TestRetryAcrossOutage(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
+	srv := tritontest.StartServer(t, addModel())
 	var (
 		once     sync.Once
 		failed   = make(chan struct{})
@@ -480,7 +458,7 @@ func TestRetryAcrossOutage(t *testing.T) {
 		}
 		return err
 	}
-	c := newClient(t, srv.Addr(), tritonclient.Options{
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{
 		Retries:      50,
 		RetryBackoff: 10 * time.Millisecond,
 		Timeout:      20 * time.Second,
@@ -515,8 +493,8 @@ func TestRetryAcrossOutage(t *testing.T) {
 
 func TestReadiness(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel(), identityModel())
-	c := newClient(t, srv.Addr(), tritonclient.Options{Retries: -1})
+	srv := tritontest.StartServer(t, addModel(), identityModel())
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{Retries: -1})
 	type state struct{ live, serverReady, addReady, identityReady, unknownReady bool }
 	tests := []struct {
 		name    string
@@ -548,7 +526,7 @@ func TestReadiness(t *testing.T) {
 			}{{"add", &got.addReady}, {"identity", &got.identityReady}, {"unknown", &got.unknownReady}} {
 				*m.dst, err = c.ModelReady(ctx, m.name, "")
 				if tt.wantErr != nil {
-					checkErr(t, err, tt.wantErr, "Server not ready")
+					tritontest.CheckErr(t, err, tt.wantErr, "Server not ready")
 				} else if err != nil {
 					t.Fatal(err)
 				}
@@ -573,8 +551,8 @@ func TestReadiness(t *testing.T) {
 func TestMetadataAndConfig(t *testing.T) {
 	checkGoroutines(t)
 	add, identity := addModel(), identityModel()
-	srv := startServer(t, add, identity)
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, add, identity)
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	ctx := t.Context()
 
 	sm, err := c.ServerMetadata(ctx)
@@ -639,9 +617,9 @@ func TestMetadataAndConfig(t *testing.T) {
 
 	t.Run("unknown model", func(t *testing.T) {
 		_, err := c.ModelMetadata(ctx, "nope", "")
-		checkErr(t, err, tritonclient.ErrModelNotFound, "'nope' is not found")
+		tritontest.CheckErr(t, err, tritonclient.ErrModelNotFound, "'nope' is not found")
 		_, err = c.ModelConfig(ctx, "add", "7")
-		checkErr(t, err, tritonclient.ErrModelNotFound, "'add' version 7 is not found")
+		tritontest.CheckErr(t, err, tritonclient.ErrModelNotFound, "'add' version 7 is not found")
 	})
 
 	t.Run("statistics", func(t *testing.T) {
@@ -670,10 +648,10 @@ func TestMetadataAndConfig(t *testing.T) {
 
 func TestSystemSharedMemory(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
+	srv := tritontest.StartServer(t, addModel())
 	dir := t.TempDir()
 	srv.SetSharedMemoryDir(dir)
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	ctx := t.Context()
 	page := uint64(os.Getpagesize())
 	for name, size := range map[string]int64{"ocrgate_input": 1 << 20, "ocrgate_output": int64(2 * page)} {
@@ -700,7 +678,7 @@ func TestSystemSharedMemory(t *testing.T) {
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
-			checkErr(t, c.RegisterSystemSharedMemory(ctx, tt.region), tritonclient.ErrSharedMemory, tt.msg)
+			tritontest.CheckErr(t, c.RegisterSystemSharedMemory(ctx, tt.region), tritonclient.ErrSharedMemory, tt.msg)
 		})
 	}
 
@@ -729,8 +707,8 @@ func TestSystemSharedMemory(t *testing.T) {
 // TestConcurrentInfer shares one client between goroutines, as the service does.
 func TestConcurrentInfer(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, addModel())
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := range 16 {

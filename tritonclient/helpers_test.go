@@ -22,32 +22,6 @@ func checkGoroutines(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
 }
 
-// startServer starts a test server that stops when the test ends.
-func startServer(t *testing.T, models ...tritontest.Model) *tritontest.Server {
-	t.Helper()
-	srv, err := tritontest.Start(models...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return srv
-}
-
-// newClient connects to addr and closes the client when the test ends.
-func newClient(t *testing.T, addr string, opt tritonclient.Options) *tritonclient.Client {
-	t.Helper()
-	c, err := tritonclient.New(addr, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return c
-}
-
 // addModel sums and subtracts two vectors: SUM = A + B, DIFF = A - B, with a batch dimension of
 // at most 8.
 func addModel() tritontest.Model {

@@ -23,70 +23,16 @@ import (
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
 
-// wireLog records what each ModelInfer call of a client put on the wire.
-type wireLog struct {
-	mu    sync.Mutex
-	calls []wireCall
-}
-
-type wireCall struct {
-	shared   bool       // the request asked for an output in shared memory
-	rawIn    bool       // it did, but sent its inputs in raw_input_contents
-	mixed    bool       // it sent inputs both ways, which Triton misreads; never wanted
-	rawBytes int        // raw output bytes in the response
-	code     codes.Code // the call's status
-}
-
-func (l *wireLog) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	err := invoker(ctx, method, req, reply, cc, opts...)
-	r, ok := req.(*inferencepb.ModelInferRequest)
-	if !ok {
-		return err
-	}
-	call := wireCall{code: status.Code(err)}
-	for _, o := range r.GetOutputs() {
-		if _, ok := o.GetParameters()["shared_memory_region"]; ok {
-			call.shared = true
-		}
-	}
-	inShared := 0
-	for _, in := range r.GetInputs() {
-		if _, ok := in.GetParameters()["shared_memory_region"]; ok {
-			inShared++
-		}
-	}
-	call.rawIn = call.shared && inShared == 0
-	call.mixed = inShared > 0 && (len(r.GetRawInputContents()) > 0 || inShared < len(r.GetInputs()) || !call.shared)
-	if err == nil {
-		for _, b := range reply.(*inferencepb.ModelInferResponse).GetRawOutputContents() {
-			call.rawBytes += len(b)
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.calls = append(l.calls, call)
-	return err
-}
-
-// take returns the calls logged since the last take.
-func (l *wireLog) take() []wireCall {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	calls := l.calls
-	l.calls = nil
-	return calls
-}
-
 // shmClient returns a client with shared memory configured by shm, logging its inferences. An
 // empty shm.Dir becomes a new directory, which must be empty again once the client is closed;
 // the server is not told about it.
-func shmClient(t *testing.T, addr string, shm tritonclient.SharedMemoryOptions) (*tritonclient.Client, *wireLog, string) {
+func shmClient(t *testing.T, addr string, shm tritonclient.SharedMemoryOptions) (*tritonclient.Client, *tritontest.WireLog, string) {
 	t.Helper()
 	return shmClientOptions(t, addr, tritonclient.Options{SharedMemory: shm})
 }
 
 // shmClientOptions is shmClient with more options.
-func shmClientOptions(t *testing.T, addr string, opt tritonclient.Options) (*tritonclient.Client, *wireLog, string) {
+func shmClientOptions(t *testing.T, addr string, opt tritonclient.Options) (*tritonclient.Client, *tritontest.WireLog, string) {
 	t.Helper()
 	shm := &opt.SharedMemory
 	if shm.Dir == "" {
@@ -98,9 +44,9 @@ func shmClientOptions(t *testing.T, addr string, opt tritonclient.Options) (*tri
 			}
 		})
 	}
-	log := &wireLog{}
-	opt.DialOptions = append(opt.DialOptions, grpc.WithChainUnaryInterceptor(log.intercept))
-	return newClient(t, addr, opt), log, shm.Dir
+	log := &tritontest.WireLog{}
+	opt.DialOptions = append(opt.DialOptions, grpc.WithChainUnaryInterceptor(log.Intercept))
+	return tritontest.NewClient(t, addr, opt), log, shm.Dir
 }
 
 func listDir(t *testing.T, dir string) []string {
@@ -116,22 +62,11 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
-// checkCalls compares a client's logged inferences with want.
-func checkCalls(t *testing.T, log *wireLog, want ...wireCall) {
-	t.Helper()
-	if got := log.take(); !slices.Equal(got, want) {
-		t.Errorf("ModelInfer calls = %+v, want %+v", got, want)
-	}
-}
-
-// viaSHM is a call whose inputs were read from and outputs written to shared memory.
-var viaSHM = wireCall{shared: true}
-
 // viaSHMRawIn is a call whose outputs were written to shared memory, its inputs sent raw.
-var viaSHMRawIn = wireCall{shared: true, rawIn: true}
+var viaSHMRawIn = tritontest.WireCall{Shared: true, RawIn: true}
 
 // viaGRPC is a call that got n output bytes over gRPC.
-func viaGRPC(n int) wireCall { return wireCall{rawBytes: n} }
+func viaGRPC(n int) tritontest.WireCall { return tritontest.WireCall{RawBytes: n} }
 
 // sameTensors fails unless got and want are equal, bit for bit.
 func sameTensors(t *testing.T, got, want []tritonclient.Tensor) {
@@ -164,8 +99,8 @@ func vector(n int, f func(i int) float32) []float32 {
 // gRPC, and that they really came through shared memory.
 func TestInferSharedMemory(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel(), identityModel())
-	plain := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, addModel(), identityModel())
+	plain := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	big := 3 << 18 // 3 MiB per tensor
 	a := tritonclient.Tensor{Name: "A", Shape: []int64{2, 3}, Data: []float32{1, 2, 3, 4, 5, 6}}
 	b := tritonclient.Tensor{Name: "B", Shape: []int64{2, 3}, Data: []float32{0.5, -2, 0, 1e-7, float32(math.Inf(1)), 1e30}}
@@ -174,17 +109,17 @@ func TestInferSharedMemory(t *testing.T) {
 		model   string
 		inputs  []tritonclient.Tensor
 		outputs []string
-		want    wireCall
+		want    tritontest.WireCall
 	}{
-		{"one output", "add", []tritonclient.Tensor{a, b}, []string{"DIFF"}, viaSHM},
-		{"two outputs share the region", "add", []tritonclient.Tensor{a, b}, []string{"DIFF", "SUM"}, viaSHM},
-		{"same output twice", "add", []tritonclient.Tensor{a, b}, []string{"SUM", "SUM"}, viaSHM},
-		{"empty variable dimension", "add", []tritonclient.Tensor{{Name: "A", Shape: []int64{1, 0}}, {Name: "B", Shape: []int64{1, 0}}}, []string{"SUM"}, viaSHM},
-		{"no batch dimension", "identity", []tritonclient.Tensor{{Name: "IN", Shape: []int64{2, 2}, Data: []float32{1, 2, 3, 4}}}, []string{"OUT"}, viaSHM},
+		{"one output", "add", []tritonclient.Tensor{a, b}, []string{"DIFF"}, tritontest.ViaSHM},
+		{"two outputs share the region", "add", []tritonclient.Tensor{a, b}, []string{"DIFF", "SUM"}, tritontest.ViaSHM},
+		{"same output twice", "add", []tritonclient.Tensor{a, b}, []string{"SUM", "SUM"}, tritontest.ViaSHM},
+		{"empty variable dimension", "add", []tritonclient.Tensor{{Name: "A", Shape: []int64{1, 0}}, {Name: "B", Shape: []int64{1, 0}}}, []string{"SUM"}, tritontest.ViaSHM},
+		{"no batch dimension", "identity", []tritonclient.Tensor{{Name: "IN", Shape: []int64{2, 2}, Data: []float32{1, 2, 3, 4}}}, []string{"OUT"}, tritontest.ViaSHM},
 		{"large outputs", "add", []tritonclient.Tensor{
 			{Name: "A", Shape: []int64{1, int64(big)}, Data: vector(big, func(i int) float32 { return float32(i) })},
 			{Name: "B", Shape: []int64{1, int64(big)}, Data: vector(big, func(i int) float32 { return 1 / float32(i+1) })},
-		}, []string{"SUM", "DIFF"}, viaSHM},
+		}, []string{"SUM", "DIFF"}, tritontest.ViaSHM},
 		{"outputs not named: over gRPC", "add", []tritonclient.Tensor{a, b}, nil, viaGRPC(48)},
 	}
 	for _, mode := range []tritonclient.SharedMemoryMode{tritonclient.SharedMemoryAuto, tritonclient.SharedMemoryOn} {
@@ -207,7 +142,7 @@ func TestInferSharedMemory(t *testing.T) {
 						t.Fatal(err)
 					}
 					sameTensors(t, got, want)
-					checkCalls(t, log, tt.want)
+					log.Check(t, tt.want)
 				})
 			}
 			if !c.SharedMemoryActive() || c.SharedMemoryError() != nil {
@@ -261,7 +196,7 @@ func gateModel(n int32) tritontest.Model {
 func TestSharedMemoryPoolExhausted(t *testing.T) {
 	checkGoroutines(t)
 	const calls, regions = 5, 2
-	srv := startServer(t, gateModel(calls))
+	srv := tritontest.StartServer(t, gateModel(calls))
 	c, log, dir := shmClient(t, srv.Addr(), tritonclient.SharedMemoryOptions{Mode: tritonclient.SharedMemoryOn, RegionBytes: 1 << 16, Regions: regions})
 	srv.SetSharedMemoryDir(dir)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -285,8 +220,8 @@ func TestSharedMemoryPoolExhausted(t *testing.T) {
 		}
 	}
 	shared := 0
-	for _, call := range log.take() {
-		if call.shared {
+	for _, call := range log.Take() {
+		if call.Shared {
 			shared++
 		}
 	}
@@ -302,7 +237,7 @@ func TestSharedMemoryPoolExhausted(t *testing.T) {
 // call registers its region again and succeeds.
 func TestSharedMemoryServerRestart(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, identityModel())
+	srv := tritontest.StartServer(t, identityModel())
 	in := []tritonclient.Tensor{{Name: "IN", Shape: []int64{2, 1}, Data: []float32{1, 2}}}
 	for _, mode := range []tritonclient.SharedMemoryMode{tritonclient.SharedMemoryAuto, tritonclient.SharedMemoryOn} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -324,7 +259,7 @@ func TestSharedMemoryServerRestart(t *testing.T) {
 			if !slices.Equal(out[0].Data, []float32{1, 2}) {
 				t.Errorf("OUT = %v", out[0].Data)
 			}
-			checkCalls(t, log, viaSHM, wireCall{shared: true, code: codes.NotFound}, viaSHM)
+			log.Check(t, tritontest.ViaSHM, tritontest.WireCall{Shared: true, Code: codes.NotFound}, tritontest.ViaSHM)
 			if n := srv.Calls("SystemSharedMemoryRegister") - registrations; n != 2 {
 				t.Errorf("%d registrations, want 2", n)
 			}
@@ -410,7 +345,7 @@ func TestSharedMemorySetupFailures(t *testing.T) {
 	for _, tt := range tests {
 		for _, mode := range []tritonclient.SharedMemoryMode{tritonclient.SharedMemoryAuto, tritonclient.SharedMemoryOn} {
 			t.Run(tt.name+"/"+string(mode), func(t *testing.T) {
-				srv := startServer(t, identityModel())
+				srv := tritontest.StartServer(t, identityModel())
 				opt := tritonclient.SharedMemoryOptions{Mode: mode, RegionBytes: 1 << 16, Regions: 1}
 				if tt.dir != nil {
 					opt.Dir = tt.dir(t)
@@ -424,10 +359,10 @@ func TestSharedMemorySetupFailures(t *testing.T) {
 					if err != nil {
 						t.Fatalf("auto mode: %v", err)
 					}
-					checkCalls(t, log, viaGRPC(8))
+					log.Check(t, viaGRPC(8))
 				case tritonclient.SharedMemoryOn:
-					checkErr(t, err, tt.onErr, tt.msg)
-					checkCalls(t, log)
+					tritontest.CheckErr(t, err, tt.onErr, tt.msg)
+					log.Check(t)
 				}
 				if tt.onErr == tritonclient.ErrSharedMemory {
 					if err := c.SharedMemoryError(); !errors.Is(err, tritonclient.ErrSharedMemory) || !strings.Contains(err.Error(), tt.msg) {
@@ -441,14 +376,14 @@ func TestSharedMemorySetupFailures(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkCalls(t, log, viaSHM)
+					log.Check(t, tritontest.ViaSHM)
 				case mode == tritonclient.SharedMemoryAuto:
 					if err != nil || !slices.Equal(out[0].Data, []float32{1, 2}) {
 						t.Fatalf("second call: %v, %v", out, err)
 					}
-					checkCalls(t, log, viaGRPC(8))
+					log.Check(t, viaGRPC(8))
 				default:
-					checkErr(t, err, tt.onErr, tt.msg)
+					tritontest.CheckErr(t, err, tt.onErr, tt.msg)
 				}
 				if got := c.SharedMemoryActive(); got != tt.thenShared {
 					t.Errorf("SharedMemoryActive() = %v, want %v", got, tt.thenShared)
@@ -465,7 +400,7 @@ func TestSharedMemorySetupFailures(t *testing.T) {
 // again over gRPC, in either mode.
 func TestSharedMemoryOutputsTooLarge(t *testing.T) {
 	checkGoroutines(t)
-	srv := startServer(t, addModel())
+	srv := tritontest.StartServer(t, addModel())
 	ab := func(n int) []tritonclient.Tensor {
 		v := vector(n, func(i int) float32 { return float32(i) })
 		return []tritonclient.Tensor{{Name: "A", Shape: []int64{1, int64(n)}, Data: v}, {Name: "B", Shape: []int64{1, int64(n)}, Data: v}}
@@ -475,20 +410,20 @@ func TestSharedMemoryOutputsTooLarge(t *testing.T) {
 		regionBytes int
 		values      int // per output
 		outputs     []string
-		want        []wireCall
+		want        []tritontest.WireCall
 	}{
 		// Inputs that leave the outputs no room stay in the request; the outputs get the region.
-		{"output larger than the region", 4096, 1025, []string{"SUM"}, []wireCall{{shared: true, rawIn: true, code: codes.Internal}, viaGRPC(4100)}},
-		{"two outputs fill their halves exactly", 8192, 1024, []string{"SUM", "DIFF"}, []wireCall{viaSHMRawIn}},
-		{"two outputs, one half too small", 8192, 1025, []string{"SUM", "DIFF"}, []wireCall{{shared: true, rawIn: true, code: codes.Internal}, viaGRPC(8200)}},
-		{"halves smaller than a cache line", 64, 1, []string{"SUM", "DIFF"}, []wireCall{viaGRPC(8)}},
-		{"inputs leave less than a cache line", 8192 + 32, 1024, []string{"SUM"}, []wireCall{viaSHMRawIn}},
+		{"output larger than the region", 4096, 1025, []string{"SUM"}, []tritontest.WireCall{{Shared: true, RawIn: true, Code: codes.Internal}, viaGRPC(4100)}},
+		{"two outputs fill their halves exactly", 8192, 1024, []string{"SUM", "DIFF"}, []tritontest.WireCall{viaSHMRawIn}},
+		{"two outputs, one half too small", 8192, 1025, []string{"SUM", "DIFF"}, []tritontest.WireCall{{Shared: true, RawIn: true, Code: codes.Internal}, viaGRPC(8200)}},
+		{"halves smaller than a cache line", 64, 1, []string{"SUM", "DIFF"}, []tritontest.WireCall{viaGRPC(8)}},
+		{"inputs leave less than a cache line", 8192 + 32, 1024, []string{"SUM"}, []tritontest.WireCall{viaSHMRawIn}},
 		// Inputs first (4 KiB each), then the outputs.
-		{"inputs and output fill the region exactly", 3 * 4096, 1024, []string{"SUM"}, []wireCall{viaSHM}},
-		{"inputs and two outputs fill the region exactly", 4 * 4096, 1024, []string{"SUM", "DIFF"}, []wireCall{viaSHM}},
-		{"inputs fit, the output not", 3*4096 - 64, 1024, []string{"SUM"}, []wireCall{{shared: true, code: codes.Internal}, viaGRPC(4096)}},
-		{"unaligned inputs fit, the output not after padding", 3 * 4092, 1023, []string{"SUM"}, []wireCall{{shared: true, code: codes.Internal}, viaGRPC(4092)}},
-		{"unaligned inputs and output fit", 3*4096 + 64, 1000, []string{"SUM"}, []wireCall{viaSHM}},
+		{"inputs and output fill the region exactly", 3 * 4096, 1024, []string{"SUM"}, []tritontest.WireCall{tritontest.ViaSHM}},
+		{"inputs and two outputs fill the region exactly", 4 * 4096, 1024, []string{"SUM", "DIFF"}, []tritontest.WireCall{tritontest.ViaSHM}},
+		{"inputs fit, the output not", 3*4096 - 64, 1024, []string{"SUM"}, []tritontest.WireCall{{Shared: true, Code: codes.Internal}, viaGRPC(4096)}},
+		{"unaligned inputs fit, the output not after padding", 3 * 4092, 1023, []string{"SUM"}, []tritontest.WireCall{{Shared: true, Code: codes.Internal}, viaGRPC(4092)}},
+		{"unaligned inputs and output fit", 3*4096 + 64, 1000, []string{"SUM"}, []tritontest.WireCall{tritontest.ViaSHM}},
 	}
 	for _, tt := range tests {
 		for _, mode := range []tritonclient.SharedMemoryMode{tritonclient.SharedMemoryAuto, tritonclient.SharedMemoryOn} {
@@ -502,7 +437,7 @@ func TestSharedMemoryOutputsTooLarge(t *testing.T) {
 				if n := len(out[0].Data); n != tt.values || out[0].Data[n-1] != 2*float32(n-1) {
 					t.Errorf("SUM has %d values ending in %v", n, out[0].Data[n-1])
 				}
-				checkCalls(t, log, tt.want...)
+				log.Check(t, tt.want...)
 			})
 		}
 	}
@@ -532,12 +467,12 @@ func TestSharedMemoryClose(t *testing.T) {
 			for srv.Calls("ModelInfer") < 2 {
 				time.Sleep(time.Millisecond)
 			}
-			return func() { checkErr(t, <-done, tritonclient.ErrCanceled, "") }
+			return func() { tritontest.CheckErr(t, <-done, tritonclient.ErrCanceled, "") }
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := startServer(t, identityModel())
+			srv := tritontest.StartServer(t, identityModel())
 			dir := t.TempDir()
 			srv.SetSharedMemoryDir(dir)
 			c, err := tritonclient.New(srv.Addr(), tritonclient.Options{SharedMemory: tritonclient.SharedMemoryOptions{
@@ -572,9 +507,9 @@ func TestSharedMemoryClose(t *testing.T) {
 			}
 			srv.SetDelay(0)
 			if err := srv.Restart(); err == nil { // after "server gone"
-				waitReady(t, newClient(t, srv.Addr(), tritonclient.Options{}))
+				waitReady(t, tritontest.NewClient(t, srv.Addr(), tritonclient.Options{}))
 			}
-			other := newClient(t, srv.Addr(), tritonclient.Options{})
+			other := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 			if regions, err := other.SystemSharedMemoryStatus(t.Context(), ""); err != nil || len(regions) != 0 {
 				t.Errorf("regions registered after Close: %+v, %v", regions, err)
 			}
@@ -588,7 +523,7 @@ func TestSharedMemoryDefaultDir(t *testing.T) {
 	if _, err := os.Stat(tritonclient.DefaultSharedMemoryDir); err != nil {
 		t.Skipf("no %s: %v", tritonclient.DefaultSharedMemoryDir, err)
 	}
-	srv := startServer(t, identityModel())
+	srv := tritontest.StartServer(t, identityModel())
 	ours := func() []string {
 		var names []string
 		for _, name := range listDir(t, tritonclient.DefaultSharedMemoryDir) {

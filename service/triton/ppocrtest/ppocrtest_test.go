@@ -13,6 +13,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/onnx"
 	"github.com/ocrgate/ocrgate/service/triton/ppocrtest"
 	"github.com/ocrgate/ocrgate/tritonclient"
+	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
 
 // The embedded runtime is process-wide and slow to open, so the tests of this file share one.
@@ -57,15 +58,15 @@ func TestPPOCRThroughTriton(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startServer(t, models...)
-	c := newClient(t, srv.Addr(), tritonclient.Options{})
+	srv := tritontest.StartServer(t, models...)
+	c := tritontest.NewClient(t, srv.Addr(), tritonclient.Options{})
 	shm, log, dir := shmClient(t, srv.Addr(), tritonclient.SharedMemoryOptions{Mode: tritonclient.SharedMemoryOn, RegionBytes: 16 << 20})
 	srv.SetSharedMemoryDir(dir)
 	clients := []struct {
 		name string
 		c    *tritonclient.Client
-		want []wireCall // logged
-	}{{"gRPC", c, nil}, {"shared memory", shm, []wireCall{viaSHM}}}
+		want []tritontest.WireCall // logged
+	}{{"gRPC", c, nil}, {"shared memory", shm, []tritontest.WireCall{tritontest.ViaSHM}}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	random := func(shape ...int64) []float32 {
 		n := 1
@@ -111,7 +112,7 @@ func TestPPOCRThroughTriton(t *testing.T) {
 					}
 				}
 				if cl.want != nil {
-					checkCalls(t, log, cl.want...)
+					log.Check(t, cl.want...)
 				}
 			})
 		}
@@ -131,6 +132,6 @@ func TestPPOCRThroughTriton(t *testing.T) {
 
 	t.Run("shape the config refuses", func(t *testing.T) {
 		_, err := c.Infer(t.Context(), "ppocr_rec", []tritonclient.Tensor{{Name: "x", Shape: []int64{1, 3, 32, 100}, Data: make([]float32, 3*32*100)}})
-		checkErr(t, err, tritonclient.ErrInvalidTensor, "Expected [-1,3,48,-1], got [1,3,32,100]")
+		tritontest.CheckErr(t, err, tritonclient.ErrInvalidTensor, "Expected [-1,3,48,-1], got [1,3,32,100]")
 	})
 }
