@@ -52,6 +52,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measured runs to this file (go tool pprof)")
 	clients := fs.Int("c", 1, "above 1: measure throughput and latency with this many requests in flight against one, alternating")
 	rounds := fs.Int("rounds", 3, "with -c: rounds of one sequential and one concurrent measurement")
+	perImage := fs.Bool("images", false, "also print each image's time, inference time and stage times")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -93,6 +94,9 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		return 1
 	}
 	rep.Print(stdout, "embedded")
+	if *perImage {
+		rep.PrintImages(stdout)
+	}
 	if *scorer != "none" && rep.OutDir != "" {
 		if _, err := os.Stat(filepath.Join(*dataset, "box")); err == nil {
 			sum, err := ocrscore.Score(context.Background(), *dataset, rep.OutDir, ocrscore.Options{Script: *scorer})
@@ -128,10 +132,12 @@ type Report struct {
 	PerImage      []ImageTiming
 }
 
-// ImageTiming is one image's end-to-end time.
+// ImageTiming is one image's end-to-end time, from its fastest pass.
 type ImageTiming struct {
-	ID   string
-	Wall time.Duration
+	ID            string
+	Wall          time.Duration
+	InferenceWall time.Duration
+	Stages        ocr.Timings
 }
 
 // Run measures pipeline p over the dataset, one image at a time.
@@ -196,7 +202,7 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 			rep.Stages[s] += d
 		}
 		rep.InferenceWall += res.InferenceWall
-		rep.PerImage = append(rep.PerImage, ImageTiming{ID: id, Wall: bestWall[i]})
+		rep.PerImage = append(rep.PerImage, ImageTiming{ID: id, Wall: bestWall[i], InferenceWall: res.InferenceWall, Stages: res.Timings})
 		if opt.OutDir != "" {
 			lines := make([]ocrscore.Line, len(res.Regions))
 			for k, r := range res.Regions {
@@ -226,6 +232,24 @@ func (r *Report) Print(w io.Writer, label string) {
 	fmt.Fprintf(w, "inference       %s (wall time with a det, cls or rec call running)\n", inf.Round(time.Millisecond))
 	fmt.Fprintf(w, "overhead ratio  %.3f (end-to-end / inference; target ≤ 1.10)\n", float64(r.Wall)/float64(max(inf, 1)))
 	fmt.Fprintf(w, "peak RSS        %.0f MiB\n", float64(r.PeakRSS)/(1<<20))
+}
+
+// PrintImages writes one line per image: where a dataset's time goes when a few of its images
+// (the A4 scans of sroie-dev) cost several times the others.
+func (r *Report) PrintImages(w io.Writer) {
+	fmt.Fprintf(w, "\n%-8s %8s %8s %6s", "image", "wall", "infer", "ratio")
+	for _, s := range ocr.Stages() {
+		fmt.Fprintf(w, " %9s", s)
+	}
+	fmt.Fprintln(w)
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
+	for _, im := range r.PerImage {
+		fmt.Fprintf(w, "%-8s %8s %8s %6.3f", im.ID, ms(im.Wall), ms(im.InferenceWall), float64(im.Wall)/float64(max(im.InferenceWall, 1)))
+		for _, s := range ocr.Stages() {
+			fmt.Fprintf(w, " %9s", ms(im.Stages[s]))
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // peakRSS reads the process's high-water resident set size (Linux); 0 elsewhere.

@@ -152,7 +152,7 @@ func (o Options) recognitionBytes(w, h int) int64 {
 	// RecBatchPixels is what keeps a wide bucket's batch as cheap as a narrow one's.)
 	widest := float64(o.RecHeight) * float64(max(w, h)) / (o.DB.MinSize + 2)
 	var px int64
-	for _, b := range o.RecWidthBuckets {
+	for _, b := range o.recWidths() {
 		px = max(px, o.recBatchPixels(b))
 		if float64(b) >= widest {
 			break
@@ -171,6 +171,20 @@ func (o Options) pixelsInFlight(px int64) int64 {
 		return all
 	}
 	return min(all, max(int64(o.BatchPixelsInFlight), px))
+}
+
+// recWidths are the widths a recognizer batch can have, ascending: the multiples of RecWidthStep up
+// to the last width bucket (and that bucket), or with no step the buckets.
+func (o Options) recWidths() []int {
+	widest := o.RecWidthBuckets[len(o.RecWidthBuckets)-1]
+	if o.RecWidthStep <= 0 {
+		return o.RecWidthBuckets
+	}
+	var ws []int
+	for w := o.RecWidthStep; w < widest; w += o.RecWidthStep {
+		ws = append(ws, w)
+	}
+	return append(ws, widest)
 }
 
 // recBatchCrops is how many crops a recognizer batch of the bucket width holds (see
@@ -198,7 +212,7 @@ func (o Options) RuntimeWork() int64 {
 		detPx = min(detPx, max(int64(o.DetTilePixels), int64(o.DetLimitSide)*int64(o.DetLimitSide)))
 	}
 	var recPx int64
-	for _, b := range o.RecWidthBuckets {
+	for _, b := range o.recWidths() {
 		recPx = max(recPx, o.recBatchPixels(b))
 	}
 	return max(rt.DetBase+detPx*rt.DetPerPixel, o.pixelsInFlight(recPx)*rt.RecPerPixel)

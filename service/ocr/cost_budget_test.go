@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -94,7 +95,9 @@ func TestCostBoundsWideBatches(t *testing.T) {
 		width, height int
 		wantRecPixels int64 // the batches in flight the cost must allow for
 	}{
-		{"one batch, narrow image", 1, 60, 20, 6 * 48 * 640},
+		// Crops of a 60 px image are at most 48 × 60 / (MinSize+2) = 576 px wide.
+		{"one batch, narrow image", 1, 60, 20, 6 * 48 * 576},
+		{"one batch, narrow image, width buckets", 1, 60, 20, 6 * 48 * 640},
 		{"one batch, reaching the widest bucket", 1, 1000, 1400, 6 * 48 * 960},
 		{"two in flight", 2, 1000, 1400, 2 * 6 * 48 * 960},
 		{"sixteen allowed, two in flight by pixels", 16, 1000, 1400, 2 * 6 * 48 * 960},
@@ -102,6 +105,9 @@ func TestCostBoundsWideBatches(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := opt
 			o.BatchParallel = tt.parallel
+			if strings.HasSuffix(tt.name, "width buckets") {
+				o.RecWidthStep = 0 // the next bucket up: 640
+			}
 			// A tall thin image: detection is small, so ModelBytes is recognition's.
 			got := o.ModelBytes(tt.width, tt.height)
 			want := int64(16<<20) + tt.wantRecPixels*perPx

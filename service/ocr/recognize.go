@@ -18,9 +18,11 @@ import (
 	"github.com/ocrgate/ocrgate/service/imaging"
 )
 
-// crop is one detected box cut out of the image, upright and scaled to the recognizer's height.
+// crop is one detected box: its geometry is known as soon as the box is, its pixels are cut out
+// of the image (upright and scaled to the recognizer's height) by the batch that first reads it.
 type crop struct {
 	quad     geom.Quad // corners clockwise from the text's own top-left
+	width    int       // at RecHeight, known before the crop is cut
 	img      *image.RGBA
 	vertical bool
 	flipped  bool
@@ -30,15 +32,15 @@ type crop struct {
 	words    []Word
 }
 
-// recognize crops every box, turns crops upright and reads them. Regions scoring under MinScore or
-// reading as nothing are dropped.
+// recognize plans a crop for every box, turns crops upright and reads them. Regions scoring under
+// MinScore or reading as nothing are dropped.
+//
+// Crops are cut by the classifier and recognizer batches that read them, not all up front: a
+// batch cuts its crops while the batch beside it runs its model, so on a page of a hundred lines
+// the cutting (10–30 ms on an A4 scan) is hidden behind inference instead of preceding it, and
+// only the crops of the batches in flight are in memory at once.
 func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []geom.Quad, tm *Timings) ([]Region, error) {
-	start := time.Now()
-	crops := p.cut(dec.Image, quads)
-	tm.track(StageCrop, start)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	crops := p.plan(quads)
 	if len(crops) == 0 {
 		return nil, nil
 	}
@@ -48,14 +50,14 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	for i := range byWidth {
 		byWidth[i] = i
 	}
-	slices.SortStableFunc(byWidth, func(a, b int) int { return crops[a].img.Rect.Dx() - crops[b].img.Rect.Dx() })
+	slices.SortStableFunc(byWidth, func(a, b int) int { return crops[a].width - crops[b].width })
 
 	if p.opt.UseClassifier {
-		if err := p.classify(ctx, crops, byWidth, tm); err != nil {
+		if err := p.classify(ctx, dec.Image, crops, byWidth, tm); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.read(ctx, crops, byWidth, tm); err != nil {
+	if err := p.read(ctx, dec.Image, crops, byWidth, tm); err != nil {
 		return nil, err
 	}
 	regions := make([]Region, 0, len(crops))
@@ -68,27 +70,37 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	return regions, nil
 }
 
-// cut warps every box out of the image at recognizer height. Boxes at least CropRotateRatio times
-// taller than wide hold vertical text: their corners are re-labelled so the warp itself turns them
-// 90° clockwise, which makes text running bottom to top upright (the classifier catches the
-// other direction).
-func (p *Pipeline) cut(img image.Image, quads []geom.Quad) []*crop {
-	crops := make([]*crop, len(quads))
-	parallel(len(quads), func(i int) {
-		q := quads[i]
+// plan gives every box its crop's geometry. Boxes at least CropRotateRatio times taller than wide
+// hold vertical text: their corners are re-labelled so the warp itself turns them 90° clockwise,
+// which makes text running bottom to top upright (the classifier catches the other direction).
+func (p *Pipeline) plan(quads []geom.Quad) []*crop {
+	crops := make([]*crop, 0, len(quads))
+	widest := p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
+	for _, q := range quads {
 		w, h := q.Width(), q.Height()
 		if w < 1 || h < 1 {
-			return
+			continue
 		}
 		vertical := h >= p.opt.CropRotateRatio*w
 		if vertical {
 			q = geom.Quad{q[3], q[0], q[1], q[2]}
 			w, h = h, w
 		}
-		cw := min(p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1], max(1, int(math.Ceil(float64(p.opt.RecHeight)*w/h))))
-		crops[i] = &crop{quad: q, vertical: vertical, img: imaging.Warp(img, q, cw, p.opt.RecHeight)}
+		cw := min(widest, max(1, int(math.Ceil(float64(p.opt.RecHeight)*w/h))))
+		crops = append(crops, &crop{quad: q, width: cw, vertical: vertical})
+	}
+	return crops
+}
+
+// cut warps the crops idx that are not cut yet out of img, spread over the cores.
+func (p *Pipeline) cut(img image.Image, crops []*crop, idx []int, tm *Timings) {
+	start := time.Now()
+	parallel(len(idx), func(j int) {
+		if c := crops[idx[j]]; c.img == nil {
+			c.img = imaging.Warp(img, c.quad, c.width, p.opt.RecHeight)
+		}
 	})
-	return slices.DeleteFunc(crops, func(c *crop) bool { return c == nil })
+	tm.track(StageCrop, start)
 }
 
 // classify runs the 0°/180° classifier and turns the crops it is sure are upside down.
@@ -99,7 +111,7 @@ func (p *Pipeline) cut(img image.Image, quads []geom.Quad) []*crop {
 // at most one in six of those is upside down the page is upright, and the other horizontal crops
 // are not classified (nor are the sample's turned). Otherwise, and always for vertical crops,
 // whose reading direction only the classifier can tell, every crop is classified on its own.
-func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, tm *Timings) error {
+func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop, byWidth []int, tm *Timings) error {
 	var horizontal, vertical []int
 	for _, i := range byWidth {
 		if crops[i].vertical {
@@ -111,7 +123,7 @@ func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, t
 	todo := byWidth
 	if k := p.opt.ClsPageSample; k > 0 && len(horizontal) > 0 {
 		sample := horizontal[max(0, len(horizontal)-k):] // byWidth ascends: the widest
-		if err := p.classifyCrops(ctx, crops, sample, tm); err != nil {
+		if err := p.classifyCrops(ctx, img, crops, sample, tm); err != nil {
 			return err
 		}
 		upside := 0
@@ -129,11 +141,11 @@ func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, t
 			todo = append(horizontal[:len(horizontal)-len(sample):len(horizontal)-len(sample)], vertical...)
 		}
 	}
-	if err := p.classifyCrops(ctx, crops, todo, tm); err != nil {
+	if err := p.classifyCrops(ctx, img, crops, todo, tm); err != nil {
 		return err
 	}
 	for _, c := range crops {
-		if c.upside {
+		if c.upside { // classified, so cut
 			c.img = imaging.Rotate180(c.img)
 			c.quad = geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]}
 			c.flipped = true
@@ -144,7 +156,7 @@ func (p *Pipeline) classify(ctx context.Context, crops []*crop, byWidth []int, t
 
 // classifyCrops runs the classifier on the crops idx (in batches, BatchParallel at a time, like
 // the recognizer's) and marks those it is sure are upside down.
-func (p *Pipeline) classifyCrops(ctx context.Context, crops []*crop, idx []int, tm *Timings) error {
+func (p *Pipeline) classifyCrops(ctx context.Context, img image.Image, crops []*crop, idx []int, tm *Timings) error {
 	var batches [][]int
 	for lo := 0; lo < len(idx); lo += p.opt.ClsBatchSize {
 		batches = append(batches, idx[lo:min(lo+p.opt.ClsBatchSize, len(idx))])
@@ -154,24 +166,25 @@ func (p *Pipeline) classifyCrops(ctx context.Context, crops []*crop, idx []int, 
 		weights[i] = int64(len(b)) * int64(p.opt.ClsHeight) * int64(p.opt.ClsWidth)
 	}
 	return p.inFlight(ctx, weights, tm, func(ctx context.Context, i int, tm *Timings) error {
-		return p.classifyBatch(ctx, crops, batches[i], tm)
+		return p.classifyBatch(ctx, img, crops, batches[i], tm)
 	})
 }
 
-// classifyBatch classifies one batch of crops.
-func (p *Pipeline) classifyBatch(ctx context.Context, crops []*crop, batch []int, tm *Timings) error {
+// classifyBatch cuts and classifies one batch of crops.
+func (p *Pipeline) classifyBatch(ctx context.Context, img image.Image, crops []*crop, batch []int, tm *Timings) error {
+	p.cut(img, crops, batch, tm)
 	start := time.Now()
 	cw, ch := p.opt.ClsWidth, p.opt.ClsHeight
 	n := len(batch)
 	plane := 3 * ch * cw
 	in := Tensor{Shape: []int64{int64(n), 3, int64(ch), int64(cw)}, Data: make([]float32, n*plane)}
 	for j := range n {
-		img := crops[batch[j]].img
-		if img.Rect.Dx() > cw {
+		c := crops[batch[j]].img
+		if c.Rect.Dx() > cw {
 			// PaddleOCR squeezes wide crops into the classifier's width rather than cutting them.
-			img = imaging.ResizeWidth(img, cw)
+			c = imaging.ResizeWidth(c, cw)
 		}
-		imaging.TensorInto(in.Data[j*plane:(j+1)*plane], img, cw, p.opt.ClsNorm)
+		imaging.TensorInto(in.Data[j*plane:(j+1)*plane], c, cw, p.opt.ClsNorm)
 	}
 	start = tm.track(StageClsPre, start)
 	out, err := p.rt.Infer(ctx, Classifier, in)
@@ -190,27 +203,39 @@ func (p *Pipeline) classifyBatch(ctx context.Context, crops []*crop, batch []int
 	return nil
 }
 
-// read runs the recognizer batch by batch and decodes each line with CTC. A batch holds crops of
-// one width bucket (byWidth is sorted, so they are neighbours), padded to the bucket's width.
-func (p *Pipeline) read(ctx context.Context, crops []*crop, byWidth []int, tm *Timings) error {
-	var batches [][]int
-	for lo := 0; lo < len(byWidth); {
-		rw := p.bucket(crops[byWidth[lo]].img.Rect.Dx())
-		hi := lo + 1
-		size := p.opt.recBatchCrops(rw)
-		for hi < len(byWidth) && hi-lo < size && p.bucket(crops[byWidth[hi]].img.Rect.Dx()) == rw {
-			hi++
-		}
-		batches = append(batches, byWidth[lo:hi])
-		lo = hi
-	}
+// read runs the recognizer batch by batch and decodes each line with CTC (see recBatches).
+func (p *Pipeline) read(ctx context.Context, img image.Image, crops []*crop, byWidth []int, tm *Timings) error {
+	batches, widths := p.recBatches(crops, byWidth)
 	weights := make([]int64, len(batches))
 	for i, b := range batches {
-		weights[i] = int64(len(b)) * int64(p.opt.RecHeight) * int64(p.bucket(crops[b[0]].img.Rect.Dx()))
+		weights[i] = int64(len(b)) * int64(p.opt.RecHeight) * int64(widths[i])
 	}
 	return p.inFlight(ctx, weights, tm, func(ctx context.Context, i int, tm *Timings) error {
-		return p.readBatch(ctx, crops, batches[i], tm)
+		return p.readBatch(ctx, img, crops, batches[i], widths[i], tm)
 	})
+}
+
+// recBatches groups the crops (byWidth: ascending width) into recognizer batches of crops that
+// share a padded width (see Pipeline.padded), at most recBatchCrops of them, and gives each batch's
+// width. Crops are not padded further to fill a batch: the recognizer's time follows the columns
+// it reads, padding included, and on one thread barely the batch size (batches of one read
+// sroie-dev as fast), and its attention spans the whole width, so padding also changes what it
+// reads (word F1 (ci) 0.8491 with no extra padding, 0.8472 with up to 5 %, 0.8462 with up to
+// 10 %). The batches come widest first: the widest take longest, so started first they do not
+// leave one core working alone on the last of them while the others idle.
+func (p *Pipeline) recBatches(crops []*crop, byWidth []int) (batches [][]int, widths []int) {
+	for hi := len(byWidth); hi > 0; {
+		rw := p.padded(crops[byWidth[hi-1]].width)
+		size := p.opt.recBatchCrops(rw)
+		lo := hi - 1
+		for lo > 0 && hi-lo < size && p.padded(crops[byWidth[lo-1]].width) == rw {
+			lo--
+		}
+		batches = append(batches, byWidth[lo:hi])
+		widths = append(widths, rw)
+		hi = lo
+	}
+	return batches, widths
 }
 
 // inFlight runs batch(0..n-1) with up to BatchParallel of them in flight, in order of i, and
@@ -275,11 +300,12 @@ func (p *Pipeline) inFlight(ctx context.Context, weights []int64, tm *Timings, b
 	return ctx.Err()
 }
 
-// readBatch runs the recognizer on one batch of crops of one width bucket and decodes each crop.
-func (p *Pipeline) readBatch(ctx context.Context, crops []*crop, batch []int, tm *Timings) error {
+// readBatch cuts the crops of one batch, runs the recognizer on them padded to width rw and decodes
+// each crop.
+func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop, batch []int, rw int, tm *Timings) error {
+	p.cut(img, crops, batch, tm)
 	start := time.Now()
 	rh := p.opt.RecHeight
-	rw := p.bucket(crops[batch[0]].img.Rect.Dx())
 	n := len(batch)
 	plane := 3 * rh * rw
 	in := Tensor{Shape: []int64{int64(n), 3, int64(rh), int64(rw)}, Data: make([]float32, n*plane)}
@@ -321,7 +347,8 @@ func (p *Pipeline) readBatch(ctx context.Context, crops []*crop, batch []int, tm
 		if p.opt.ASCIIPunctuation {
 			c.text = asciiWidth(c.text) // rune for rune, so the steps still line up
 		}
-		c.words = lineWords(c.quad, c.text, r.Steps, r.Probs, steps, c.img.Rect.Dx(), rw)
+		c.words = lineWords(c.quad, c.text, r.Steps, r.Probs, steps, c.width, rw)
+		c.img = nil // read: its pixels are garbage now
 	})
 	if firstErr != nil {
 		return fmt.Errorf("recognition: %w: %w", firstErr, ErrRuntimeFailed)
@@ -330,8 +357,13 @@ func (p *Pipeline) readBatch(ctx context.Context, crops []*crop, batch []int, tm
 	return nil
 }
 
-// bucket is the batch width for a crop of width w.
-func (p *Pipeline) bucket(w int) int {
+// padded is the width a crop of width w is padded to: w rounded up to RecWidthStep, or with no
+// step the narrowest width bucket it fits.
+func (p *Pipeline) padded(w int) int {
+	widest := p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
+	if s := p.opt.RecWidthStep; s > 0 {
+		return min(widest, (w+s-1)/s*s)
+	}
 	for _, b := range p.opt.RecWidthBuckets {
 		if w <= b {
 			return b
