@@ -7,7 +7,7 @@
 // It is a separate binary so that the service never links a benchmark or a scorer; `ocrgate bench`
 // runs it when it lies beside the ocrgate binary (make build puts both in bin/).
 //
-//	ocrgate-bench [-dataset DIR] [-out DIR] [-repeat N] [-warmup N] [-cpuprofile FILE]
+//	ocrgate-bench [-dataset DIR] [-out DIR] [-repeat N] [-warmup N] [-cpuprofile FILE] [-images]
 //	ocrgate-bench -c N [-rounds R] [-repeat P] [-dataset DIR]
 //
 // With -c N it measures concurrency instead: R rounds, each one pass of P passes over the dataset

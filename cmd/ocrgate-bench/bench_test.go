@@ -1,0 +1,73 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// TestBenchPrintsEachImage runs the benchmark command on two real receipts with the real models
+// and checks the summary and the per-image table of -images: a row per image, a value per
+// stage, and no image whose model time exceeds its wall time.
+func TestBenchPrintsEachImage(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "img"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"003", "139"}
+	for _, id := range ids {
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", id+".jpg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "img", id+".jpg"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"-dataset", dir, "-scorer", "none", "-warmup", "0", "-images"}, os.Getenv, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"2 images", "images/s", "overhead ratio", "peak RSS"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	header, ok := rows["image"]
+	if !ok || len(header) != 4+len(ocr.Stages()) {
+		t.Fatalf("no per-image header with %d columns:\n%s", 4+len(ocr.Stages()), text)
+	}
+	for _, id := range ids {
+		row, ok := rows[id]
+		if !ok || len(row) != len(header) {
+			t.Errorf("image %s: row %q, want %d columns", id, row, len(header))
+			continue
+		}
+		ratio, err := strconv.ParseFloat(row[3], 64)
+		if err != nil || ratio < 1 {
+			t.Errorf("image %s: ratio %q, want a number of at least 1 (wall includes the model time)", id, row[3])
+		}
+		for i, v := range row[1:] {
+			if i == 2 {
+				continue // the ratio
+			}
+			if !strings.HasSuffix(v, "ms") {
+				t.Errorf("image %s: column %s is %q, want milliseconds", id, header[i+1], v)
+			}
+		}
+	}
+}
