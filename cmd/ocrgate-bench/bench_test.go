@@ -17,20 +17,8 @@ import (
 // and checks the summary and the per-image table of -images: a row per image, a value per
 // stage, and no image whose model time exceeds its wall time.
 func TestBenchPrintsEachImage(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "img"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	ids := []string{"003", "139"}
-	for _, id := range ids {
-		data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", id+".jpg"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "img", id+".jpg"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := receipts(t, ids...)
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"-dataset", dir, "-scorer", "none", "-warmup", "0", "-images"}, os.Getenv, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
@@ -70,4 +58,38 @@ func TestBenchPrintsEachImage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBenchConcurrency runs one round of -c 2 and checks that it reports both measurements and
+// their ratios.
+func TestBenchConcurrency(t *testing.T) {
+	dir := receipts(t, "003", "139", "158")
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"-dataset", dir, "-c", "2", "-rounds", "1"}, os.Getenv, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"round 1: 1 client", "| 2 clients", "throughput ×", "p50 ×", "median: throughput ratio", "peak RSS"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// receipts makes a dataset directory of the sroie-dev images ids.
+func receipts(t *testing.T, ids ...string) string {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "img"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", id+".jpg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "img", id+".jpg"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
