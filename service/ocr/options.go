@@ -62,8 +62,8 @@ type Options struct {
 	RecWidthBuckets []int
 	// RecWidthStep, when positive, pads a recognizer batch only to its widest crop rounded up to a
 	// multiple of this many pixels, instead of to a bucket. The recognizer's time follows the
-	// columns it reads, padding included: on sroie-dev, steps of 8 px (one CTC time step) read
-	// 10 % fewer columns than the buckets, for the same text.
+	// columns it reads, padding included: on sroie-dev, steps of 8 px (one CTC time step) took
+	// 14 % less recognizer time than the buckets, at word F1 (ci) 0.8491 against 0.8506.
 	RecWidthStep int
 	RecBatchSize int
 	// RecBatchPixels caps a recognizer batch's input (crops × RecHeight × bucket width): a batch
