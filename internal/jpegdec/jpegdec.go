@@ -486,7 +486,15 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 					k := base + b
 					dc := int(c.coef[64*k]) * int(quant[ci][0])
 					l.pvPlanes[ci][by*l.pvStride[ci]+bx] = clampByte(descale(dc, 3) + 128)
-					transformBlock(l.planes[ci][8*by*stride+8*bx:], stride, c.coef[64*k:64*k+64], quant[ci], c.last[k])
+					blk := c.coef[64*k : 64*k+64 : 64*k+64]
+					transformBlock(l.planes[ci][8*by*stride+8*bx:], stride, blk, quant[ci], c.last[k])
+					// Hand the block back zeroed, as the entropy decoder expects it. Here it is
+					// still in cache, and most blocks of a page hold only their mean.
+					if c.last[k] == 0 {
+						blk[0] = 0
+					} else {
+						clear(blk)
+					}
 				}
 			}
 		}
@@ -580,8 +588,6 @@ func (d *decoder) entropyDecode(pos int, l layout, rowsPer int, get func() *chun
 	for row0 := 0; row0 < l.mcusY; row0 += rowsPer {
 		c := get()
 		c.row0, c.rows = row0, min(rowsPer, l.mcusY-row0)
-		n := c.rows * l.mcusX * l.blocksPerMCU
-		clear(c.coef[:64*n])
 		k := 0
 		for range c.rows * l.mcusX {
 			if d.restart > 0 && mcu > 0 && mcu%d.restart == 0 {
