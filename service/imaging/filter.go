@@ -22,13 +22,20 @@ const areaBelow = 0.5
 // PaddleOCR's models saw in training. Below that, bilinear would skip source pixels and lose thin
 // strokes (and moiré a page scan), so it averages the covered area like INTER_AREA.
 func makeFilter(srcN, dstN int) filter {
-	scale := float64(srcN) / float64(dstN) // source pixels per output pixel
+	return makeFilterAt(srcN, dstN, 0, float64(srcN)/float64(dstN))
+}
+
+// makeFilterAt is makeFilter for outputs that are not spread over the whole source: output pixel i
+// covers source positions [off + i·scale, off + (i+1)·scale), in a continuous coordinate where
+// source sample k spans [k, k+1). A chroma plane needs it: its samples span two luma pixels each,
+// and a sub-image may start inside one of them.
+func makeFilterAt(srcN, dstN int, off, scale float64) filter {
 	f := filter{start: make([]int32, dstN), count: make([]int32, dstN)}
-	if float64(dstN)/float64(srcN) >= areaBelow {
+	if 1/scale >= areaBelow {
 		f.width = 2
 		f.wts = make([]float32, 2*dstN)
 		for i := range dstN {
-			sx := (float64(i)+0.5)*scale - 0.5
+			sx := off + (float64(i)+0.5)*scale - 0.5
 			x0 := math.Floor(sx)
 			t := sx - x0
 			i0 := int(x0)
@@ -54,7 +61,7 @@ func makeFilter(srcN, dstN int) filter {
 	f.width = int(math.Ceil(scale)) + 1
 	f.wts = make([]float32, f.width*dstN)
 	for i := range dstN {
-		lo := float64(i) * scale
+		lo := off + float64(i)*scale
 		hi := min(lo+scale, float64(srcN))
 		first := int(math.Floor(lo))
 		last := min(int(math.Ceil(hi)), srcN) // exclusive
@@ -154,6 +161,47 @@ func (f *filter) applyRGB(src, dst []float32) {
 				b += wk * p[2]
 			}
 			dr[i], dg[i], db[i] = r, g, b
+		}
+	}
+}
+
+// applyBytes filters one row of 8-bit samples (len srcN) into dst (len dstN), like applyRGB for a
+// single channel; it reads the bytes as they are, without converting the row first.
+func (f *filter) applyBytes(src []uint8, dst []float32) {
+	n := len(f.start)
+	dst = dst[:n:n]
+	switch {
+	case f.padded && f.width == 2:
+		for i := range n {
+			s := int(f.start[i])
+			p := src[s : s+2 : s+2]
+			w := f.wts[2*i : 2*i+2 : 2*i+2]
+			dst[i] = w[0]*float32(p[0]) + w[1]*float32(p[1])
+		}
+	case f.padded && f.width == 3:
+		for i := range n {
+			s := int(f.start[i])
+			p := src[s : s+3 : s+3]
+			w := f.wts[3*i : 3*i+3 : 3*i+3]
+			dst[i] = w[0]*float32(p[0]) + w[1]*float32(p[1]) + w[2]*float32(p[2])
+		}
+	case f.padded && f.width == 4:
+		for i := range n {
+			s := int(f.start[i])
+			p := src[s : s+4 : s+4]
+			w := f.wts[4*i : 4*i+4 : 4*i+4]
+			dst[i] = w[0]*float32(p[0]) + w[1]*float32(p[1]) + w[2]*float32(p[2]) + w[3]*float32(p[3])
+		}
+	default:
+		for i := range n {
+			s, c := int(f.start[i]), int(f.count[i])
+			w := f.wts[i*f.width : i*f.width+c]
+			p := src[s : s+c]
+			var v float32
+			for k, wk := range w {
+				v += wk * float32(p[k])
+			}
+			dst[i] = v
 		}
 	}
 }

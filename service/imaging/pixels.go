@@ -155,9 +155,10 @@ func chroma4(cb, cr uint8) (dr, dg, db int) {
 	return int(t.r[cr]), int((t.gCb[cb] + t.gCr[cr]) >> 12), int(t.b[cb])
 }
 
-// readRow writes row y, columns [x0, x1), into buf as RGB triples in [0, 255]. It is the hottest
-// loop of detection preprocessing: luma is read per pixel, the chroma terms once per chroma sample,
-// and the common 4:2:0 and 4:2:2 layouts convert two pixels per chroma sample without an inner loop.
+// readRow writes row y, columns [x0, x1), into buf as RGB triples in [0, 255], for Warp's rows
+// (ResizeTensor resamples the planes themselves, see resizeYCbCr): luma is read per pixel, the
+// chroma terms once per chroma sample, and the common 4:2:0 and 4:2:2 layouts convert two pixels
+// per chroma sample without an inner loop.
 func (s ycbcrSource) readRow(y, x0, x1 int, buf []float32) {
 	p := s.p
 	n := x1 - x0

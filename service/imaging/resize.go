@@ -37,8 +37,9 @@ func (n Norm) affine() (ch [3]int, scale, bias [3]float32) {
 // matches for scale factors ≥ 0.5; for stronger downscaling (a 4961×7016 scan to ~1824×2560) it
 // averages the covered area instead, because point sampling would drop thin strokes. The resize is
 // separable: each source row is converted and filtered horizontally once, kept in a small ring, and
-// combined vertically straight into dst, with rows split over GOMAXPROCS goroutines. It panics if
-// dst is too short, which is a programming error.
+// combined vertically straight into dst, with rows split over GOMAXPROCS goroutines; a JPEG's
+// YCbCr planes are resampled each on its own and converted at the output (resizeYCbCr). It panics
+// if dst is too short, which is a programming error.
 func ResizeTensor(dst []float32, src image.Image, w, h int, n Norm) {
 	if w <= 0 || h <= 0 {
 		return
@@ -51,6 +52,10 @@ func ResizeTensor(dst []float32, src image.Image, w, h int, n Norm) {
 	if b.Empty() {
 		src = image.NewUniform(image.White) // nothing to show: behave as a blank page
 		b = image.Rect(0, 0, 1, 1)
+	}
+	if p, ok := src.(*image.YCbCr); ok && p.Rect.Min.X >= 0 && p.Rect.Min.Y >= 0 && knownSubsample(p.SubsampleRatio) {
+		resizeYCbCr(dst, p, newYCbCrSource(p), w, h, n)
+		return
 	}
 	read := rowReaderFor(src)
 	ch, scale, bias := n.affine()

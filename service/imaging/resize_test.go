@@ -111,7 +111,7 @@ func TestResizeTensorConstant(t *testing.T) {
 						img.Cb[i], img.Cr[i] = 100, 180
 					}
 					src = img
-					// The JFIF formula; the fast path rounds chroma terms to 1/4 level.
+					// The JFIF formula.
 					rgb = [3]float64{150 + 1.402*52, 150 - 0.344136*-28 - 0.714136*52, 150 + 1.772*-28}
 					tol = 0.2 / 255
 				case "gray":
@@ -293,6 +293,9 @@ func fastPathImages() map[string]image.Image {
 func TestResizeTensorFastPathsMatchGeneric(t *testing.T) {
 	sizes := [][2]int{{40, 30}, {60, 50}, {150, 90}, {97, 61}, {20, 61}}
 	for name, img := range fastPathImages() {
+		if _, ok := img.(*image.YCbCr); ok {
+			continue // resampled plane by plane: TestResizeTensorYCbCr and TestResizeTensorChromaSiting
+		}
 		for _, sz := range sizes {
 			t.Run(fmt.Sprintf("%s/%dx%d", name, sz[0], sz[1]), func(t *testing.T) {
 				w, h := sz[0], sz[1]
@@ -305,6 +308,108 @@ func TestResizeTensorFastPathsMatchGeneric(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestResizeTensorYCbCr checks the plane-by-plane path against the RGB one: a photo-like image
+// (smooth colours, sharp edges, all in gamut) resized as 4:4:4 YCbCr must give what the same
+// pixels give as NRGBA, within the rounding of the colour conversion.
+func TestResizeTensorYCbCr(t *testing.T) {
+	const sw, sh = 97, 61
+	rgb := image.NewNRGBA(image.Rect(0, 0, sw, sh))
+	ycc := image.NewYCbCr(rgb.Rect, image.YCbCrSubsampleRatio444)
+	for y := range sh {
+		for x := range sw {
+			c := color.NRGBA{uint8(40 + 2*x), uint8(200 - 3*y), uint8(90 + x + y), 255}
+			if (x/9+y/7)%3 == 0 { // dark "ink" with sharp edges
+				c = color.NRGBA{20, 25, 30, 255}
+			}
+			yy, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+			ycc.Y[ycc.YOffset(x, y)], ycc.Cb[ycc.COffset(x, y)], ycc.Cr[ycc.COffset(x, y)] = yy, cb, cr
+			// The reference holds the colour the YCbCr pixel really is, so only resampling differs.
+			r, g, b := color.YCbCrToRGB(yy, cb, cr)
+			rgb.SetNRGBA(x, y, color.NRGBA{r, g, b, 255})
+		}
+	}
+	for _, sz := range [][2]int{{40, 30}, {60, 50}, {150, 90}, {97, 61}, {20, 61}, {33, 7}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			w, h := sz[0], sz[1]
+			for _, n := range []Norm{identity, paddle} {
+				got, want := make([]float32, 3*w*h), make([]float32, 3*w*h)
+				ResizeTensor(got, ycc, w, h, n)
+				ResizeTensor(want, rgb, w, h, n)
+				for i := range got {
+					// One level, in the normalized units of the channel (1/std ≤ 4.5).
+					if d := math.Abs(float64(got[i] - want[i])); d > 4.5/255 {
+						t.Fatalf("element %d: YCbCr %v, RGB %v", i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestResizeTensorChromaSiting checks where chroma samples sit: JFIF centres each one on the luma
+// pixels it covers. With chroma planes that are linear ramps, the resampled chroma at every output
+// pixel away from the edges is the ramp's value at that pixel's centre, for every subsampling, for
+// upscaling, bilinear and area downscaling, and for a sub-image that starts inside a chroma sample.
+func TestResizeTensorChromaSiting(t *testing.T) {
+	ratios := []image.YCbCrSubsampleRatio{
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
+		image.YCbCrSubsampleRatio440, image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410,
+	}
+	for _, ratio := range ratios {
+		img := image.NewYCbCr(image.Rect(0, 0, 96, 64), ratio)
+		src := newYCbCrSource(img)
+		for i := range img.Y {
+			img.Y[i] = 128
+		}
+		// Sample (k, l) of the chroma planes holds Cb = 80+k and Cr = 100+l: the linear functions
+		// cb(u) = 79.5+u and cr(v) = 99.5+v of its centre (k+½, l+½), in chroma units, whole at
+		// every sample and in gamut.
+		fx, fy := float64(int(1)<<src.xs), float64(int(1)<<src.ys)
+		cw := (96 + 1<<src.xs - 1) >> src.xs
+		for l := range len(img.Cb) / img.CStride {
+			for k := range cw {
+				img.Cb[l*img.CStride+k] = uint8(80 + k)
+				img.Cr[l*img.CStride+k] = uint8(100 + l)
+			}
+		}
+		for _, sub := range []image.Rectangle{img.Rect, image.Rect(5, 3, 91, 61)} {
+			part := img.SubImage(sub).(*image.YCbCr)
+			for _, sz := range [][2]int{{200, 150}, {70, 50}, {23, 17}} {
+				t.Run(fmt.Sprintf("%s/%v/%dx%d", ratio, sub, sz[0], sz[1]), func(t *testing.T) {
+					w, h := sz[0], sz[1]
+					dst := make([]float32, 3*w*h)
+					ResizeTensor(dst, part, w, h, identity)
+					sx, sy := float64(sub.Dx())/float64(w), float64(sub.Dy())/float64(h)
+					checked := 0
+					for j := range h {
+						for i := range w {
+							// The output pixel's centre in the image's luma coordinates.
+							x, y := float64(sub.Min.X)+(float64(i)+0.5)*sx, float64(sub.Min.Y)+(float64(j)+0.5)*sy
+							if x < float64(sub.Min.X)+2*fx+sx || x > float64(sub.Max.X)-2*fx-sx ||
+								y < float64(sub.Min.Y)+2*fy+sy || y > float64(sub.Max.Y)-2*fy-sy {
+								continue // edge samples are clamped, not extrapolated
+							}
+							checked++
+							cb1, cr1 := 79.5+x/fx-128, 99.5+y/fy-128
+							want := [3]float64{128 + 1.402*cr1, 128 - 0.344136*cb1 - 0.714136*cr1, 128 + 1.772*cb1}
+							for c := range 3 {
+								// Area averaging weighs whole samples, so it is off the ramp by a
+								// few hundredths of a level; misplaced samples are off by tenths.
+								if got := float64(dst[c*w*h+j*w+i]) * 255; math.Abs(got-want[c]) > 0.1 {
+									t.Fatalf("pixel (%d, %d) channel %d: %.3f, want %.3f", i, j, c, got, want[c])
+								}
+							}
+						}
+					}
+					if checked == 0 {
+						t.Fatal("no pixel away from the edges")
+					}
+				})
+			}
 		}
 	}
 }

@@ -1,0 +1,98 @@
+package imaging
+
+import "image"
+
+// resizeYCbCr is ResizeTensor for a JPEG's YCbCr planes. Resampling is linear and the JFIF
+// conversion to RGB is affine, so each plane is resampled at its own resolution and the result is
+// converted only at the output's pixels. Against converting every source pixel and filtering three
+// RGB channels, a 4:2:0 page costs a quarter of the horizontal filtering (one luma sample and half
+// a chroma sample per pixel instead of three channels) and no conversion of the millions of source
+// pixels a scan's detection pass reads. Chroma is interpolated between its samples, which JFIF
+// centres between the luma pixels they cover, instead of repeated over them; clamping to [0, 255]
+// happens after resampling, where it can only matter for saturated colours.
+func resizeYCbCr(dst []float32, p *image.YCbCr, src ycbcrSource, w, h int, n Norm) {
+	b := p.Rect
+	srcW, srcH := b.Dx(), b.Dy()
+	ch, scale, bias := n.affine()
+	plane := w * h
+
+	// Luma: as any other source. Chroma: sample k of the plane spans luma [k<<xs, (k+1)<<xs), so
+	// an output pixel's luma cell, divided by the subsampling factor, is its cell in chroma samples,
+	// counted from the first chroma sample the image touches.
+	hf, vf := makeFilter(srcW, w), makeFilter(srcH, h)
+	fx, fy := float64(int(1)<<src.xs), float64(int(1)<<src.ys)
+	cx0, cy0 := b.Min.X>>src.xs, b.Min.Y>>src.ys
+	cw, chh := (b.Max.X-1)>>src.xs+1-cx0, (b.Max.Y-1)>>src.ys+1-cy0
+	hfc := makeFilterAt(cw, w, float64(b.Min.X)/fx-float64(cx0), float64(srcW)/float64(w)/fx)
+	vfc := makeFilterAt(chh, h, float64(b.Min.Y)/fy-float64(cy0), float64(srcH)/float64(h)/fy)
+	// Where row k of each filtered plane starts in p's slices.
+	yRow := func(k int) []uint8 { return p.Y[k*p.YStride:][:srcW] }
+	cOff := (cy0-p.Rect.Min.Y>>src.ys)*p.CStride + cx0 - p.Rect.Min.X>>src.xs
+	cbRow := func(k int) []uint8 { return p.Cb[cOff+k*p.CStride:][:cw] }
+	crRow := func(k int) []uint8 { return p.Cr[cOff+k*p.CStride:][:cw] }
+
+	minRows := h
+	if work := srcW*srcH + plane; work >= 1<<16 {
+		minRows = 16
+	}
+	parallelRows(h, minRows, func(lo, hi int) {
+		yr := newRing(vf.width, w)
+		cr := newRing(vfc.width, 2*w)
+		yOut, cbOut, crOut := make([]float32, w), make([]float32, w), make([]float32, w)
+		for i := lo; i < hi; i++ {
+			rows := yr.rows(vf, i, func(k int, out []float32) {
+				hf.applyBytes(yRow(k), out)
+			})
+			combineRows(yOut, rows, vf.wts[i*vf.width:], 0, 1, 0)
+			rows = cr.rows(vfc, i, func(k int, out []float32) {
+				hfc.applyBytes(cbRow(k), out[:w])
+				hfc.applyBytes(crRow(k), out[w:])
+			})
+			wts := vfc.wts[i*vfc.width:]
+			combineRows(cbOut, rows, wts, 0, 1, 0)
+			combineRows(crOut, rows, wts, w, 1, 0)
+			r := dst[ch[0]*plane+i*w:][:w]
+			g := dst[ch[1]*plane+i*w:][:w]
+			bl := dst[ch[2]*plane+i*w:][:w]
+			for j := range w {
+				y, cb1, cr1 := yOut[j], cbOut[j]-128, crOut[j]-128
+				r[j] = clamp255(y+crToR*cr1)*scale[0] + bias[0]
+				g[j] = clamp255(y+cbToG*cb1+crToG*cr1)*scale[1] + bias[1]
+				bl[j] = clamp255(y+cbToB*cb1)*scale[2] + bias[2]
+			}
+		}
+	})
+}
+
+// ring keeps the last few horizontally filtered source rows of one output stripe, so that each
+// source row is filtered once however many output rows read it.
+type ring struct {
+	slots [][]float32
+	held  []int // the source row each slot holds, -1 for none
+	out   [][]float32
+}
+
+func newRing(n, width int) *ring {
+	r := &ring{slots: make([][]float32, n), held: make([]int, n), out: make([][]float32, n)}
+	for i := range r.slots {
+		r.slots[i] = make([]float32, width)
+		r.held[i] = -1
+	}
+	return r
+}
+
+// rows returns the filtered source rows output row i of f reads, filling the ones not held yet
+// with fill(source row, slot).
+func (r *ring) rows(f filter, i int, fill func(k int, out []float32)) [][]float32 {
+	s0, cnt := int(f.start[i]), int(f.count[i])
+	for k := range cnt {
+		row := s0 + k
+		slot := row % len(r.slots)
+		if r.held[slot] != row {
+			fill(row, r.slots[slot])
+			r.held[slot] = row
+		}
+		r.out[k] = r.slots[slot]
+	}
+	return r.out[:cnt]
+}
