@@ -561,3 +561,33 @@ func TestResizeWidth(t *testing.T) {
 		t.Errorf("width 0 gave %v", out.Bounds())
 	}
 }
+
+// FuzzResizeYCbCr resizes YCbCr images of every subsampling, size and sub-image offset to any
+// size: the plane-by-plane path must neither read outside its planes nor write a value outside
+// the normalized range of [0, 255].
+func FuzzResizeYCbCr(f *testing.F) {
+	f.Add(uint8(0), uint16(97), uint16(61), uint16(3), uint16(5), uint16(40), uint16(30), uint64(1))
+	f.Add(uint8(4), uint16(1), uint16(1), uint16(0), uint16(0), uint16(7), uint16(3), uint64(2))
+	f.Add(uint8(5), uint16(9), uint16(300), uint16(7), uint16(1), uint16(2), uint16(1), uint64(3))
+	ratios := []image.YCbCrSubsampleRatio{
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
+		image.YCbCrSubsampleRatio440, image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410,
+	}
+	f.Fuzz(func(t *testing.T, ratio uint8, sw, sh, x0, y0, w, h uint16, seed uint64) {
+		sw, sh = sw%400+1, sh%400+1
+		x0, y0 = x0%sw, y0%sh
+		w, h = w%300+1, h%300+1
+		img := randomYCbCr(rand.New(rand.NewPCG(seed, 7)), image.Rect(0, 0, int(sw), int(sh)), ratios[int(ratio)%len(ratios)])
+		sub := img.SubImage(image.Rect(int(x0), int(y0), int(sw), int(sh)))
+		dst := make([]float32, 3*int(w)*int(h))
+		ResizeTensor(dst, sub, int(w), int(h), paddle)
+		_, scale, bias := paddle.affine()
+		for i, v := range dst {
+			c := i / (int(w) * int(h)) // tensor channel; paddle is BGR, so RGB channel 2-c
+			lo, hi := bias[2-c], 255*scale[2-c]+bias[2-c]
+			if !(v >= lo-1e-5 && v <= hi+1e-5) {
+				t.Fatalf("element %d = %v, outside [%v, %v]", i, v, lo, hi)
+			}
+		}
+	})
+}
