@@ -68,34 +68,53 @@ func ResizeTensor(dst []float32, src image.Image, w, h int, n Norm) {
 		minRows = 16
 	}
 	parallelRows(h, minRows, func(lo, hi int) {
-		ringN := vf.width
-		ring := make([][]float32, ringN)
-		held := make([]int, ringN) // source row each ring slot holds
-		for i := range ring {
-			ring[i] = make([]float32, 3*w)
-			held[i] = -1
-		}
+		rg := newRing(vf.width, 3*w)
 		row := make([]float32, 3*srcW)
-		rows := make([][]float32, ringN)
 		for i := lo; i < hi; i++ {
-			s0, cnt := int(vf.start[i]), int(vf.count[i])
-			for k := range cnt {
-				r := s0 + k
-				slot := r % ringN
-				if held[slot] != r {
-					read(b.Min.Y+r, b.Min.X, b.Max.X, row)
-					hf.applyRGB(row, ring[slot])
-					held[slot] = r
-				}
-				rows[k] = ring[slot]
-			}
-			wts := vf.wts[i*vf.width : i*vf.width+cnt]
+			rows := rg.rows(vf, i, func(k int, out []float32) {
+				read(b.Min.Y+k, b.Min.X, b.Max.X, row)
+				hf.applyRGB(row, out)
+			})
+			wts := vf.wts[i*vf.width:]
 			for s := range 3 {
 				out := dst[ch[s]*plane+i*w : ch[s]*plane+i*w+w]
-				combineRows(out, rows[:cnt], wts, s*w, scale[s], bias[s])
+				combineRows(out, rows, wts, s*w, scale[s], bias[s])
 			}
 		}
 	})
+}
+
+// ring keeps the last few horizontally filtered source rows of one output stripe, so that each
+// source row is filtered once however many output rows read it.
+type ring struct {
+	slots [][]float32
+	held  []int // the source row each slot holds, -1 for none
+	out   [][]float32
+}
+
+func newRing(n, width int) *ring {
+	r := &ring{slots: make([][]float32, n), held: make([]int, n), out: make([][]float32, n)}
+	for i := range r.slots {
+		r.slots[i] = make([]float32, width)
+		r.held[i] = -1
+	}
+	return r
+}
+
+// rows returns the filtered source rows output row i of f reads, filling the ones not held yet
+// with fill(source row, slot).
+func (r *ring) rows(f filter, i int, fill func(k int, out []float32)) [][]float32 {
+	s0, cnt := int(f.start[i]), int(f.count[i])
+	for k := range cnt {
+		row := s0 + k
+		slot := row % len(r.slots)
+		if r.held[slot] != row {
+			fill(row, r.slots[slot])
+			r.held[slot] = row
+		}
+		r.out[k] = r.slots[slot]
+	}
+	return r.out[:cnt]
 }
 
 // combineRows writes out[j] = (Σ wts[k]·rows[k][off+j])·scale + bias: the vertical filter fused with

@@ -63,36 +63,3 @@ func resizeYCbCr(dst []float32, p *image.YCbCr, src ycbcrSource, w, h int, n Nor
 		}
 	})
 }
-
-// ring keeps the last few horizontally filtered source rows of one output stripe, so that each
-// source row is filtered once however many output rows read it.
-type ring struct {
-	slots [][]float32
-	held  []int // the source row each slot holds, -1 for none
-	out   [][]float32
-}
-
-func newRing(n, width int) *ring {
-	r := &ring{slots: make([][]float32, n), held: make([]int, n), out: make([][]float32, n)}
-	for i := range r.slots {
-		r.slots[i] = make([]float32, width)
-		r.held[i] = -1
-	}
-	return r
-}
-
-// rows returns the filtered source rows output row i of f reads, filling the ones not held yet
-// with fill(source row, slot).
-func (r *ring) rows(f filter, i int, fill func(k int, out []float32)) [][]float32 {
-	s0, cnt := int(f.start[i]), int(f.count[i])
-	for k := range cnt {
-		row := s0 + k
-		slot := row % len(r.slots)
-		if r.held[slot] != row {
-			fill(row, r.slots[slot])
-			r.held[slot] = row
-		}
-		r.out[k] = r.slots[slot]
-	}
-	return r.out[:cnt]
-}
