@@ -5,9 +5,9 @@ import "image"
 // resizeYCbCr is ResizeTensor for a JPEG's YCbCr planes. Resampling is linear and the JFIF
 // conversion to RGB is affine, so each plane is resampled at its own resolution and the result is
 // converted only at the output's pixels. Against converting every source pixel and filtering three
-// RGB channels, a 4:2:0 page costs a quarter of the horizontal filtering (one luma sample and half
-// a chroma sample per pixel instead of three channels) and no conversion of the millions of source
-// pixels a scan's detection pass reads. Chroma is interpolated between its samples, which JFIF
+// RGB channels, a 4:2:0 page costs two thirds of the horizontal filtering (every luma row and half
+// as many rows of each chroma plane, against three channels of every row) and no conversion of the
+// millions of source pixels a scan's detection pass reads: half the time in all. Chroma is interpolated between its samples, which JFIF
 // centres between the luma pixels they cover, instead of repeated over them; clamping to [0, 255]
 // happens after resampling, where it can only matter for saturated colours.
 func resizeYCbCr(dst []float32, p *image.YCbCr, src ycbcrSource, w, h int, n Norm) {
@@ -25,11 +25,11 @@ func resizeYCbCr(dst []float32, p *image.YCbCr, src ycbcrSource, w, h int, n Nor
 	cw, chh := (b.Max.X-1)>>src.xs+1-cx0, (b.Max.Y-1)>>src.ys+1-cy0
 	hfc := makeFilterAt(cw, w, float64(b.Min.X)/fx-float64(cx0), float64(srcW)/float64(w)/fx)
 	vfc := makeFilterAt(chh, h, float64(b.Min.Y)/fy-float64(cy0), float64(srcH)/float64(h)/fy)
-	// Where row k of each filtered plane starts in p's slices.
+	// Row k of each plane, counted from the image's first row: p's slices start at its first
+	// pixel and at the chroma sample that covers it (image.YCbCr.SubImage keeps them so).
 	yRow := func(k int) []uint8 { return p.Y[k*p.YStride:][:srcW] }
-	cOff := (cy0-p.Rect.Min.Y>>src.ys)*p.CStride + cx0 - p.Rect.Min.X>>src.xs
-	cbRow := func(k int) []uint8 { return p.Cb[cOff+k*p.CStride:][:cw] }
-	crRow := func(k int) []uint8 { return p.Cr[cOff+k*p.CStride:][:cw] }
+	cbRow := func(k int) []uint8 { return p.Cb[k*p.CStride:][:cw] }
+	crRow := func(k int) []uint8 { return p.Cr[k*p.CStride:][:cw] }
 
 	minRows := h
 	if work := srcW*srcH + plane; work >= 1<<16 {
