@@ -1,5 +1,7 @@
 package jpegdec
 
+import "encoding/binary"
+
 // maxCoef bounds dequantized coefficients. The DCT of 8-bit samples stays within ±1024, and a
 // non-zero quantized value is within half a quantization step of it, so ±2048 holds for any valid
 // file; the rest is slack for encoders' rounding.
@@ -9,10 +11,29 @@ const maxCoef = 4096
 // images are this short, and longer ones take the canonical-code walk.
 const lookBits = 9
 
+// fastBits is how many bits the combined lookup (huffTable.fast) resolves: a code and the
+// magnitude bits that follow it. On the SROIE scans 10 bits resolve nearly every DC difference and
+// AC coefficient of the blank and text blocks that make up a page.
+const fastBits = 11
+
+// Fields of a huffTable.fast entry. A zero entry means "take the slow path".
+const (
+	fastLenMask = 0xFF    // bits consumed: the code and its magnitude bits
+	fastRunShft = 8       // AC: the run of zeros before the coefficient (4 bits)
+	fastEOB     = 1 << 12 // AC: end of block
+	fastValShft = 16      // the coefficient or DC difference, sign-extended (int16)
+)
+
 // huffTable is one decoding table (ITU T.81, annex C and F.2.2.3).
 type huffTable struct {
 	// lut is indexed by the next lookBits bits: length<<8 | symbol, or 0 for a longer code.
 	lut [1 << lookBits]uint16
+	// fast is indexed by the next fastBits bits. Where a code and the magnitude bits its symbol
+	// announces fit in them, it holds the decoded result (see the fast* constants), so the
+	// common symbols of the entropy decoder's inner loop cost one lookup and one shift instead
+	// of a lookup, a second read for the bits and a sign extension. Entropy decoding is the one
+	// sequential part of a decode, and on a 600-dpi scan its longest.
+	fast [1 << fastBits]int32
 	// For codes of length l: the largest code (-1 when none), and the index in vals of the first.
 	maxCode [18]int32
 	valPtr  [17]int32
@@ -46,7 +67,49 @@ func newHuffTable(counts [17]int, vals []uint8) (*huffTable, error) {
 		code <<= 1
 	}
 	t.maxCode[17] = 1 << 30 // sentinel, never reached: lengths stop at 16
+	t.fillFast(counts, vals)
 	return t, nil
+}
+
+// fillFast builds t.fast. The same table serves DC and AC decoding; a symbol reads as a DC
+// category (s = symbol, no run) or as an AC run/size pair, and each decoder picks the reading it
+// needs from the entry: DC entries are built with the symbol's low four bits as the size, which
+// is the whole symbol for every valid category (≤ 11), and a DC decoder refuses larger categories
+// on the slow path anyway, since such symbols get no fast entry (their high nibble is not 0).
+func (t *huffTable) fillFast(counts [17]int, vals []uint8) {
+	code, k := 0, 0
+	for l := 1; l <= 16; l++ {
+		for range counts[l] {
+			sym := vals[k]
+			code, k = code+1, k+1
+			if l > fastBits {
+				continue
+			}
+			c := code - 1
+			r, sz := int(sym>>4), int(sym&15)
+			for i := range 1 << (fastBits - l) {
+				idx := c<<(fastBits-l) | i
+				var e int32
+				switch {
+				case sz == 0 && r == 0: // EOB for AC; a zero DC difference
+					e = int32(l) | fastEOB
+				case sz == 0:
+					continue // ZRL and the run-only codes: the slow path handles them
+				case l+sz <= fastBits:
+					bits := idx >> (fastBits - l - sz) & (1<<sz - 1)
+					v := bits
+					if v < 1<<(sz-1) {
+						v += -1<<sz + 1
+					}
+					e = int32(l+sz) | int32(r)<<fastRunShft | int32(v)<<fastValShft
+				default:
+					continue
+				}
+				t.fast[idx] = e
+			}
+		}
+		code <<= 1
+	}
 }
 
 // bitReader reads the entropy-coded segment most significant bit first, removing the stuffed zero
@@ -63,6 +126,19 @@ type bitReader struct {
 
 // fill tops acc up to at least 57 bits.
 func (br *bitReader) fill() {
+	// Most of the time the next eight bytes hold no 0xFF (neither a stuffed byte nor a marker):
+	// they are appended in one go, as many whole bytes as fit.
+	if !br.marker && br.pos+8 <= len(br.data) {
+		w := binary.BigEndian.Uint64(br.data[br.pos:])
+		// A byte of ^w is zero exactly where w has 0xFF; this is the classic has-zero-byte test.
+		if (^w-0x0101010101010101)&w&0x8080808080808080 == 0 {
+			nb := (64 - br.n) >> 3
+			br.acc |= w >> (64 - 8*nb) << (64 - br.n - 8*nb)
+			br.pos += int(nb)
+			br.n += 8 * nb
+			return
+		}
+	}
 	for br.n <= 56 {
 		var b byte
 		if !br.marker {
@@ -133,43 +209,70 @@ func (br *bitReader) receive(s uint8) int32 {
 // A coefficient whose dequantized value lies outside ±maxCoef cannot come from 8-bit samples and is
 // refused: no two decoders agree on what such blocks look like.
 func (br *bitReader) block(coef []int16, pred *int32, dc, ac *huffTable, q *[64]int32) (uint8, error) {
-	s, err := br.decode(dc)
-	if err != nil {
-		return 0, err
+	if br.n < 16 {
+		br.fill()
 	}
-	if s > 11 {
-		return 0, unsupported("DC difference category %d", s)
+	if e := dc.fast[br.acc>>(64-fastBits)]; e != 0 && (e>>fastRunShft)&15 == 0 {
+		l := uint(e & fastLenMask)
+		br.acc <<= l
+		br.n -= l
+		*pred += e >> fastValShft
+	} else {
+		s, err := br.decode(dc)
+		if err != nil {
+			return 0, err
+		}
+		if s > 11 {
+			return 0, unsupported("DC difference category %d", s)
+		}
+		*pred += br.receive(s)
 	}
-	*pred += br.receive(s)
 	if v := *pred * q[0]; v > maxCoef || v < -maxCoef {
 		return 0, unsupported("DC coefficient %d out of range", v)
 	}
 	coef[0] = int16(*pred)
 	last := 0
 	for k := 1; k < 64; {
-		rs, err := br.decode(ac)
-		if err != nil {
-			return 0, err
+		if br.n < 16 {
+			br.fill()
 		}
-		r, s := int(rs>>4), rs&15
-		if s == 0 {
-			if r == 0 {
-				break // end of block
+		var v int32
+		if e := ac.fast[br.acc>>(64-fastBits)]; e != 0 {
+			// One lookup: the code, the run and the coefficient's bits (see huffTable.fast).
+			l := uint(e & fastLenMask)
+			br.acc <<= l
+			br.n -= l
+			if e&fastEOB != 0 {
+				break
 			}
-			if r != 15 {
-				// Run-length-only codes other than EOB and ZRL exist in progressive JPEG only;
-				// decoders disagree on them in a baseline scan, so leave the file to image/jpeg.
-				return 0, unsupported("AC symbol %#x in a sequential scan", rs)
+			k += int(e>>fastRunShft) & 15
+			v = e >> fastValShft
+		} else {
+			rs, err := br.decode(ac)
+			if err != nil {
+				return 0, err
 			}
-			k += 16
-			continue
+			r, s := int(rs>>4), rs&15
+			if s == 0 {
+				if r == 0 {
+					break // end of block
+				}
+				if r != 15 {
+					// Run-length-only codes other than EOB and ZRL exist in progressive JPEG
+					// only; decoders disagree on them in a baseline scan, so leave the file to
+					// image/jpeg.
+					return 0, unsupported("AC symbol %#x in a sequential scan", rs)
+				}
+				k += 16
+				continue
+			}
+			k += r
+			v = br.receive(s)
 		}
-		k += r
 		if k > 63 {
 			return 0, unsupported("coefficient index past 63")
 		}
 		z := zigzag[k]
-		v := br.receive(s)
 		if d := v * q[z]; d > maxCoef || d < -maxCoef {
 			return 0, unsupported("AC coefficient %d out of range", d)
 		}
