@@ -1,6 +1,9 @@
 package jpegdec
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // The inverse DCT is the Loeffler–Ligtenberg–Moschytz factorization in fixed point (12
 // multiplications per 8-point pass), the accurate integer transform JPEG decoders have used since
@@ -140,4 +143,78 @@ func oddPart(t0, t1, t2, t3 int) (int, int, int, int) {
 	z3 = z3*-fix1961570560 + z5
 	z4 = z4*-fix0390180644 + z5
 	return t0 + z1 + z3, t1 + z2 + z4, t2 + z2 + z3, t3 + z1 + z4
+}
+
+// Half-size decoding (DecodeHalf) writes each block as 4×4 pixels, each the mean of a 2×2 square of
+// the 8×8 block the full transform would give. That mean needs no full transform: averaging two
+// neighbouring samples of the 8-point inverse DCT multiplies basis function u by cos(uπ/16) and
+// leaves a 4-point cosine of the same phase, and basis 8−u lands on the same cosine negated
+// (basis 4 vanishes). So each axis folds its eight coefficients into four,
+//
+//	G(0) = F(0),  G(u) = cos(uπ/16)·F(u) − sin(uπ/16)·F(8−u)  for u = 1, 2, 3,
+//
+// and a 4-point inverse DCT of G, with the 8-point transform's scale, gives the means exactly
+// (before rounding; the full decode clamps each pixel before they are averaged, which only
+// differs where a block's reconstruction leaves 0…255). It costs about a third of the full
+// transform and writes a quarter of the pixels.
+var (
+	halfFoldA, halfFoldB [4]float32    // cos(uπ/16), sin(uπ/16)
+	halfBasis            [4][4]float32 // C(u)·cos((2m+1)uπ/8), C(0) = 1/√2
+)
+
+func init() {
+	for u := range 4 {
+		halfFoldA[u] = float32(math.Cos(float64(u) * math.Pi / 16))
+		halfFoldB[u] = float32(math.Sin(float64(u) * math.Pi / 16))
+		for m := range 4 {
+			c := math.Cos(float64((2*m+1)*u) * math.Pi / 8)
+			if u == 0 {
+				c = math.Sqrt(0.5)
+			}
+			halfBasis[u][m] = float32(c)
+		}
+	}
+}
+
+// transformBlockHalf is transformBlock for half-size decoding: it writes the block's 4×4 pixels of
+// 2×2 means to dst (see halfFoldA).
+func transformBlockHalf(dst []uint8, stride int, coef []int16, q *[64]int32, last uint8) {
+	coef = coef[:64:64]
+	if last == 0 {
+		v := uint32(clampByte(descale(int(coef[0])*int(q[0]), 3)+128)) * 0x01010101
+		for y := range 4 {
+			binary.LittleEndian.PutUint32(dst[y*stride:y*stride+4], v)
+		}
+		return
+	}
+	deq := func(i int) float32 { return float32(int32(coef[i]) * q[i]) }
+	// Fold the columns: rows 0..3 of h, eight coefficients wide.
+	var h [4][8]float32
+	for u := range 8 {
+		h[0][u] = deq(u)
+		for v := 1; v < 4; v++ {
+			h[v][u] = halfFoldA[v]*deq(8*v+u) - halfFoldB[v]*deq(8*(8-v)+u)
+		}
+	}
+	// Fold each row and take its 4-point inverse transform.
+	var t [4][4]float32
+	for v := range 4 {
+		r := &h[v]
+		g0 := r[0]
+		g1 := halfFoldA[1]*r[1] - halfFoldB[1]*r[7]
+		g2 := halfFoldA[2]*r[2] - halfFoldB[2]*r[6]
+		g3 := halfFoldA[3]*r[3] - halfFoldB[3]*r[5]
+		for m := range 4 {
+			t[v][m] = g0*halfBasis[0][m] + g1*halfBasis[1][m] + g2*halfBasis[2][m] + g3*halfBasis[3][m]
+		}
+	}
+	// The columns' transform, the factor 1/4 of the 2-D inverse DCT, the level shift and rounding.
+	for n := range 4 {
+		row := dst[n*stride : n*stride+4 : n*stride+4]
+		for m := range 4 {
+			acc := t[0][m]*halfBasis[0][n] + t[1][m]*halfBasis[1][n] + t[2][m]*halfBasis[2][n] + t[3][m]*halfBasis[3][n]
+			// Truncation is the floor for non-negative values; negative ones clamp to 0 anyway.
+			row[m] = clampByte(int(acc*0.25 + 128.5))
+		}
+	}
 }

@@ -84,6 +84,7 @@ type decoder struct {
 	seenFrame     bool
 	// want is the frame size the caller checked (image.DecodeConfig); zero when unchecked.
 	want image.Point
+	half bool // decode at half size (DecodeHalf)
 }
 
 // ErrFrameMismatch is returned when the frame header differs from the size the caller checked.
@@ -112,15 +113,28 @@ func DecodePreview(data []byte) (img, preview image.Image, err error) {
 // as image/jpeg does): a frame of any other size is refused with ErrFrameMismatch before any pixel
 // memory is allocated. Zero width and height check nothing.
 func DecodeSized(data []byte, width, height int) (img, preview image.Image, err error) {
-	// Corrupt input must never take the process down; a panic here is a bug, reported as "not
-	// decoded here" so that image/jpeg gets its turn. The IDCT workers recover their own panics
-	// (see decodeScan), and are gone by the time this returns either way.
+	return (&decoder{data: data, want: image.Pt(width, height)}).run()
+}
+
+// DecodeHalf is DecodeSized at half the size: img is ceil(w/2)×ceil(h/2) pixels, each the mean of
+// a 2×2 square of the full-size image (an edge pixel of an odd side averages the edge with the
+// block padding beyond it, which encoders fill by repeating the edge). The means come from the
+// coefficients directly (see transformBlockHalf), so the transform costs a third and the image a
+// quarter of the memory: what a caller that would shrink a 600-dpi scan anyway should ask for. The
+// preview is DecodeSized's, one eighth of the full size.
+func DecodeHalf(data []byte, width, height int) (img, preview image.Image, err error) {
+	return (&decoder{data: data, want: image.Pt(width, height), half: true}).run()
+}
+
+// run decodes. Corrupt input must never take the process down; a panic here is a bug, reported
+// as "not decoded here" so that image/jpeg gets its turn. The IDCT workers recover their own
+// panics (see decodeScan), and are gone by the time this returns either way.
+func (d *decoder) run() (img, preview image.Image, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			img, preview, err = nil, nil, unsupported("internal error: %v", r)
 		}
 	}()
-	d := &decoder{data: data, want: image.Pt(width, height)}
 	return d.decode()
 }
 
@@ -423,8 +437,13 @@ func (d *decoder) newImage() (image.Image, image.Image, layout) {
 		}
 	}
 	l.blocksPerMCU = len(l.comp)
-	full := image.Rect(0, 0, 8*hmax*l.mcusX, 8*vmax*l.mcusY)
+	bs := 8 // pixels a block's side decodes to
 	visible := image.Rect(0, 0, d.width, d.height)
+	if d.half {
+		bs = 4
+		visible = image.Rect(0, 0, (d.width+1)/2, (d.height+1)/2)
+	}
+	full := image.Rect(0, 0, bs*hmax*l.mcusX, bs*vmax*l.mcusY)
 	pvFull := image.Rect(0, 0, hmax*l.mcusX, vmax*l.mcusY)
 	pvVisible := image.Rect(0, 0, (d.width+7)/8, (d.height+7)/8)
 	if len(d.comps) == 1 {
@@ -472,6 +491,10 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 	for i, c := range d.comps {
 		quant[i] = &d.quant[c.tq]
 	}
+	transform, bs := transformBlock, 8
+	if d.half {
+		transform, bs = transformBlockHalf, 4
+	}
 	idct := func(c *chunk) {
 		for r := range c.rows {
 			my := c.row0 + r
@@ -487,7 +510,7 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 					dc := int(c.coef[64*k]) * int(quant[ci][0])
 					l.pvPlanes[ci][by*l.pvStride[ci]+bx] = clampByte(descale(dc, 3) + 128)
 					blk := c.coef[64*k : 64*k+64 : 64*k+64]
-					transformBlock(l.planes[ci][8*by*stride+8*bx:], stride, blk, quant[ci], c.last[k])
+					transform(l.planes[ci][bs*(by*stride+bx):], stride, blk, quant[ci], c.last[k])
 					// Hand the block back zeroed, as the entropy decoder expects it. Here it is
 					// still in cache, and most blocks of a page hold only their mean.
 					if c.last[k] == 0 {

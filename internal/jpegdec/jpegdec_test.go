@@ -301,6 +301,14 @@ func FuzzDecode(f *testing.F) {
 		if msg := diff(ref, got); msg != "" {
 			t.Fatal(msg)
 		}
+		// What decodes at full size decodes at half size, to the 2×2 means.
+		half, _, err := DecodeHalf(data, want.X, want.Y)
+		if err != nil {
+			t.Fatalf("DecodeHalf refused what DecodeSized decoded: %v", err)
+		}
+		if msg := halfDiff(got, half); msg != "" {
+			t.Fatalf("DecodeHalf: %s", msg)
+		}
 	})
 }
 

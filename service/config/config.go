@@ -171,6 +171,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_MEMORY_BUDGET", "memory-budget", "memory admitted requests may hold together, e.g. 800MiB (0 or auto: the container's memory limit, or 1 GiB, less what the process holds at rest)", (*bytesValue)(&c.MemoryBudget)},
 		{"OCRGATE_MAX_REQUEST_MEMORY", "max-request-memory", "largest memory cost of one request, e.g. 600MiB; more is refused with 413 (0: the memory budget)", (*bytesValue)(&c.MaxRequestMemory)},
 		{"OCRGATE_MAX_JPEG_SCANS", "max-jpeg-scans", "refuse progressive JPEGs with more scans than this (0: no limit); encoders write about 10", (*intValue)(&o.Limits.MaxScans)},
+		{"OCRGATE_JPEG_HALF_PIXELS", "jpeg-half-pixels", "decode baseline JPEGs of at least this many pixels at half size, e.g. 600-dpi scans (0: never); boxes stay in the file's pixels", (*intValue)(&o.Limits.HalfPixels)},
 		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
 		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
 		{"OCRGATE_UI", "ui", "serve the demo page at GET / (false: GET / answers 404; the API and /openapi.json stay)", (*boolValue)(&c.UI)},
@@ -459,6 +460,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("memory_budget", c.MemoryBudget),
 		slog.Int64("max_request_memory", c.MaxRequestMemory),
 		slog.Int("max_jpeg_scans", c.OCR.Limits.MaxScans),
+		slog.Int("jpeg_half_pixels", c.OCR.Limits.HalfPixels),
 		slog.Int("chat_max_inflight", c.ChatMaxInFlight),
 		slog.Int("chat_max_queue", c.ChatMaxQueue),
 		slog.Any("chat", c.Chat), // Options.LogValue redacts the key

@@ -451,9 +451,10 @@ func (d *Document) scanPixels(ctx context.Context, p *Page) (imaging.Decoded, er
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrTooLarge, err)
 	case err != nil:
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrCorrupt, err)
-	case dec.Format != "jpeg" || dec.Width != p.scan.width || dec.Height != p.scan.height:
+	}
+	if w, h := dec.FullSize(); dec.Format != "jpeg" || w != p.scan.width || h != p.scan.height {
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w: the scan decodes as a %d×%d %s, its dictionary says %d×%d",
-			p.Number, ErrCorrupt, dec.Width, dec.Height, dec.Format, p.scan.width, p.scan.height)
+			p.Number, ErrCorrupt, w, h, dec.Format, p.scan.width, p.scan.height)
 	}
 	dec.Format = string(FormatPDF)
 	return dec, nil

@@ -33,6 +33,12 @@ type Limits struct {
 	// before decoding: each scan is a pass over all of the image's coefficients that image/jpeg
 	// cannot interrupt, and encoders write about 10.
 	MaxScans int
+	// HalfPixels decodes a baseline JPEG of at least this many pixels at half its size, each
+	// pixel the mean of 2×2 of the file's (0 = never; see jpegdec.DecodeHalf). A 600-dpi page's
+	// text is 60–100 px tall, twice what detection and recognition read, so the page is shrunk
+	// anyway: decoding it at half size saves a third of the transform, three quarters of the
+	// page's memory and of the pixels the detector's resize and the crops read.
+	HalfPixels int
 }
 
 // The errors Decode wraps. They are distinct because the HTTP layer answers them differently: the
@@ -52,10 +58,29 @@ type Decoded struct {
 	Image         image.Image // upright (EXIF orientation applied); bounds start at (0, 0)
 	Format        string      // "jpeg", "png", "gif", "bmp", "tiff", "webp"
 	Width, Height int         // of Image (after orientation)
+	// Shrink is how many of the file's pixels one pixel of Image spans along each side: 2 for a
+	// JPEG decoded at half size (Limits.HalfPixels), else 1 (0 in a Decoded built elsewhere means
+	// 1 too). Boxes found on Image are in the file's pixels once multiplied by it; FullSize
+	// gives the size they refer to.
+	Shrink int
+	// fullW, fullH: the upright size in the file's pixels, when Shrink > 1.
+	fullW, fullH int
 	// preview, when not nil, is Image at one eighth of its size (ceil(Width/8)×ceil(Height/8)),
 	// upright too: baseline JPEGs have it for free (the decoder's block means). Offered through
 	// Downscaled, so callers ask for a size, not for a codec's by-product.
 	preview image.Image
+}
+
+// Factor is Shrink, 1 when unset.
+func (d Decoded) Factor() int { return max(1, d.Shrink) }
+
+// FullSize is the upright image's size in the file's pixels: Width × Height unless the image was
+// decoded shrunk. Box coordinates and the size a response reports refer to it.
+func (d Decoded) FullSize() (w, h int) {
+	if d.Shrink > 1 {
+		return d.fullW, d.fullH
+	}
+	return d.Width, d.Height
 }
 
 // Downscaled returns a reduced view of the image, upright like Image, whose long side is at least
@@ -145,15 +170,25 @@ var releaseToOS = debug.FreeOSMemory
 func decodeChecked(data []byte, h Header) (Decoded, error) {
 	cfg := image.Config{Width: h.Width, Height: h.Height}
 	var img, preview image.Image
+	// What a file jpegdec declines becomes at image/jpeg's hands: full size (which its admitted
+	// cost, Header.PixelBytes, already is).
+	shrink := 1
 	err := safely(func() (err error) {
 		if h.Format == "jpeg" {
 			// Baseline JPEG (scans, camera photos) takes the parallel decoder; anything it
 			// declines, corrupt data included, goes to image/jpeg for the result or the error. A
 			// frame of another size than the header's is refused outright: handing it to
 			// image/jpeg would decode what nobody checked.
-			img, preview, err = jpegdec.DecodeSized(data, h.Width, h.Height)
+			decode := jpegdec.DecodeSized
+			if h.Half {
+				decode = jpegdec.DecodeHalf
+			}
+			img, preview, err = decode(data, h.Width, h.Height)
 			switch {
 			case err == nil:
+				if h.Half {
+					shrink = 2
+				}
 				if h.Orientation > 1 {
 					preview = orient(preview, h.Orientation)
 				}
@@ -173,9 +208,9 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 	}
 	err = safely(func() error {
 		img = toOrigin(img, cfg)
-		if b := img.Bounds(); b.Dx() != h.Width || b.Dy() != h.Height {
+		if b := img.Bounds(); b.Dx() != (h.Width+shrink-1)/shrink || b.Dy() != (h.Height+shrink-1)/shrink {
 			return fmt.Errorf("%w: the %s data is %d×%d px, its header said %d×%d", ErrUndecodable,
-				formatName(h.Format), b.Dx(), b.Dy(), h.Width, h.Height)
+				formatName(h.Format), b.Dx()*shrink, b.Dy()*shrink, h.Width, h.Height)
 		}
 		if h.Orientation > 1 {
 			img = orient(img, h.Orientation) // its workers hand their panics back here
@@ -186,7 +221,11 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 		return Decoded{}, err
 	}
 	b := img.Bounds()
-	return Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), preview: preview}, nil
+	dec := Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), Shrink: shrink, preview: preview}
+	if shrink > 1 {
+		dec.fullW, dec.fullH = h.UprightSize()
+	}
+	return dec, nil
 }
 
 // checkSize applies Limits to a width and height, refusing empty images as corrupt.

@@ -284,3 +284,57 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeHalfPolicy checks which images Limits.HalfPixels decodes at half size: baseline JPEGs
+// from that many pixels, nothing else, and none when it is 0; the admitted cost (DecodeBytes) does
+// not depend on it, since a JPEG the fast decoder declines is decoded whole.
+func TestDecodeHalfPolicy(t *testing.T) {
+	const w, h = 333, 77
+	jpg := encode(t, "jpeg", pattern(w, h))
+	progressive, err := os.ReadFile(filepath.Join("..", "..", "internal", "jpegdec", "testdata", "progressive.jpg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, ph := 67, 45 // the fixture's size
+	tests := []struct {
+		name       string
+		data       []byte
+		halfPixels int
+		w, h       int // of the file
+		wantShrink int
+	}{
+		{"baseline at the threshold", jpg, w * h, w, h, 2},
+		{"baseline above it", jpg, 1, w, h, 2},
+		{"baseline below it", jpg, w*h + 1, w, h, 1},
+		{"never", jpg, 0, w, h, 1},
+		{"progressive", progressive, 1, pw, ph, 1},
+		{"png", encode(t, "png", pattern(w, h)), 1, w, h, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := Limits{HalfPixels: tt.halfPixels}
+			hd, err := Inspect(tt.data, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := Inspect(tt.data, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hd.Half != (tt.wantShrink == 2) || hd.DecodeBytes() != full.DecodeBytes() {
+				t.Fatalf("Half %v, cost %d; want %v and the full decode's %d", hd.Half, hd.DecodeBytes(), tt.wantShrink == 2, full.DecodeBytes())
+			}
+			d, err := Decode(tt.data, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := tt.wantShrink
+			if d.Factor() != s || d.Width != (tt.w+s-1)/s || d.Height != (tt.h+s-1)/s || d.Image.Bounds().Size() != image.Pt(d.Width, d.Height) {
+				t.Fatalf("factor %d, %d×%d (bounds %v); want %d, %d×%d", d.Factor(), d.Width, d.Height, d.Image.Bounds(), s, (tt.w+s-1)/s, (tt.h+s-1)/s)
+			}
+			if fw, fh := d.FullSize(); fw != tt.w || fh != tt.h {
+				t.Fatalf("full size %d×%d, want %d×%d", fw, fh, tt.w, tt.h)
+			}
+		})
+	}
+}

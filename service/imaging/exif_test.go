@@ -95,48 +95,67 @@ func TestEXIFOrientation(t *testing.T) {
 		{7, 16, 32, [2][2]uint8{{qD, qB}, {qC, qA}}}, // transversed
 		{8, 16, 32, [2][2]uint8{{qB, qD}, {qA, qC}}}, // stored lying on its right side: turned back
 	}
-	for _, colour := range []bool{false, true} {
-		for _, bo := range []string{"II", "MM"} {
-			for _, tt := range tests {
-				name := fmt.Sprintf("%s/colour=%v/orientation=%d", bo, colour, tt.o)
-				t.Run(name, func(t *testing.T) {
-					d, err := Decode(exifJPEG(t, gradientQuadrants(colour), []byte(bo), tt.o), Limits{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if d.Width != tt.w || d.Height != tt.h || d.Image.Bounds() != image.Rect(0, 0, tt.w, tt.h) {
-						t.Fatalf("size %d×%d (bounds %v), want %d×%d", d.Width, d.Height, d.Image.Bounds(), tt.w, tt.h)
-					}
-					for qy := range 2 {
-						for qx := range 2 {
-							x, y := qx*tt.w/2+tt.w/4, qy*tt.h/2+tt.h/4
-							got := color.GrayModel.Convert(d.Image.At(x, y)).(color.Gray).Y
-							if diff := int(got) - int(tt.want[qy][qx]); diff < -8 || diff > 8 {
-								t.Errorf("quadrant (%d,%d) at (%d,%d) is %d, want %d", qx, qy, x, y, got, tt.want[qy][qx])
-							}
-						}
-					}
-					// The free downscaled view (block means) is turned the same way.
-					pw, ph := tt.w/8, tt.h/8
-					preview, ok := d.Downscaled(1)
-					if !ok || preview.Bounds() != image.Rect(0, 0, pw, ph) {
-						t.Fatalf("downscaled view %v (%v), want %d×%d", preview, ok, pw, ph)
-					}
-					for qy := range 2 {
-						for qx := range 2 {
-							got := color.GrayModel.Convert(preview.At(qx*pw/2, qy*ph/2)).(color.Gray).Y
-							if diff := int(got) - int(tt.want[qy][qx]); diff < -8 || diff > 8 {
-								t.Errorf("preview quadrant (%d,%d) is %d, want %d", qx, qy, got, tt.want[qy][qx])
-							}
-						}
-					}
-					if tt.o == 1 && colour {
-						if _, ok := d.Image.(*image.YCbCr); !ok {
-							t.Errorf("orientation 1 converted the image to %T", d.Image)
-						}
-					}
-				})
+	// Decoded at half size too (Limits.HalfPixels): the half image turns the same way, and its
+	// full size is the upright file's.
+	for _, shrink := range []int{1, 2} {
+		lim := Limits{}
+		if shrink == 2 {
+			lim.HalfPixels = 1
+		}
+		for _, colour := range []bool{false, true} {
+			for _, bo := range []string{"II", "MM"} {
+				for _, tt := range tests {
+					name := fmt.Sprintf("shrink=%d/%s/colour=%v/orientation=%d", shrink, bo, colour, tt.o)
+					t.Run(name, func(t *testing.T) {
+						exifCase(t, exifJPEG(t, gradientQuadrants(colour), []byte(bo), tt.o), lim, shrink, tt.w, tt.h, tt.o, colour, tt.want)
+					})
+				}
 			}
+		}
+	}
+}
+
+// exifCase decodes an oriented JPEG of fw×fh upright pixels with lim and checks the size, the
+// quadrants (want) and the free preview of the result, decoded at 1/shrink of its size.
+func exifCase(t *testing.T, data []byte, lim Limits, shrink, fw, fh int, o uint16, colour bool, want [2][2]uint8) {
+	t.Helper()
+	d, err := Decode(data, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, h := fw/shrink, fh/shrink
+	if d.Width != w || d.Height != h || d.Image.Bounds() != image.Rect(0, 0, w, h) {
+		t.Fatalf("size %d×%d (bounds %v), want %d×%d", d.Width, d.Height, d.Image.Bounds(), w, h)
+	}
+	if gw, gh := d.FullSize(); gw != fw || gh != fh || d.Factor() != shrink {
+		t.Fatalf("full size %d×%d, factor %d; want %d×%d, %d", gw, gh, d.Factor(), fw, fh, shrink)
+	}
+	for qy := range 2 {
+		for qx := range 2 {
+			x, y := qx*w/2+w/4, qy*h/2+h/4
+			got := color.GrayModel.Convert(d.Image.At(x, y)).(color.Gray).Y
+			if diff := int(got) - int(want[qy][qx]); diff < -8 || diff > 8 {
+				t.Errorf("quadrant (%d,%d) at (%d,%d) is %d, want %d", qx, qy, x, y, got, want[qy][qx])
+			}
+		}
+	}
+	// The free downscaled view (block means) is turned the same way.
+	pw, ph := fw/8, fh/8
+	preview, ok := d.Downscaled(1)
+	if !ok || preview.Bounds() != image.Rect(0, 0, pw, ph) {
+		t.Fatalf("downscaled view %v (%v), want %d×%d", preview, ok, pw, ph)
+	}
+	for qy := range 2 {
+		for qx := range 2 {
+			got := color.GrayModel.Convert(preview.At(qx*pw/2, qy*ph/2)).(color.Gray).Y
+			if diff := int(got) - int(want[qy][qx]); diff < -8 || diff > 8 {
+				t.Errorf("preview quadrant (%d,%d) is %d, want %d", qx, qy, got, want[qy][qx])
+			}
+		}
+	}
+	if o == 1 && colour {
+		if _, ok := d.Image.(*image.YCbCr); !ok {
+			t.Errorf("orientation 1 converted the image to %T", d.Image)
 		}
 	}
 }

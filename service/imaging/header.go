@@ -30,6 +30,10 @@ type Header struct {
 	RotatedBytes int64
 	Progressive  bool // a progressive JPEG
 	Scans        int  // a JPEG's scans
+	// Half: a baseline JPEG of at least Limits.HalfPixels, to be decoded at half size. The memory
+	// figures above stay those of the full size: a file the fast decoder declines after all is
+	// decoded whole by image/jpeg.
+	Half bool
 }
 
 // UprightSize returns the image's size after its EXIF orientation.
@@ -166,6 +170,7 @@ func (h *Header) jpeg(data []byte, lim Limits) error {
 	if info.Progressive {
 		h.WorkBytes += 256 * blocks // a 64-entry int32 block of coefficients per block
 	}
+	h.Half = info.Sequential && !info.Progressive && lim.HalfPixels > 0 && px >= int64(lim.HalfPixels)
 	h.Orientation = jpegOrientation(data)
 	if h.Orientation > 1 {
 		h.RotatedBytes = 4 * px // orient writes RGBA

@@ -98,7 +98,7 @@ type Options struct {
 func DefaultOptions() Options {
 	half := imaging.Norm{Mean: [3]float32{0.5, 0.5, 0.5}, Std: [3]float32{0.5, 0.5, 0.5}, BGR: true}
 	return Options{
-		Limits:              imaging.Limits{MaxPixels: 50_000_000, MaxSide: 10_000, MaxScans: 64},
+		Limits:              imaging.Limits{MaxPixels: 50_000_000, MaxSide: 10_000, MaxScans: 64, HalfPixels: 24_000_000},
 		DetLimitSide:        960,
 		DetPreview:          true,
 		DetMinTextHeight:    14,
@@ -142,7 +142,7 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
-	check(o.Limits.MaxPixels >= 0 && o.Limits.MaxSide >= 0 && o.Limits.MaxScans >= 0, "image limits must not be negative")
+	check(o.Limits.MaxPixels >= 0 && o.Limits.MaxSide >= 0 && o.Limits.MaxScans >= 0 && o.Limits.HalfPixels >= 0, "image limits must not be negative")
 	check(o.DetLimitSide >= 32, "detection limit side must be at least 32, got %d", o.DetLimitSide)
 	check(o.DetMaxPixels >= 32*32, "detection pixel cap must be at least 1024, got %d", o.DetMaxPixels)
 	check(o.DetTilePixels == 0 || o.DetTilePixels >= 4*(32+2*o.DetTileOverlap)*(32+2*o.DetTileOverlap),

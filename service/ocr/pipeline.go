@@ -212,13 +212,25 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	if err != nil {
 		return nil, err
 	}
+	width, height := dec.FullSize()
+	if f := float64(dec.Factor()); f > 1 {
+		// Decoded shrunk: boxes go back to the file's pixels, as the API promises.
+		W, H := float64(width), float64(height)
+		for i := range regions {
+			r := &regions[i]
+			r.Quad = r.Quad.Scale(f, f, W, H)
+			for j := range r.Words {
+				r.Words[j].Quad = r.Words[j].Quad.Scale(f, f, W, H)
+			}
+		}
+	}
 	start := time.Now()
 	text := order(regions, p.opt.RowOverlap)
 	tm.track(StageOrder, start)
 	return &Result{
 		Format:  dec.Format,
-		Width:   dec.Width,
-		Height:  dec.Height,
+		Width:   width,
+		Height:  height,
 		Regions: regions,
 		Text:    text,
 	}, nil

@@ -7,7 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
-	_ "image/jpeg" // DecodeConfig of the dataset scans
+	"image/jpeg"
 	"image/png"
 	"math"
 	"os"
@@ -365,4 +365,62 @@ func mustConfig(t *testing.T) config.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestHalfDecodeBoxes runs one page decoded whole and decoded at half size (Limits.HalfPixels):
+// the half-size run must read the same lines and report its boxes in the file's pixels, on top
+// of the whole run's and of the drawn text, with the file's size, also when the sides are odd.
+// The text is drawn at an 80 px em, 9.6 pt at 600 dpi: the print the policy is meant for. At a
+// 64 px em the half-size run lost the spaces of one line (its crops are upscaled to the
+// recognizer's 48 px), which is why only images of 24 megapixels and more are shrunk.
+func TestHalfDecodeBoxes(t *testing.T) {
+	p := pipeline(t)
+	lines := []string{"INVOICE NO 2024-1121", "Total Amount 89.50", "Thank you for shopping"}
+	img := canvas(1501, 811)
+	var inks []image.Rectangle
+	for i, s := range lines {
+		line, ink := renderLine(t, s, 80)
+		x, y := 60+i*90, 60+i*240
+		paste(img, line, x, y)
+		inks = append(inks, ink.Add(image.Pt(x, y)))
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 92}); err != nil {
+		t.Fatal(err)
+	}
+	opt := p.Options()
+	opt.Limits.HalfPixels = 1
+	half, err := p.With(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := p.Run(context.Background(), buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := half.Run(context.Background(), buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Width != 1501 || res.Height != 811 || whole.Width != 1501 {
+		t.Fatalf("sizes %d×%d (half) and %d×%d (whole), want 1501×811", res.Width, res.Height, whole.Width, whole.Height)
+	}
+	if res.Text != whole.Text || res.Text != strings.Join(lines, "\n") {
+		t.Fatalf("half-size text %q, whole %q, want %q", res.Text, whole.Text, strings.Join(lines, "\n"))
+	}
+	for i, r := range res.Regions {
+		x0, y0, x1, y1 := whole.Regions[i].Quad.Bounds()
+		box := image.Rect(int(x0), int(y0), int(x1), int(y1))
+		if v := iou(r, box); v < 0.85 {
+			t.Errorf("region %d: half-size box %v against the whole decode's %v, IoU %.2f, want ≥ 0.85", i, r.Quad, whole.Regions[i].Quad, v)
+		}
+		if v := iou(r, inks[i]); v < 0.5 {
+			t.Errorf("region %d: box %v overlaps the drawn text %v with IoU %.2f, want ≥ 0.5", i, r.Quad, inks[i], v)
+		}
+		for _, w := range r.Words {
+			if wx0, _, wx1, _ := w.Quad.Bounds(); wx0 < float64(box.Min.X)-20 || wx1 > float64(box.Max.X)+20 {
+				t.Errorf("region %d word %q at x %.0f…%.0f lies outside its line %v", i, w.Text, wx0, wx1, box)
+			}
+		}
+	}
 }
