@@ -81,13 +81,7 @@ func TestDecodeHalf(t *testing.T) {
 		}
 	}
 	inputs["go-gray"] = encode(t, gray, 85)
-	for _, name := range []string{"s444.jpg", "s422.jpg", "s440.jpg", "s411.jpg", "s410.jpg", "s420_restart.jpg", "gray_restart.jpg", "q100_optimized.jpg"} {
-		data, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs[name] = data
-	}
+	addFixtures(t, inputs, "s444.jpg", "s422.jpg", "s440.jpg", "s411.jpg", "s410.jpg", "s420_restart.jpg", "gray_restart.jpg", "q100_optimized.jpg")
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
 			full, fullPv, err := DecodePreview(data)

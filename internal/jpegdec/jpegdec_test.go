@@ -312,6 +312,18 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// addFixtures reads the named files of testdata into inputs, by name.
+func addFixtures(t *testing.T, inputs map[string][]byte, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = data
+	}
+}
+
 // BenchmarkDecode compares this package with image/jpeg on a 600-dpi A4 receipt scan.
 func BenchmarkDecode(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "282.jpg"))
@@ -343,13 +355,7 @@ func TestPreview(t *testing.T) {
 		"go-color": encode(t, testPicture(333, 77, 5), 90),
 		"go-big":   encode(t, testPicture(1400, 1000, 6), 80), // the parallel path
 	}
-	for _, name := range []string{"s444.jpg", "s422.jpg", "s411.jpg", "s410.jpg", "s440.jpg", "gray_restart.jpg"} {
-		data, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs[name] = data
-	}
+	addFixtures(t, inputs, "s444.jpg", "s422.jpg", "s411.jpg", "s410.jpg", "s440.jpg", "gray_restart.jpg")
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
 			img, pv, err := DecodePreview(data)

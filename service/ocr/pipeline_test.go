@@ -92,6 +92,21 @@ func paste(dst *image.RGBA, src image.Image, x, y int) {
 	draw.Draw(dst, r, src, src.Bounds().Min, draw.Over)
 }
 
+// drawLines renders lines at size on a white w×h canvas, line i at (margin+i·dx, margin+i·dy), and
+// returns the canvas and each line's ink box.
+func drawLines(t testing.TB, w, h int, lines []string, size float64, margin, dx, dy int) (*image.RGBA, []image.Rectangle) {
+	t.Helper()
+	img := canvas(w, h)
+	var inks []image.Rectangle
+	for i, s := range lines {
+		line, ink := renderLine(t, s, size)
+		x, y := margin+i*dx, margin+i*dy
+		paste(img, line, x, y)
+		inks = append(inks, ink.Add(image.Pt(x, y)))
+	}
+	return img, inks
+}
+
 func canvas(w, h int) *image.RGBA {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), &image.Uniform{color.White}, image.Point{}, draw.Src)
@@ -122,14 +137,7 @@ func iou(q ocr.Region, r image.Rectangle) float64 {
 func TestCleanLines(t *testing.T) {
 	p := pipeline(t)
 	lines := []string{"INVOICE NO 2024-1121", "Total Amount 89.50", "Thank you for shopping"}
-	img := canvas(900, 420)
-	var inks []image.Rectangle
-	for i, s := range lines {
-		line, ink := renderLine(t, s, 34)
-		x, y := 40+i*60, 40+i*120
-		paste(img, line, x, y)
-		inks = append(inks, ink.Add(image.Pt(x, y)))
-	}
+	img, inks := drawLines(t, 900, 420, lines, 34, 40, 60, 120)
 	res, err := p.Run(context.Background(), encodePNG(t, img))
 	if err != nil {
 		t.Fatal(err)
@@ -376,14 +384,7 @@ func mustConfig(t *testing.T) config.Config {
 func TestHalfDecodeBoxes(t *testing.T) {
 	p := pipeline(t)
 	lines := []string{"INVOICE NO 2024-1121", "Total Amount 89.50", "Thank you for shopping"}
-	img := canvas(1501, 811)
-	var inks []image.Rectangle
-	for i, s := range lines {
-		line, ink := renderLine(t, s, 80)
-		x, y := 60+i*90, 60+i*240
-		paste(img, line, x, y)
-		inks = append(inks, ink.Add(image.Pt(x, y)))
-	}
+	img, inks := drawLines(t, 1501, 811, lines, 80, 60, 90, 240)
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 92}); err != nil {
 		t.Fatal(err)
