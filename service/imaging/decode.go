@@ -58,12 +58,12 @@ type Decoded struct {
 	Image         image.Image // upright (EXIF orientation applied); bounds start at (0, 0)
 	Format        string      // "jpeg", "png", "gif", "bmp", "tiff", "webp"
 	Width, Height int         // of Image (after orientation)
-	// Shrink is how many of the file's pixels one pixel of Image spans along each side: 2 for a
-	// JPEG decoded at half size (Limits.HalfPixels), else 1 (0 in a Decoded built elsewhere means
-	// 1 too). Boxes found on Image are in the file's pixels once multiplied by it; FullSize
-	// gives the size they refer to.
-	Shrink int
-	// fullW, fullH: the upright size in the file's pixels, when Shrink > 1.
+	// shrink is how many of the file's pixels one pixel of Image spans along each side: 2 for a
+	// JPEG decoded at half size (Limits.HalfPixels), else 1 (0, in a Decoded built elsewhere,
+	// means 1 too); fullW×fullH is then the upright size in the file's pixels. Boxes found on
+	// Image are in the file's pixels once multiplied by Factor; FullSize gives the size they
+	// refer to.
+	shrink       int
 	fullW, fullH int
 	// preview, when not nil, is Image at one eighth of its size (ceil(Width/8)×ceil(Height/8)),
 	// upright too: baseline JPEGs have it for free (the decoder's block means). Offered through
@@ -71,13 +71,14 @@ type Decoded struct {
 	preview image.Image
 }
 
-// Factor is Shrink, 1 when unset.
-func (d Decoded) Factor() int { return max(1, d.Shrink) }
+// Factor is how many of the file's pixels one pixel of Image spans along each side: 2 for a JPEG
+// decoded at half size (Limits.HalfPixels), otherwise 1.
+func (d Decoded) Factor() int { return max(1, d.shrink) }
 
 // FullSize is the upright image's size in the file's pixels: Width × Height unless the image was
 // decoded shrunk. Box coordinates and the size a response reports refer to it.
 func (d Decoded) FullSize() (w, h int) {
-	if d.Shrink > 1 {
+	if d.shrink > 1 {
 		return d.fullW, d.fullH
 	}
 	return d.Width, d.Height
@@ -221,7 +222,7 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 		return Decoded{}, err
 	}
 	b := img.Bounds()
-	dec := Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), Shrink: shrink, preview: preview}
+	dec := Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), shrink: shrink, preview: preview}
 	if shrink > 1 {
 		dec.fullW, dec.fullH = h.UprightSize()
 	}
