@@ -36,8 +36,8 @@ type Limits struct {
 	// HalfPixels decodes a baseline JPEG of at least this many pixels at half its size, each
 	// pixel the mean of 2×2 of the file's (0 = never; see jpegdec.DecodeHalf). A 600-dpi page's
 	// text is 60–100 px tall, twice what detection and recognition read, so the page is shrunk
-	// anyway: decoding it at half size saves a third of the transform, three quarters of the
-	// page's memory and of the pixels the detector's resize and the crops read.
+	// anyway. Decoded at half size, its transform costs a third, and its memory and the pixels
+	// the detector's resize and the crops read a quarter.
 	HalfPixels int
 }
 
@@ -65,7 +65,8 @@ type Decoded struct {
 	// refer to.
 	shrink       int
 	fullW, fullH int
-	// preview, when not nil, is Image at one eighth of its size (ceil(Width/8)×ceil(Height/8)),
+	// preview, when not nil, is the image at one eighth of its full size (FullSize; a quarter of
+	// Image when it was decoded at half size),
 	// upright too: baseline JPEGs have it for free (the decoder's block means). Offered through
 	// Downscaled, so callers ask for a size, not for a codec's by-product.
 	preview image.Image
@@ -171,8 +172,8 @@ var releaseToOS = debug.FreeOSMemory
 func decodeChecked(data []byte, h Header) (Decoded, error) {
 	cfg := image.Config{Width: h.Width, Height: h.Height}
 	var img, preview image.Image
-	// What a file jpegdec declines becomes at image/jpeg's hands: full size (which its admitted
-	// cost, Header.PixelBytes, already is).
+	// A file jpegdec declines is decoded by image/jpeg at full size, which its admitted cost
+	// (Header.PixelBytes) already covers.
 	shrink := 1
 	err := safely(func() (err error) {
 		if h.Format == "jpeg" {
