@@ -51,7 +51,9 @@ type Model struct {
 	// Config is the model's configuration, as in its config.pbtxt. Name is required.
 	Config *inferencepb.ModelConfig
 	// Run computes the outputs for validated inputs, given in the config's input order with the
-	// batch dimension first when the model batches. It must honour ctx and return every output
+	// batch dimension first when the model batches. The inputs' data may be the request's own
+	// bytes or a client's shared memory, as in Triton: Run must not change it, nor keep it (an
+	// output may be an input's slice) past its return. It must honour ctx and return every output
 	// of the config (the server drops the ones not requested). An error that is a gRPC status
 	// is passed to the client as is; any other error becomes INTERNAL.
 	Run func(ctx context.Context, inputs []tritonclient.Tensor) ([]tritonclient.Tensor, error)

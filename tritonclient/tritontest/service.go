@@ -177,10 +177,11 @@ func (v *service) ModelInfer(ctx context.Context, req *inferencepb.ModelInferReq
 	if err != nil {
 		return nil, err
 	}
-	inputs, batch, err := s.decodeRequest(m.Config, req)
+	inputs, batch, releaseInputs, err := s.decodeRequest(m.Config, req)
 	if err != nil {
 		return nil, err
 	}
+	defer releaseInputs()
 	targets, release, err := s.outputRegions(req)
 	if err != nil {
 		return nil, err

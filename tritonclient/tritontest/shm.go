@@ -129,13 +129,7 @@ func (s *Server) outputRegions(req *inferencepb.ModelInferRequest) (targets map[
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var held []*shmRegion
-	release = func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, r := range held {
-			r.release()
-		}
-	}
+	release = func() { s.releaseRegions(held) }
 	for _, o := range req.GetOutputs() {
 		p, err := sharedMemoryParams(o.GetName(), o.GetParameters())
 		if err == nil && p != nil {
@@ -180,28 +174,36 @@ func (s *Server) checkRegion(p *shmParams) error {
 	return nil
 }
 
-// readInput copies an input of want bytes out of the slice of a region that p names, checking
-// p as Triton does: the region and range first (GetMemoryInfo), then the byte size against the
-// tensor's shape (server core src/infer_request.cc, INVALID_ARG). The region stays mapped while
-// it is read, even if it is unregistered meanwhile.
-func (s *Server) readInput(model, input string, p *shmParams, want int) ([]float32, error) {
+// readInput returns an input of want bytes read in place from the slice of a region that p
+// names, checking p as Triton does: the region and range first (GetMemoryInfo), then the byte
+// size against the tensor's shape (server core src/infer_request.cc, INVALID_ARG). Like Triton,
+// whose CPU backends read a shared-memory input where it lies, the values are not copied when
+// they can be viewed as float32s (see viewFP32). The region is returned with a reference held,
+// so it stays mapped until the caller releases it after the model has run, even if it is
+// unregistered meanwhile.
+func (s *Server) readInput(model, input string, p *shmParams, want int) ([]float32, *shmRegion, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.checkRegion(p); err != nil {
-		s.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
 	if p.byteSize != int64(want) {
-		s.mu.Unlock()
-		return nil, status.Errorf(codes.InvalidArgument,
+		return nil, nil, status.Errorf(codes.InvalidArgument,
 			"input byte size mismatch for input '%s' for model '%s'. Expected %d, got %d", input, model, want, p.byteSize)
 	}
 	r := s.shmRegions[p.region]
 	r.refs++
-	b := r.data[p.offset : p.offset+p.byteSize]
-	s.mu.Unlock()
-	data := decodeFP32(b)
+	return viewFP32(r.data[p.offset : p.offset+p.byteSize]), r, nil
+}
+
+// releaseRegions drops the references an inference held on regions.
+func (s *Server) releaseRegions(held []*shmRegion) {
+	if len(held) == 0 {
+		return
+	}
 	s.mu.Lock()
-	r.release()
-	s.mu.Unlock()
-	return data, nil
+	defer s.mu.Unlock()
+	for _, r := range held {
+		r.release()
+	}
 }

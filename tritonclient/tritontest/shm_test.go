@@ -264,3 +264,77 @@ func TestSharedMemoryUnregisterInFlight(t *testing.T) {
 		t.Errorf("region starts with %v, want %v", b[:4], raw(42))
 	}
 }
+
+// TestSharedMemoryInputsInPlace: a shared-memory input is read where it lies while the model
+// runs, as Triton's CPU backends read it, at an aligned offset; at an unaligned one it is copied.
+// Either way the region stays mapped until the model is done, even when it is unregistered
+// meanwhile.
+func TestSharedMemoryInputsInPlace(t *testing.T) {
+	checkGoroutines(t)
+	for _, tc := range []struct {
+		name    string
+		offset  int64
+		inPlace bool
+	}{
+		{"aligned", 8, true},
+		{"unaligned", 6, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started, proceed := make(chan struct{}), make(chan struct{})
+			peek := tritontest.Model{
+				Config: &inferencepb.ModelConfig{
+					Name:   "peek",
+					Input:  []*inferencepb.ModelInput{{Name: "IN", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{2}}},
+					Output: []*inferencepb.ModelOutput{{Name: "OUT", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{2}}},
+				},
+				Run: func(ctx context.Context, in []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
+					close(started)
+					<-proceed
+					return []tritonclient.Tensor{{Name: "OUT", Shape: in[0].Shape, Data: in[0].Data}}, nil
+				},
+			}
+			_, rpc, file := shmServer(t, peek)
+			f, err := os.OpenFile(file, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt(raw(1, 2), tc.offset); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				resp *inferencepb.ModelInferResponse
+				err  error
+			}
+			done := make(chan result)
+			go func() {
+				resp, err := rpc.ModelInfer(context.Background(), &inferencepb.ModelInferRequest{
+					ModelName: "peek",
+					Inputs:    []*inferencepb.ModelInferRequest_InferInputTensor{{Name: "IN", Datatype: "FP32", Shape: []int64{2}, Parameters: shmParams("r", tc.offset, 8)}},
+					Outputs:   []*inferencepb.ModelInferRequest_InferRequestedOutputTensor{{Name: "OUT"}},
+				})
+				done <- result{resp, err}
+			}()
+			<-started
+			// The model has its input; change the region under it and take the region away.
+			if _, err := f.WriteAt(raw(7, 8), tc.offset); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rpc.SystemSharedMemoryUnregister(t.Context(), &inferencepb.SystemSharedMemoryUnregisterRequest{Name: "r"}); err != nil {
+				t.Fatal(err)
+			}
+			close(proceed)
+			r := <-done
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			want := raw(1, 2)
+			if tc.inPlace {
+				want = raw(7, 8)
+			}
+			if got := r.resp.GetRawOutputContents(); len(got) != 1 || !bytes.Equal(got[0], want) {
+				t.Errorf("output %v, want %v", got, want)
+			}
+		})
+	}
+}

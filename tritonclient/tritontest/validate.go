@@ -17,10 +17,18 @@ const maxElements = math.MaxInt32 / 4
 
 // decodeRequest validates a request against the model's configuration the way Triton does and
 // returns the inputs in the configuration's order, with the batch size (0 when the model does not
-// batch). Inputs with shared-memory parameters are copied out of their region; as in Triton
-// (server src/grpc/infer_handler.cc InferGRPCToInput), raw_input_contents then hold, in order, the
-// inputs without them. Failures are INVALID_ARGUMENT with Triton's wording where we know it.
-func (s *Server) decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest) ([]tritonclient.Tensor, int64, error) {
+// batch). Inputs with shared-memory parameters are read from their region in place (see
+// readInput); as in Triton (server src/grpc/infer_handler.cc InferGRPCToInput), raw_input_contents
+// then hold, in order, the inputs without them. The inputs may alias the request and the regions,
+// so they are read-only, and release, to be called once the model has run, lets the regions go.
+// Failures are INVALID_ARGUMENT with Triton's wording where we know it.
+func (s *Server) decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.ModelInferRequest) (_ []tritonclient.Tensor, _ int64, release func(), err error) {
+	var held []*shmRegion
+	defer func() {
+		if err != nil {
+			s.releaseRegions(held)
+		}
+	}()
 	name := c.GetName()
 	ins, raw := req.GetInputs(), req.GetRawInputContents()
 	shared := make([]*shmParams, len(ins))
@@ -29,24 +37,24 @@ func (s *Server) decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.Mode
 	for i, in := range ins {
 		p, err := sharedMemoryParams(in.GetName(), in.GetParameters())
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		rawIndex[i] = -1
 		switch {
 		case p != nil && in.Contents != nil:
-			return nil, 0, status.Errorf(codes.InvalidArgument,
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 				"unexpected 'content' provided when using shared memory for input tensor '%s' for model '%s'", in.GetName(), name)
 		case p != nil:
 			shared[i] = p
 		case in.Contents != nil && len(raw) > 0:
-			return nil, 0, status.Error(codes.InvalidArgument, "contents field must not be specified when using raw_input_contents")
+			return nil, 0, nil, status.Error(codes.InvalidArgument, "contents field must not be specified when using raw_input_contents")
 		case in.Contents == nil && len(raw) > 0:
 			rawIndex[i] = nraw
 			nraw++
 		}
 	}
 	if len(raw) > 0 && len(raw) != nraw {
-		return nil, 0, status.Errorf(codes.InvalidArgument,
+		return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 			"expected %d raw_input_contents, one per input not in shared memory, but got %d for model '%s'", nraw, len(raw), name)
 	}
 
@@ -55,35 +63,35 @@ func (s *Server) decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.Mode
 	for i, in := range ins {
 		cfg := configInput(c, in.GetName())
 		if cfg == nil {
-			return nil, 0, status.Errorf(codes.InvalidArgument, "unexpected inference input '%s' for model '%s'", in.GetName(), name)
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument, "unexpected inference input '%s' for model '%s'", in.GetName(), name)
 		}
 		if _, dup := byName[in.GetName()]; dup {
-			return nil, 0, status.Errorf(codes.InvalidArgument, "input '%s' appears more than once in the request for model '%s'", in.GetName(), name)
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument, "input '%s' appears more than once in the request for model '%s'", in.GetName(), name)
 		}
 		byName[in.GetName()] = i
 		if want := wireType(cfg.GetDataType()); in.GetDatatype() != want {
-			return nil, 0, status.Errorf(codes.InvalidArgument,
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 				"inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.GetName(), in.GetDatatype(), name, want)
 		}
 		b, err := checkShape(c, in.GetName(), cfg.GetDims(), in.GetShape())
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		if batch >= 0 && b != batch {
-			return nil, 0, status.Errorf(codes.InvalidArgument,
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 				"input '%s' has batch size %d, other inputs %d, for model '%s'", in.GetName(), b, batch, name)
 		}
 		batch = b
 	}
 	for _, cfg := range c.GetInput() {
 		if _, ok := byName[cfg.GetName()]; !ok && !cfg.GetOptional() {
-			return nil, 0, status.Errorf(codes.InvalidArgument,
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 				"expected %d inputs but got %d inputs for model '%s'", countRequired(c), len(byName), name)
 		}
 	}
 	for _, out := range req.GetOutputs() {
 		if configOutput(c, out.GetName()) == nil {
-			return nil, 0, status.Errorf(codes.InvalidArgument, "unexpected inference output '%s' for model '%s'", out.GetName(), name)
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument, "unexpected inference output '%s' for model '%s'", out.GetName(), name)
 		}
 	}
 
@@ -95,38 +103,39 @@ func (s *Server) decodeRequest(c *inferencepb.ModelConfig, req *inferencepb.Mode
 		}
 		in := ins[i]
 		if in.GetDatatype() != tritonclient.FP32 {
-			return nil, 0, status.Errorf(codes.Unimplemented, "tritontest serves FP32 tensors only, input '%s' is %s", in.GetName(), in.GetDatatype())
+			return nil, 0, nil, status.Errorf(codes.Unimplemented, "tritontest serves FP32 tensors only, input '%s' is %s", in.GetName(), in.GetDatatype())
 		}
 		n := elements(in.GetShape())
 		var data []float32
 		switch {
 		case shared[i] != nil:
-			var err error
-			if data, err = s.readInput(name, in.GetName(), shared[i], 4*n); err != nil {
-				return nil, 0, err
+			var r *shmRegion
+			if data, r, err = s.readInput(name, in.GetName(), shared[i], 4*n); err != nil {
+				return nil, 0, nil, err
 			}
+			held = append(held, r)
 		case rawIndex[i] >= 0:
 			b := raw[rawIndex[i]]
 			if len(b) != 4*n {
-				return nil, 0, status.Errorf(codes.InvalidArgument,
+				return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 					"unexpected total byte size %d for input '%s', expecting %d", len(b), in.GetName(), 4*n)
 			}
-			data = decodeFP32(b)
+			data = viewFP32(b)
 		case in.GetContents() != nil:
 			data = in.GetContents().GetFp32Contents()
 			if len(data) != n {
-				return nil, 0, status.Errorf(codes.InvalidArgument,
+				return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 					"unexpected number of FP32 values %d for input '%s', expecting %d", len(data), in.GetName(), n)
 			}
 		default:
-			return nil, 0, status.Errorf(codes.InvalidArgument,
+			return nil, 0, nil, status.Errorf(codes.InvalidArgument,
 				"unable to find data for input tensor '%s' for model '%s' in request.", in.GetName(), name)
 		}
 		tensors = append(tensors, tritonclient.Tensor{
 			Name: in.GetName(), Datatype: tritonclient.FP32, Shape: append([]int64(nil), in.GetShape()...), Data: data,
 		})
 	}
-	return tensors, max(batch, 0), nil
+	return tensors, max(batch, 0), func() { s.releaseRegions(held) }, nil
 }
 
 // checkShape compares a request shape with config dims (batch dimension excluded there, -1 for
@@ -299,6 +308,15 @@ func putFP32(b []byte, values []float32) {
 	for i, v := range values {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 	}
+}
+
+// viewFP32 returns the little-endian float32s in b: b itself when this machine is little-endian
+// and b is aligned for float32, a copy otherwise.
+func viewFP32(b []byte) []float32 {
+	if littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(float32(0)) == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+	}
+	return decodeFP32(b)
 }
 
 func decodeFP32(b []byte) []float32 {
