@@ -172,6 +172,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_MAX_REQUEST_MEMORY", "max-request-memory", "largest memory cost of one request, e.g. 600MiB; more is refused with 413 (0: the memory budget)", (*bytesValue)(&c.MaxRequestMemory)},
 		{"OCRGATE_MAX_JPEG_SCANS", "max-jpeg-scans", "refuse progressive JPEGs with more scans than this (0: no limit); encoders write about 10", (*intValue)(&o.Limits.MaxScans)},
 		{"OCRGATE_JPEG_HALF_PIXELS", "jpeg-half-pixels", "decode baseline JPEGs of at least this many pixels at half size, e.g. 600-dpi scans (0: never); boxes stay in the file's pixels", (*intValue)(&o.Limits.HalfPixels)},
+		{"OCRGATE_JPEG_HALF_MIN_TEXT", "jpeg-half-min-text", "decode a half-size page again whole when its median line is shorter than this, in the file's pixels (0: never)", (*floatValue)(&o.HalfMinTextHeight)},
 		{"OCRGATE_LOG_LEVEL", "log-level", "debug, info, warn or error", (*stringValue)(&c.LogLevel)},
 		{"OCRGATE_LOG_FORMAT", "log-format", "text or json", (*stringValue)(&c.LogFormat)},
 		{"OCRGATE_UI", "ui", "serve the demo page at GET / (false: GET / answers 404; the API and /openapi.json stay)", (*boolValue)(&c.UI)},
@@ -461,6 +462,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_request_memory", c.MaxRequestMemory),
 		slog.Int("max_jpeg_scans", c.OCR.Limits.MaxScans),
 		slog.Int("jpeg_half_pixels", c.OCR.Limits.HalfPixels),
+		slog.Float64("jpeg_half_min_text", c.OCR.HalfMinTextHeight),
 		slog.Int("chat_max_inflight", c.ChatMaxInFlight),
 		slog.Int("chat_max_queue", c.ChatMaxQueue),
 		slog.Any("chat", c.Chat), // Options.LogValue redacts the key

@@ -65,6 +65,9 @@ type Decoded struct {
 	// refer to.
 	shrink       int
 	fullW, fullH int
+	// src and hdr are the file and its checked header when it was decoded shrunk, for Whole.
+	src []byte
+	hdr Header
 	// preview, when not nil, is the image at one eighth of its full size (FullSize; a quarter of
 	// Image when it was decoded at half size),
 	// upright too: baseline JPEGs have it for free (the decoder's block means). Offered through
@@ -83,6 +86,25 @@ func (d Decoded) FullSize() (w, h int) {
 		return d.fullW, d.fullH
 	}
 	return d.Width, d.Height
+}
+
+// Whole returns the image decoded again at the file's full size when d was decoded shrunk
+// (Factor > 1), and d itself otherwise. A caller that finds the print of a shrunk page too small
+// to read from a quarter of its pixels asks for it. Format stays d's; like DecodeContext it gives
+// up when ctx ends. The memory admitted for the file already covers the whole decode (see
+// decodeChecked), but not both at once: the caller drops d before it uses the result.
+func (d Decoded) Whole(ctx context.Context) (Decoded, error) {
+	if d.shrink <= 1 || d.src == nil {
+		return d, nil
+	}
+	h := d.hdr
+	h.Half = false
+	w, err := decodeAsync(ctx, d.src, h)
+	if err != nil {
+		return Decoded{}, err
+	}
+	w.Format = d.Format
+	return w, nil
 }
 
 // Downscaled returns a reduced view of the image, upright like Image, whose long side is at least
@@ -133,6 +155,11 @@ func DecodeContext(ctx context.Context, data []byte, lim Limits) (Decoded, error
 	if err := ctx.Err(); err != nil {
 		return Decoded{}, err
 	}
+	return decodeAsync(ctx, data, h)
+}
+
+// decodeAsync is DecodeContext after Inspect.
+func decodeAsync(ctx context.Context, data []byte, h Header) (Decoded, error) {
 	type result struct {
 		dec Decoded
 		err error
@@ -226,6 +253,7 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 	dec := Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), shrink: shrink, preview: preview}
 	if shrink > 1 {
 		dec.fullW, dec.fullH = h.UprightSize()
+		dec.src, dec.hdr = data, h
 	}
 	return dec, nil
 }

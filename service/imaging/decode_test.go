@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -335,6 +336,41 @@ func TestDecodeHalfPolicy(t *testing.T) {
 			if fw, fh := d.FullSize(); fw != tt.w || fh != tt.h {
 				t.Fatalf("full size %d×%d, want %d×%d", fw, fh, tt.w, tt.h)
 			}
+			// Whole is the file decoded at full size, whichever way d was decoded, with d's
+			// format; a shrunk one is decoded again, and gives up on an ended context.
+			d.Format = "pdf"
+			whole, err := d.Whole(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := Decode(tt.data, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if whole.Factor() != 1 || whole.Width != tt.w || whole.Height != tt.h || whole.Format != "pdf" || !samePixels(whole.Image, ref.Image) {
+				t.Fatalf("Whole: factor %d, %d×%d, format %q, same pixels as a full decode %v", whole.Factor(), whole.Width, whole.Height, whole.Format, samePixels(whole.Image, ref.Image))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, err := d.Whole(ctx); s > 1 && !errors.Is(err, context.Canceled) {
+				t.Fatalf("Whole with a cancelled context: %v", err)
+			}
 		})
 	}
+}
+
+// samePixels reports whether a and b have the same bounds and colours.
+func samePixels(a, b image.Image) bool {
+	if a.Bounds() != b.Bounds() {
+		return false
+	}
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if color.RGBAModel.Convert(a.At(x, y)) != color.RGBAModel.Convert(b.At(x, y)) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -23,21 +23,47 @@ import (
 // fill a third of such pages), scaled so text is DetTargetTextHeight px tall, capped at DetMaxPixels.
 // Big photos with big text stay at one cheap pass. The first pass over a huge JPEG reads the
 // downscaled view the decoder may offer for free (see firstPass).
-func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings) ([]geom.Quad, error) {
-	w, h := dec.Width, dec.Height
-	full := image.Rect(0, 0, w, h)
+//
+// A page decoded at half size whose print turns out small (HalfMinTextHeight) is decoded again
+// whole here, so detect returns the image the boxes refer to and the rest of the run reads.
+func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings) ([]geom.Quad, imaging.Decoded, error) {
 	boxes, scale, err := p.firstPass(ctx, dec, tm)
 	if err != nil {
-		return nil, err
+		return nil, imaging.Decoded{}, err
 	}
-	region, scale2, ok := p.secondPass(full, scale, boxes)
+	if f := float64(dec.Factor()); f > 1 && len(boxes) > 0 && medianHeight(boxes)/scale*f < p.opt.HalfMinTextHeight {
+		start := time.Now()
+		whole, err := dec.Whole(ctx)
+		if err != nil {
+			return nil, imaging.Decoded{}, err
+		}
+		tm.track(StageDecode, start)
+		dec = whole
+		W, H := float64(dec.Width), float64(dec.Height)
+		for i := range boxes {
+			boxes[i].quad = boxes[i].quad.Scale(f, f, W, H)
+		}
+		scale /= f
+	}
+	region, scale2, ok := p.secondPass(image.Rect(0, 0, dec.Width, dec.Height), scale, boxes)
 	if !ok {
-		return quads(boxes), nil
+		return quads(boxes), dec, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, imaging.Decoded{}, err
 	}
-	return p.detectRegionQuads(ctx, dec.Image, region, scale2, tm)
+	q, err := p.detectRegionQuads(ctx, dec.Image, region, scale2, tm)
+	return q, dec, err
+}
+
+// medianHeight is the median of the boxes' heights in detector pixels (boxes must not be empty).
+func medianHeight(boxes []detBox) float64 {
+	heights := make([]float64, len(boxes))
+	for i, b := range boxes {
+		heights[i] = b.detHeight
+	}
+	slices.Sort(heights)
+	return heights[len(heights)/2]
 }
 
 // previewMinFraction is how large, relative to DetLimitSide, a free downscaled view must be for the
@@ -109,12 +135,7 @@ func (p *Pipeline) secondPass(full image.Rectangle, scale float64, boxes []detBo
 	region := full
 	textH := 0.0
 	if len(boxes) > 0 {
-		heights := make([]float64, len(boxes))
-		for i, b := range boxes {
-			heights[i] = b.detHeight
-		}
-		slices.Sort(heights)
-		textH = heights[len(heights)/2]
+		textH = medianHeight(boxes)
 		if textH >= p.opt.DetMinTextHeight {
 			return image.Rectangle{}, 0, false
 		}

@@ -155,11 +155,13 @@ func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, err := p.recognizeImage(ctx, dec, &tm)
-	if int64(dec.Width)*int64(dec.Height) >= releasePixels {
+	px := int64(dec.Width) * int64(dec.Height)
+	// dec is not used past this call, so a page that detection decodes again whole (see detect)
+	// does not keep its half-size pixels alive beside the whole ones.
+	res, read, err := p.recognizeImage(ctx, dec, &tm)
+	if max(px, read) >= releasePixels {
 		// The page is garbage from here on; hand it back now rather than when the Go runtime's
 		// background scavenger gets to it (see releasePixels).
-		dec = imaging.Decoded{}
 		debug.FreeOSMemory()
 	}
 	if err != nil {
@@ -179,7 +181,7 @@ const releasePixels = 16_000_000
 // RunImage recognizes the text of an already decoded, upright image.
 func (p *Pipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*Result, error) {
 	var tm Timings
-	res, err := p.recognizeImage(ctx, dec, &tm)
+	res, _, err := p.recognizeImage(ctx, dec, &tm)
 	if err != nil {
 		return nil, err
 	}
@@ -187,30 +189,33 @@ func (p *Pipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*Result, 
 	return res, nil
 }
 
-func (p *Pipeline) recognizeImage(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, error) {
+// recognizeImage runs detection and recognition on dec, and also returns how many pixels the
+// image it read has (dec's, or the whole page's when detection decoded it again).
+func (p *Pipeline) recognizeImage(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, int64, error) {
 	// This run's own view of the pipeline, whose runtime also clocks inference.
 	clock := &inferClock{}
 	run := *p
 	run.rt = clockedRuntime{Runtime: p.rt, clock: clock}
-	res, err := run.recognizeWith(ctx, dec, tm)
+	res, read, err := run.recognizeWith(ctx, dec, tm)
 	if err != nil {
-		return nil, err
+		return nil, read, err
 	}
 	res.InferenceWall = clock.total
-	return res, nil
+	return res, read, nil
 }
 
-func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, error) {
-	quads, err := p.detect(ctx, dec, tm)
+func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, int64, error) {
+	quads, dec, err := p.detect(ctx, dec, tm)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	read := int64(dec.Width) * int64(dec.Height)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, read, err
 	}
 	regions, err := p.recognize(ctx, dec, quads, tm)
 	if err != nil {
-		return nil, err
+		return nil, read, err
 	}
 	width, height := dec.FullSize()
 	if f := float64(dec.Factor()); f > 1 {
@@ -233,7 +238,7 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 		Height:  height,
 		Regions: regions,
 		Text:    text,
-	}, nil
+	}, read, nil
 }
 
 // inferClock measures the wall time during which at least one model call is running.

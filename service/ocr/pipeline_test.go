@@ -381,6 +381,46 @@ func mustConfig(t *testing.T) config.Config {
 // The text is drawn at an 80 px em, 9.6 pt at 600 dpi: the print the policy is meant for. At a
 // 64 px em the half-size run lost the spaces of one line (its crops are upscaled to the
 // recognizer's 48 px), which is why only images of 24 megapixels and more are shrunk.
+// TestHalfDecodeSmallPrint: pages decoded at half size whose lines measure under
+// HalfMinTextHeight are decoded again whole and read as the whole decode reads them. At a 64 px
+// em (boxes of about 54 px) the half-size crops lost the spaces of a line; a 96 px em (74 px)
+// stays at half size and reads right too. Both report their boxes in the file's pixels.
+func TestHalfDecodeSmallPrint(t *testing.T) {
+	p := pipeline(t)
+	opt := p.Options()
+	opt.Limits.HalfPixels = 1
+	half, err := p.With(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{"INVOICE NO 2024-1121 PAID", "Total Amount 89.50 RM", "Thank you for shopping here"}
+	for _, em := range []float64{48, 64, 96} {
+		t.Run(fmt.Sprint(em), func(t *testing.T) {
+			w, h := int(20*em), int(9*em)
+			img, inks := drawLines(t, w, h, lines, em, int(em), 0, int(2.5*em))
+			var buf bytes.Buffer
+			if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 92}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := half.Run(context.Background(), buf.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Width != w || res.Height != h {
+				t.Fatalf("size %d×%d, want %d×%d", res.Width, res.Height, w, h)
+			}
+			if res.Text != strings.Join(lines, "\n") {
+				t.Fatalf("text %q, want %q", res.Text, strings.Join(lines, "\n"))
+			}
+			for i, r := range res.Regions {
+				if v := iou(r, inks[i]); v < 0.5 {
+					t.Errorf("region %d: box %v overlaps the drawn text %v with IoU %.2f, want ≥ 0.5", i, r.Quad, inks[i], v)
+				}
+			}
+		})
+	}
+}
+
 func TestHalfDecodeBoxes(t *testing.T) {
 	p := pipeline(t)
 	lines := []string{"INVOICE NO 2024-1121", "Total Amount 89.50", "Thank you for shopping"}
@@ -391,6 +431,7 @@ func TestHalfDecodeBoxes(t *testing.T) {
 	}
 	opt := p.Options()
 	opt.Limits.HalfPixels = 1
+	opt.HalfMinTextHeight = 0 // this print would be decoded again whole (TestHalfDecodeSmallPrint)
 	half, err := p.With(opt)
 	if err != nil {
 		t.Fatal(err)
