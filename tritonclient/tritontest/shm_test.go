@@ -220,16 +220,16 @@ func TestSharedMemoryOutputs(t *testing.T) {
 	})
 }
 
-// TestSharedMemoryUnregisterInFlight unregisters a region while an inference writes into it:
-// as in Triton, the region stays mapped until the inference is done.
-func TestSharedMemoryUnregisterInFlight(t *testing.T) {
-	checkGoroutines(t)
-	started, proceed := make(chan struct{}), make(chan struct{})
-	block := tritontest.Model{
+// blockingIdentity is a model called name that returns its input IN (n values) as OUT. Each call
+// closes started once it has its input and then waits until proceed is closed, so a test can act
+// while the model holds its input; it serves one call.
+func blockingIdentity(name string, n int64) (m tritontest.Model, started, proceed chan struct{}) {
+	started, proceed = make(chan struct{}), make(chan struct{})
+	m = tritontest.Model{
 		Config: &inferencepb.ModelConfig{
-			Name:   "block",
-			Input:  []*inferencepb.ModelInput{{Name: "IN", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{1}}},
-			Output: []*inferencepb.ModelOutput{{Name: "OUT", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{1}}},
+			Name:   name,
+			Input:  []*inferencepb.ModelInput{{Name: "IN", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{n}}},
+			Output: []*inferencepb.ModelOutput{{Name: "OUT", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{n}}},
 		},
 		Run: func(ctx context.Context, in []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
 			close(started)
@@ -237,6 +237,14 @@ func TestSharedMemoryUnregisterInFlight(t *testing.T) {
 			return []tritonclient.Tensor{{Name: "OUT", Shape: in[0].Shape, Data: in[0].Data}}, nil
 		},
 	}
+	return m, started, proceed
+}
+
+// TestSharedMemoryUnregisterInFlight unregisters a region while an inference writes into it:
+// as in Triton, the region stays mapped until the inference is done.
+func TestSharedMemoryUnregisterInFlight(t *testing.T) {
+	checkGoroutines(t)
+	block, started, proceed := blockingIdentity("block", 1)
 	_, rpc, file := shmServer(t, block)
 	done := make(chan error)
 	go func() {
@@ -280,19 +288,7 @@ func TestSharedMemoryInputsInPlace(t *testing.T) {
 		{"unaligned", 6, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			started, proceed := make(chan struct{}), make(chan struct{})
-			peek := tritontest.Model{
-				Config: &inferencepb.ModelConfig{
-					Name:   "peek",
-					Input:  []*inferencepb.ModelInput{{Name: "IN", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{2}}},
-					Output: []*inferencepb.ModelOutput{{Name: "OUT", DataType: inferencepb.DataType_TYPE_FP32, Dims: []int64{2}}},
-				},
-				Run: func(ctx context.Context, in []tritonclient.Tensor) ([]tritonclient.Tensor, error) {
-					close(started)
-					<-proceed
-					return []tritonclient.Tensor{{Name: "OUT", Shape: in[0].Shape, Data: in[0].Data}}, nil
-				},
-			}
+			peek, started, proceed := blockingIdentity("peek", 2)
 			_, rpc, file := shmServer(t, peek)
 			f, err := os.OpenFile(file, os.O_RDWR, 0)
 			if err != nil {
