@@ -140,18 +140,27 @@ type ImageTiming struct {
 	Stages        ocr.Timings
 }
 
-// Run measures pipeline p over the dataset, one image at a time.
-func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
-	paths, err := filepath.Glob(filepath.Join(opt.Dataset, "img", "*"))
+// readImages reads the dataset's images (dir/img/*), sorted by path.
+func readImages(dir string) (paths []string, images [][]byte, err error) {
+	paths, err = filepath.Glob(filepath.Join(dir, "img", "*"))
 	if err != nil || len(paths) == 0 {
-		return nil, fmt.Errorf("no images in %s/img", opt.Dataset)
+		return nil, nil, fmt.Errorf("no images in %s/img", dir)
 	}
 	slices.Sort(paths)
-	images := make([][]byte, len(paths))
+	images = make([][]byte, len(paths))
 	for i, path := range paths {
 		if images[i], err = os.ReadFile(path); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+	}
+	return paths, images, nil
+}
+
+// Run measures pipeline p over the dataset, one image at a time.
+func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
+	paths, images, err := readImages(opt.Dataset)
+	if err != nil {
+		return nil, err
 	}
 	for i := range min(opt.Warmup, len(images)) {
 		if _, err := p.Run(ctx, images[i]); err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,16 +39,9 @@ type Load struct {
 // next image of the dataset until every image was read Passes times, as requests arriving
 // back to back would.
 func RunConcurrency(ctx context.Context, p *ocr.Pipeline, opt ConcurrencyOptions) ([]ConcurrencyRound, error) {
-	paths, err := filepath.Glob(filepath.Join(opt.Dataset, "img", "*"))
-	if err != nil || len(paths) == 0 {
-		return nil, fmt.Errorf("no images in %s/img", opt.Dataset)
-	}
-	slices.Sort(paths)
-	images := make([][]byte, len(paths))
-	for i, path := range paths {
-		if images[i], err = os.ReadFile(path); err != nil {
-			return nil, err
-		}
+	_, images, err := readImages(opt.Dataset)
+	if err != nil {
+		return nil, err
 	}
 	// Warm every session the clients will use: one run alone, then one with all clients at once.
 	if _, err := load(ctx, p, images[:1], 1, 1); err != nil {

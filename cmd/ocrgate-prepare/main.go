@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 
 	"github.com/ocrgate/ocrgate/internal/modelprep"
+	"github.com/ocrgate/ocrgate/service/config"
 )
 
 func main() {
@@ -54,13 +55,5 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 // defaultDir is $OCRGATE_HOME/models, the service's default model directory.
 func defaultDir(getenv func(string) string) string {
-	home := getenv("OCRGATE_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return filepath.Join(".ocrgate", "models")
-		}
-		home = filepath.Join(h, ".ocrgate")
-	}
-	return filepath.Join(home, "models")
+	return filepath.Join(config.Home(getenv), "models")
 }

@@ -22,21 +22,14 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/internal/onnxgraph"
+	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/onnx"
 )
 
 // home is $OCRGATE_HOME (default ~/.ocrgate), where scripts/fetch_models.sh installs the models.
 func home(t testing.TB) string {
 	t.Helper()
-	h := os.Getenv("OCRGATE_HOME")
-	if h == "" {
-		u, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h = filepath.Join(u, ".ocrgate")
-	}
-	return h
+	return config.Home(os.Getenv)
 }
 
 func source(t testing.TB, m modelprep.Model) []byte {

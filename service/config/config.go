@@ -73,6 +73,19 @@ type Config struct {
 	OCR ocr.Options // pipeline settings
 }
 
+// Home is where scripts/fetch_models.sh installs the models and ONNX Runtime, and where the
+// service looks for them: $OCRGATE_HOME, by default ~/.ocrgate (.ocrgate in the working directory
+// when there is no home directory). Tests and tools that find the models call it too.
+func Home(getenv func(string) string) string {
+	if home := getenv("OCRGATE_HOME"); home != "" {
+		return home
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".ocrgate")
+	}
+	return ".ocrgate"
+}
+
 // setting binds one field to its environment variable and flag.
 type setting struct {
 	env, flag, usage string
@@ -82,14 +95,7 @@ type setting struct {
 // Load fills a Config from defaults, the environment (getenv) and command-line args, then
 // validates it. It returns flag.ErrHelp when args ask for help (usage has then been written to out).
 func Load(args []string, getenv func(string) string, out io.Writer) (Config, error) {
-	home := getenv("OCRGATE_HOME")
-	if home == "" {
-		if h, err := os.UserHomeDir(); err == nil {
-			home = filepath.Join(h, ".ocrgate")
-		} else {
-			home = ".ocrgate"
-		}
-	}
+	home := Home(getenv)
 	c := Config{
 		Addr:               ":5000",
 		Runtime:            "embedded",

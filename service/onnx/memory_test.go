@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -81,11 +82,7 @@ func runMemoryChild(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	home := os.Getenv("OCRGATE_HOME")
-	if home == "" {
-		h, _ := os.UserHomeDir()
-		home = filepath.Join(h, ".ocrgate")
-	}
+	home := config.Home(os.Getenv)
 	dir := filepath.Join(home, "models")
 	rt, err := Open(Options{
 		LibraryPath: filepath.Join(home, "lib", "libonnxruntime.so.1"),

@@ -14,20 +14,14 @@ import (
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/onnxgraph"
+	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
 // ortHome is $OCRGATE_HOME (default ~/.ocrgate) with ONNX Runtime loaded from it.
 func ortHome(t testing.TB) string {
 	t.Helper()
-	home := os.Getenv("OCRGATE_HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		home = filepath.Join(h, ".ocrgate")
-	}
+	home := config.Home(os.Getenv)
 	if err := initEnvironment(filepath.Join(home, "lib", "libonnxruntime.so.1")); err != nil {
 		t.Fatalf("%v (run `make test`, which fetches and prepares the models first)", err)
 	}

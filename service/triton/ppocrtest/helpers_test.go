@@ -2,12 +2,12 @@ package ppocrtest_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
+	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/tritonclient"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
@@ -44,12 +44,5 @@ func shmClient(t *testing.T, addr string, shm tritonclient.SharedMemoryOptions) 
 // ocrgateHome is where scripts/fetch_models.sh installs the models and ONNX Runtime.
 func ocrgateHome(t *testing.T) string {
 	t.Helper()
-	if h := os.Getenv("OCRGATE_HOME"); h != "" {
-		return h
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(h, ".ocrgate")
+	return config.Home(os.Getenv)
 }
