@@ -338,6 +338,15 @@ func TestInt8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ops, err := onnxgraph.OpCounts(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each quantized convolution is followed by a hard-swish, which reads its DequantizeLinear
+	// once as HardSwish; no ArgMax is left (TopK finds the winner).
+	if n := len(rec.Int8); ops["QLinearConv"] != n || ops["HardSwish"] != n || ops["TopK"] != 1 || ops["ArgMax"] != 0 {
+		t.Errorf("int8 model has %d QLinearConv, %d HardSwish, %d TopK, %d ArgMax; want %d, %d, 1, 0", ops["QLinearConv"], ops["HardSwish"], ops["TopK"], ops["ArgMax"], n, n)
+	}
 	lines := []string{"TOTAL AMOUNT RM 89.50", "GST REG NO: 000123456789", "Thank you, please come again", "12/03/2018 14:22 CASHIER 3"}
 	in, shape := textLines(t, 320, lines...)
 	want, _ := run(t, prepared, in, shape)
@@ -352,6 +361,49 @@ func TestInt8(t *testing.T) {
 		if math.Abs(wConf-gConf) > 0.02 {
 			t.Errorf("%q: confidence %.4f, float %.4f", line, gConf, wConf)
 		}
+	}
+}
+
+// TestRaiseOpset raises the prepared recognizer from opset 9 to 14 (Slice, TopK, Squeeze and
+// ReduceSum move attributes to inputs; its attention Softmax over axis 3 keeps its meaning through
+// Flatten and Reshape): the outputs must not change beyond float rounding. A model holding an operator whose change the
+// raise does not rewrite (the original recognizer's Clip, opset 11) is refused.
+func TestRaiseOpset(t *testing.T) {
+	initORT(t)
+	rec := modelprep.Models[1]
+	src := source(t, rec)
+	prepared, _, err := rec.Prepare(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raised, err := onnxgraph.RaiseOpset(prepared, 14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := onnxgraph.OpCounts(raised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops["Flatten"] == 0 || ops["Flatten"] != ops["Softmax"] {
+		t.Errorf("%d Flatten for %d Softmax: the attention softmax was not kept to its opset-9 meaning", ops["Flatten"], ops["Softmax"])
+	}
+	shape := ort.NewShape(3, 3, 48, 256)
+	rng := rand.New(rand.NewPCG(3, 4))
+	in := make([]float32, shape.FlattenedSize())
+	for i := range in {
+		in[i] = rng.Float32()*2 - 1
+	}
+	want, _ := run(t, prepared, in, shape)
+	got, _ := run(t, raised, in, shape)
+	worst := 0.0
+	for i := range got {
+		worst = math.Max(worst, math.Abs(float64(got[i]-want[i])))
+	}
+	if len(got) != len(want) || worst > 1e-5 { // the same arithmetic, some of it in other kernels
+		t.Errorf("outputs at opset 14 differ from opset 9 by up to %g (%d values, want %d)", worst, len(got), len(want))
+	}
+	if _, err := onnxgraph.RaiseOpset(src, 14); err == nil || !strings.Contains(err.Error(), "Clip") {
+		t.Errorf("raising the original recognizer (Clip with attributes) gave %v, want a refusal naming Clip", err)
 	}
 }
 

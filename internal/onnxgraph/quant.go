@@ -21,16 +21,17 @@ type ConvRanges struct {
 // static int8 form with standard operators: QuantizeLinear (uint8 activations, scale and zero
 // point from the input's calibrated range) → QLinearConv (int8 weights quantized symmetrically per
 // output channel, int32 bias) → DequantizeLinear (the output's calibrated range). ONNX Runtime's
-// CPU provider runs QLinearConv u8s8 with VNNI (or AVX2) integer kernels. QuantizeLinear and
-// QLinearConv need opset 10, so the model is raised to it from 9, with Slice nodes moved to their
-// opset-10 form (bounds as inputs instead of attributes). It returns the model and how many
-// convolutions it quantized; a convolution named but not found, or not 1×1, is an error.
+// CPU provider runs QLinearConv u8s8 with VNNI (or AVX2) integer kernels. The model is raised to
+// opset 14 (QuantizeLinear and QLinearConv need 10; HardSwish, which a hard-swish after a
+// DequantizeLinear becomes, needs 14; see raiseOpset for what that rewrites). It returns the
+// model and how many convolutions it quantized; a convolution named but not found, or not 1×1,
+// is an error.
 func QuantizeConvs(model []byte, ranges map[string]ConvRanges) ([]byte, int, error) {
 	g, err := parseModel(model)
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := g.raiseOpset(10); err != nil {
+	if err := g.raiseOpset(14); err != nil {
 		return nil, 0, err
 	}
 	done := map[string]bool{}
@@ -54,6 +55,7 @@ func QuantizeConvs(model []byte, ranges map[string]ConvRanges) ([]byte, int, err
 			return nil, 0, fmt.Errorf("no 1×1 convolution reads %s", name)
 		}
 	}
+	g.hardSwishAfterDequantize()
 	g.dropUnusedConstants()
 	return g.encode(nil), len(done), nil
 }
@@ -131,87 +133,6 @@ func rawConstant(name string, dtype uint64, dims []int64, raw []byte) *node {
 	return &node{op: "Constant", name: name, outputs: []string{name}, attrs: [][]byte{tensorAttr("value", t)}}
 }
 
-// raiseOpset sets the default-domain opset to v and rewrites the operators whose form changed on
-// the way from 9: Slice takes starts, ends and axes as inputs from opset 10. Models already at v
-// or above are left alone; other operators the rewrite does not know to be unchanged refuse it.
-func (g *graph) raiseOpset(v uint64) error {
-	at := -1
-	var from uint64
-	for i, f := range g.top {
-		if f.num != 8 || f.typ != protowire.BytesType { // ModelProto.opset_import
-			continue
-		}
-		fs, err := splitFields(f.value)
-		if err != nil {
-			return err
-		}
-		domain, version := "", uint64(0)
-		for _, x := range fs {
-			switch {
-			case x.num == 1 && x.typ == protowire.BytesType:
-				domain = string(x.value)
-			case x.num == 2 && x.typ == protowire.VarintType:
-				version, _ = protowire.ConsumeVarint(x.raw[protowire.SizeTag(2):])
-			}
-		}
-		if domain == "" || domain == "ai.onnx" {
-			at, from = i, version
-		}
-	}
-	if at < 0 {
-		return fmt.Errorf("model has no default-domain opset")
-	}
-	if from >= v {
-		return nil
-	}
-	if from != 9 || v != 10 {
-		return fmt.Errorf("raising opset %d to %d is not supported", from, v)
-	}
-	var b []byte
-	b = protowire.AppendTag(b, 2, protowire.VarintType)
-	b = protowire.AppendVarint(b, v)
-	var raw []byte
-	raw = protowire.AppendTag(raw, 8, protowire.BytesType)
-	raw = protowire.AppendBytes(raw, b)
-	g.top[at] = field{num: 8, typ: protowire.BytesType, value: b, raw: raw}
-	// Opset 10 changed Slice (inputs), Upsample (deprecated), Dropout (mask type), TopK and
-	// MaxPool/AveragePool (new optional attributes only). Of these the recognizer holds Slice.
-	for _, n := range slices.Clone(g.nodes) {
-		switch n.op {
-		case "Upsample", "Dropout", "TopK":
-			return fmt.Errorf("raising to opset 10 does not rewrite %s", n.op)
-		case "Slice":
-		default:
-			continue
-		}
-		if len(n.inputs) != 1 {
-			continue
-		}
-		var add []*node
-		for _, key := range []string{"starts", "ends", "axes"} {
-			vals := n.attrInts(key)
-			if vals == nil {
-				if key == "axes" {
-					continue
-				}
-				return fmt.Errorf("slice %s has no %s", n.name, key)
-			}
-			raw := make([]byte, 8*len(vals))
-			for j, x := range vals {
-				binary.LittleEndian.PutUint64(raw[8*j:], uint64(x))
-			}
-			name := g.newName(n.outputs[0] + "." + key)
-			add = append(add, rawConstant(name, 7, []int64{int64(len(vals))}, raw)) // INT64
-			n.inputs = append(n.inputs, name)
-		}
-		n.attrs = nil
-		n.dirty = true
-		g.insertBefore(n, add...)
-	}
-	g.index()
-	return nil
-}
-
 // ConvTensors lists, for each 1×1 convolution of the model in graph order, its input and output
 // tensor names (what calibration measures).
 func ConvTensors(model []byte) ([][2]string, error) {
@@ -253,4 +174,41 @@ func AddOutputs(model []byte, names []string) ([]byte, error) {
 		g.fields = append(g.fields, field{num: graphOutput, typ: protowire.BytesType, value: vi, raw: raw})
 	}
 	return g.encode(nil), nil
+}
+
+// hardSwishAfterDequantize replaces Mul(x, HardSigmoid(x)) by one HardSwish (opset 14) where x
+// is a DequantizeLinear's output, and returns how many it replaced. ONNX Runtime gives each
+// DequantizeLinear one consumer (it copies one that has two), so the two-node form dequantized
+// the tensor twice; HardSwish reads it once (6 % of the int8 recognizer's time). Where x comes
+// from a float convolution the two-node form stays: ONNX Runtime fuses it into the convolution,
+// and replacing those measured no faster.
+func (g *graph) hardSwishAfterDequantize() int {
+	n := 0
+	for _, mul := range slices.Clone(g.nodes) {
+		if mul.op != "Mul" || len(mul.inputs) != 2 || len(mul.outputs) != 1 {
+			continue
+		}
+		for k := range 2 {
+			x, gate := mul.inputs[k], mul.inputs[1-k]
+			hs := g.producer[gate]
+			if hs == nil || hs.op != "HardSigmoid" || hs.inputs[0] != x || g.uses(gate) != 1 {
+				continue
+			}
+			if a, ok := hs.attrFloat("alpha"); !ok || math.Abs(float64(a)-1.0/6) > 1e-6 {
+				continue
+			}
+			if b, ok := hs.attrFloat("beta"); !ok || b != 0.5 {
+				continue
+			}
+			if p := g.producer[x]; p == nil || p.op != "DequantizeLinear" {
+				continue
+			}
+			g.replace(mul, &node{op: "HardSwish", name: g.newName(mul.outputs[0] + ".hardswish"), inputs: []string{x}, outputs: mul.outputs})
+			g.remove(hs)
+			g.index()
+			n++
+			break
+		}
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package onnxgraph
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -172,6 +173,22 @@ func (n *node) attr(name string) ([]field, bool) {
 		}
 	}
 	return nil, false
+}
+
+// dropAttr removes the named attribute.
+func (n *node) dropAttr(name string) {
+	n.attrs = slices.DeleteFunc(n.attrs, func(a []byte) bool {
+		fs, err := splitFields(a)
+		if err != nil {
+			return false
+		}
+		for _, f := range fs {
+			if f.num == attrName {
+				return string(f.value) == name
+			}
+		}
+		return false
+	})
 }
 
 // attrFloat reads a FLOAT attribute.

@@ -34,9 +34,9 @@ type RuntimeMemory struct {
 // prepared PP-OCRv4 models (int8 recognizer, compact output), measured by BenchmarkRunMemory in
 // service/onnx as the peak-RSS growth of runs in a fresh process, less the Go output: detector
 // 14 MiB at 320×320, 94 MiB at 960×704, 150 MiB at 960×960, 443 MiB at 1728×1728 (144–171 bytes
-// a pixel); recognizer batches of 6 at 64, 320, 960 and 2 560 px wide 6, 23, 101 and 205 MiB
-// (257–384 bytes a pixel), two batches at once 8, 40, 122 and 363 MiB. The figures are upper
-// envelopes of those measurements.
+// a pixel); recognizer batches of 6 at 64, 320, 960 and 2 560 px wide 4, 22, 100 and 193 MiB
+// (211–378 bytes a pixel; ten int8 convolutions), two batches at once 7, 46, 152 and 356 MiB.
+// The figures are upper envelopes of those measurements.
 var EmbeddedRuntimeMemory = RuntimeMemory{DetBase: 30 << 20, DetPerPixel: 161, RecPerPixel: 391, RecOutPerPixel: 1}
 
 // TritonRuntimeMemory is what a Triton call holds in this process: the response message the
