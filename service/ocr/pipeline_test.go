@@ -289,25 +289,29 @@ func TestRecParallelSameResult(t *testing.T) {
 	}
 }
 
-// countingRuntime counts the crops the classifier is asked about.
+// countingRuntime counts the crops the classifier and the recognizer are asked about.
 type countingRuntime struct {
 	ocr.Runtime
 	mu    sync.Mutex
-	crops int
+	crops int // classifier
+	read  int // recognizer
 }
 
 func (c *countingRuntime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.Tensor, error) {
-	if m == ocr.Classifier {
-		c.mu.Lock()
+	c.mu.Lock()
+	switch m {
+	case ocr.Classifier:
 		c.crops += int(in.Shape[0])
-		c.mu.Unlock()
+	case ocr.Recognizer:
+		c.read += int(in.Shape[0])
 	}
+	c.mu.Unlock()
 	return c.Runtime.Infer(ctx, m, in)
 }
 
 // TestClassifierPageSample reads a page of 16 lines upright and upside down. Upright, the
 // classifier sees only the sample of widest lines and nothing is turned; upside down, the sample
-// says so, every line is classified, turned and read.
+// says so, every line is classified, turned and read. Either way each line is read once.
 func TestClassifierPageSample(t *testing.T) {
 	base := pipeline(t)
 	cs, err := setup.Charset(mustConfig(t))
@@ -338,7 +342,7 @@ func TestClassifierPageSample(t *testing.T) {
 		{"upside down", transform.Rotate(img, 180, nil), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			counter.crops = 0
+			counter.crops, counter.read = 0, 0
 			res, err := p.Run(context.Background(), encodePNG(t, tt.img))
 			if err != nil {
 				t.Fatal(err)
@@ -361,6 +365,9 @@ func TestClassifierPageSample(t *testing.T) {
 			sample := base.Options().ClsPageSample
 			if tt.wantFlipped && counter.crops != len(lines) || !tt.wantFlipped && counter.crops != sample {
 				t.Errorf("classifier read %d crops (sample %d, %d lines)", counter.crops, sample, len(lines))
+			}
+			if counter.read != len(lines) {
+				t.Errorf("recognizer read %d crops for %d lines", counter.read, len(lines))
 			}
 		})
 	}
