@@ -29,10 +29,11 @@ var attrsToInputs = map[string]struct {
 }
 
 // refused are operators whose meaning or form changed between opsets 9 and 14 in a way raiseOpset
-// does not rewrite, with the opset that changed them.
+// does not rewrite, with the opset that changed them; If, Loop and Scan because their subgraphs
+// would need the same rewrites, which raiseOpset does not make.
 var refused = map[string]uint64{
 	"Upsample": 10, "Dropout": 10, "Clip": 11, "Pad": 11, "Resize": 11, "Scatter": 11,
-	"Hardmax": 13, "LogSoftmax": 13,
+	"If": 11, "Loop": 11, "Scan": 11, "Hardmax": 13, "LogSoftmax": 13,
 }
 
 // RaiseOpset returns model with its default-domain opset raised to v, as raiseOpset does it.
