@@ -159,11 +159,7 @@ func TestEquivalent(t *testing.T) {
 		}
 		for _, shape := range shapes[m.Name] {
 			t.Run(m.Name+shape.String(), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(1, 2))
-				in := make([]float32, shape.FlattenedSize())
-				for i := range in {
-					in[i] = rng.Float32()*2 - 1
-				}
+				in := uniform(shape, 1)
 				want, wantShape := run(t, src, in, shape)
 				got, gotShape := run(t, prepared, in, shape)
 				if m.CTCSpace > 0 {
@@ -187,6 +183,16 @@ func TestEquivalent(t *testing.T) {
 			})
 		}
 	}
+}
+
+// uniform is a model input of the shape, uniform in [-1, 1) from a generator seeded (seed, seed+1).
+func uniform(shape ort.Shape, seed uint64) []float32 {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	in := make([]float32, shape.FlattenedSize())
+	for i := range in {
+		in[i] = rng.Float32()*2 - 1
+	}
+	return in
 }
 
 // compactCTC turns softmax rows [N,T,C] into the prepared recognizer's [N,T,3]: the winning class
@@ -388,11 +394,7 @@ func TestRaiseOpset(t *testing.T) {
 		t.Errorf("%d Flatten for %d Softmax: the attention softmax was not kept to its opset-9 meaning", ops["Flatten"], ops["Softmax"])
 	}
 	shape := ort.NewShape(3, 3, 48, 256)
-	rng := rand.New(rand.NewPCG(3, 4))
-	in := make([]float32, shape.FlattenedSize())
-	for i := range in {
-		in[i] = rng.Float32()*2 - 1
-	}
+	in := uniform(shape, 3)
 	want, _ := run(t, prepared, in, shape)
 	got, _ := run(t, raised, in, shape)
 	worst := 0.0

@@ -64,11 +64,7 @@ func CTCTop(model []byte, space int64) ([]byte, error) {
 		n.name = n.outputs[0]
 	}
 	g.replace(sm, nodes...)
-	vi := outputValueInfo(CTCTopOutput, 3)
-	var raw []byte
-	raw = protowire.AppendTag(raw, graphOutput, protowire.BytesType)
-	raw = protowire.AppendBytes(raw, vi)
-	g.fields[outs[0]] = field{num: graphOutput, typ: protowire.BytesType, value: vi, raw: raw}
+	g.fields[outs[0]] = bytesField(graphOutput, outputValueInfo(CTCTopOutput, 3))
 	g.dropUnusedConstants()
 	return g.encode(nil), nil
 }

@@ -37,6 +37,12 @@ type field struct {
 	raw   []byte
 }
 
+// bytesField is a length-delimited field number num holding value, with its raw bytes.
+func bytesField(num protowire.Number, value []byte) field {
+	raw := protowire.AppendTag(nil, num, protowire.BytesType)
+	return field{num: num, typ: protowire.BytesType, value: value, raw: protowire.AppendBytes(raw, value)}
+}
+
 func splitFields(b []byte) ([]field, error) {
 	var out []field
 	for len(b) > 0 {

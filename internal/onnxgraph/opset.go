@@ -136,13 +136,8 @@ func (g *graph) raiseOpset(v uint64) error {
 		n.dirty = true
 		g.insertBefore(n, add...)
 	}
-	var b []byte
-	b = protowire.AppendTag(b, 2, protowire.VarintType)
-	b = protowire.AppendVarint(b, v)
-	var raw []byte
-	raw = protowire.AppendTag(raw, 8, protowire.BytesType)
-	raw = protowire.AppendBytes(raw, b)
-	g.top[at] = field{num: 8, typ: protowire.BytesType, value: b, raw: raw}
+	version := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), v) // OperatorSetIdProto.version
+	g.top[at] = bytesField(8, version)
 	g.index()
 	return nil
 }

@@ -168,10 +168,7 @@ func AddOutputs(model []byte, names []string) ([]byte, error) {
 		vi = protowire.AppendString(vi, name)
 		vi = protowire.AppendTag(vi, 2, protowire.BytesType) // ValueInfoProto.type
 		vi = protowire.AppendBytes(vi, typ)
-		var raw []byte
-		raw = protowire.AppendTag(raw, graphOutput, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, vi)
-		g.fields = append(g.fields, field{num: graphOutput, typ: protowire.BytesType, value: vi, raw: raw})
+		g.fields = append(g.fields, bytesField(graphOutput, vi))
 	}
 	return g.encode(nil), nil
 }
