@@ -103,7 +103,7 @@ func (g *graph) raiseOpset(v uint64) error {
 			continue
 		}
 		spec, ok := attrsToInputs[n.op]
-		if !ok || !changed(spec.since) {
+		if !ok || !changed(spec.since) || len(n.inputs) != 1 { // more inputs: in the new form already
 			continue
 		}
 		var add []*node
