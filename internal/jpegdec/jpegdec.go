@@ -495,29 +495,46 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 	if d.half {
 		transform, bs = transformBlockHalf, 4
 	}
+	// What each block of an MCU needs, worked out once: its plane, where it sits in its MCU (in
+	// pixels, and in preview samples) and its quantization table.
+	type slot struct {
+		plane, pv            []uint8
+		stride, pvStride     int
+		x0, y0, pvX0, pvY0   int // offset in the MCU
+		mcuW, mcuH, pvW, pvH int // the MCU's size in this plane
+		q                    *[64]int32
+	}
+	slots := make([]slot, l.blocksPerMCU)
+	for b := range slots {
+		ci := l.comp[b]
+		cf := d.comps[ci]
+		slots[b] = slot{
+			plane: l.planes[ci], pv: l.pvPlanes[ci], stride: l.stride[ci], pvStride: l.pvStride[ci],
+			x0: bs * l.bx[b], y0: bs * l.by[b], pvX0: l.bx[b], pvY0: l.by[b],
+			mcuW: bs * cf.h, mcuH: bs * cf.v, pvW: cf.h, pvH: cf.v,
+			q: quant[ci],
+		}
+	}
 	idct := func(c *chunk) {
 		for r := range c.rows {
 			my := c.row0 + r
+			k := r * l.mcusX * l.blocksPerMCU
 			for mx := range l.mcusX {
-				base := (r*l.mcusX + mx) * l.blocksPerMCU
-				for b := range l.blocksPerMCU {
-					ci := l.comp[b]
-					cf := d.comps[ci]
-					bx := mx*cf.h + l.bx[b]
-					by := my*cf.v + l.by[b]
-					stride := l.stride[ci]
-					k := base + b
-					dc := int(c.coef[64*k]) * int(quant[ci][0])
-					l.pvPlanes[ci][by*l.pvStride[ci]+bx] = clampByte(descale(dc, 3) + 128)
-					blk := c.coef[64*k : 64*k+64 : 64*k+64]
-					transform(l.planes[ci][bs*(by*stride+bx):], stride, blk, quant[ci], c.last[k])
+				for b := range slots {
+					sl := &slots[b]
+					blk := (*[64]int16)(c.coef[64*k : 64*k+64])
+					last := c.last[k]
+					dc := int(blk[0]) * int(sl.q[0])
+					sl.pv[(my*sl.pvH+sl.pvY0)*sl.pvStride+mx*sl.pvW+sl.pvX0] = clampByte(descale(dc, 3) + 128)
+					transform(sl.plane[(my*sl.mcuH+sl.y0)*sl.stride+mx*sl.mcuW+sl.x0:], sl.stride, blk[:], sl.q, last)
 					// Hand the block back zeroed, as the entropy decoder expects it. Here it is
 					// still in cache, and most blocks of a page hold only their mean.
-					if c.last[k] == 0 {
+					if last == 0 {
 						blk[0] = 0
 					} else {
-						clear(blk)
+						clear(blk[:])
 					}
+					k++
 				}
 			}
 		}
@@ -628,7 +645,7 @@ func (d *decoder) entropyDecode(pos int, l layout, rowsPer int, get func() *chun
 			mcu++
 			for b := range l.blocksPerMCU {
 				ci := l.comp[b]
-				last, err := br.block(c.coef[64*k:64*k+64:64*k+64], &pred[ci], dcT[ci], acT[ci], qT[ci])
+				last, err := br.block((*[64]int16)(c.coef[64*k:64*k+64]), &pred[ci], dcT[ci], acT[ci], qT[ci])
 				if err != nil {
 					return 0, err
 				}
