@@ -98,3 +98,12 @@ func BenchmarkRotate(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkResizeWidth squeezes a wide recognizer crop (48×800, opaque, as Warp makes them) into
+// the direction classifier's 192 columns: the classifier's pre-processing of a page's widest lines.
+func BenchmarkResizeWidth(b *testing.B) {
+	crop := Warp(syntheticScan(1200, 900), geom.Quad{{X: 100, Y: 300}, {X: 900, Y: 300}, {X: 900, Y: 348}, {X: 100, Y: 348}}, 800, 48)
+	for b.Loop() {
+		ResizeWidth(crop, 192)
+	}
+}

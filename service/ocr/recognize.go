@@ -178,14 +178,15 @@ func (p *Pipeline) classifyBatch(ctx context.Context, img image.Image, crops []*
 	n := len(batch)
 	plane := 3 * ch * cw
 	in := Tensor{Shape: []int64{int64(n), 3, int64(ch), int64(cw)}, Data: make([]float32, n*plane)}
-	for j := range n {
+	// Spread over the cores: the page sample's batch runs alone, so nothing else would use them.
+	parallel(n, func(j int) {
 		c := crops[batch[j]].img
 		if c.Rect.Dx() > cw {
 			// PaddleOCR squeezes wide crops into the classifier's width rather than cutting them.
 			c = imaging.ResizeWidth(c, cw)
 		}
 		imaging.TensorInto(in.Data[j*plane:(j+1)*plane], c, cw, p.opt.ClsNorm)
-	}
+	})
 	start = tm.track(StageClsPre, start)
 	out, err := p.rt.Infer(ctx, Classifier, in)
 	if err != nil {
