@@ -215,7 +215,8 @@ func ResizeWidth(img *image.RGBA, w int) *image.RGBA {
 	// quarter of the work.
 	opaque := img.Opaque()
 	for y := range b.Dy() {
-		src := img.Pix[img.PixOffset(b.Min.X, b.Min.Y+y) : img.PixOffset(b.Min.X, b.Min.Y+y)+4*b.Dx()]
+		row := img.PixOffset(b.Min.X, b.Min.Y+y)
+		src := img.Pix[row : row+4*b.Dx()]
 		dst := out.Pix[y*out.Stride : y*out.Stride+4*w]
 		for i := range w {
 			s, c := 4*int(f.start[i]), int(f.count[i])
