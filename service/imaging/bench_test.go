@@ -42,13 +42,23 @@ func BenchmarkResizeTensorLargeScan(b *testing.B) {
 	}
 }
 
+// BenchmarkWarp cuts a 600×40 px line of text out of a page into a 720×48 recognizer crop: tilted
+// by a few degrees, and straight (a box whose sides are the page's axes, most boxes of a page).
 func BenchmarkWarp(b *testing.B) {
 	src := syntheticScan(1200, 900)
-	// A 600×40 px line of text, tilted by a few degrees.
-	q := geom.Quad{{X: 100, Y: 300}, {X: 698.5, Y: 331.4}, {X: 696.4, Y: 371.4}, {X: 97.9, Y: 340}}
-	b.ResetTimer()
-	for b.Loop() {
-		Warp(src, q, 720, 48)
+	quads := []struct {
+		name string
+		q    geom.Quad
+	}{
+		{"tilted", geom.Quad{{X: 100, Y: 300}, {X: 698.5, Y: 331.4}, {X: 696.4, Y: 371.4}, {X: 97.9, Y: 340}}},
+		{"straight", geom.Quad{{X: 100, Y: 300}, {X: 700, Y: 300}, {X: 700, Y: 340}, {X: 100, Y: 340}}},
+	}
+	for _, c := range quads {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				Warp(src, c.q, 720, 48)
+			}
+		})
 	}
 }
 
