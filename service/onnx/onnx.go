@@ -351,11 +351,21 @@ func (rt *Runtime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.T
 	if err != nil {
 		return ocr.Tensor{}, fmt.Errorf("%s: %w: %w", m, err, ocr.ErrRuntimeFailed)
 	}
-	defer ro.Destroy()
 	// ONNX Runtime checks the terminate flag between graph nodes, so a request that runs out of
 	// time stops using the cores instead of finishing work nobody will read.
-	stop := context.AfterFunc(ctx, func() { _ = ro.Terminate() })
-	defer stop()
+	terminated := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(terminated)
+		_ = ro.Terminate()
+	})
+	defer func() {
+		// A deadline that passes as the run ends may have started Terminate already (stop then
+		// reports false): the options are freed only once it has returned, never under it.
+		if !stop() {
+			<-terminated
+		}
+		ro.Destroy()
+	}()
 
 	// With the output shape known, ONNX Runtime writes straight into Go memory: no output buffer
 	// in its arena and no copy of it (onnxruntime_go copies every output it allocates).

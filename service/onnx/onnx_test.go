@@ -3,6 +3,7 @@ package onnx
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ocrgate/ocrgate/internal/onnxgraph"
 	"github.com/ocrgate/ocrgate/service/config"
@@ -241,6 +243,41 @@ func TestConcurrentRuns(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestDeadlineAsRunEnds ends contexts around the moment runs finish, so that the terminate call a
+// deadline starts can overlap the end of Infer: the run options must not be freed under it (the
+// race detector and the C allocator catch a use after free). Each run must end either with its
+// output or with the context's error.
+func TestDeadlineAsRunEnds(t *testing.T) {
+	rt, _ := open(t, true, Options{IntraOpThreads: 1})
+	in := randomTensor(1, 3, 48, 192)
+	run := time.Hour
+	for range 5 {
+		start := time.Now()
+		if _, err := rt.Infer(context.Background(), ocr.Classifier, in); err != nil {
+			t.Fatal(err)
+		}
+		run = min(run, time.Since(start))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var ok, ended int
+	for range 1000 {
+		// Deadlines from half to one and a half times a run's length: most land while the
+		// run ends.
+		ctx, cancel := context.WithTimeout(context.Background(), run/2+time.Duration(rng.Int64N(int64(run)+1)))
+		_, err := rt.Infer(ctx, ocr.Classifier, in)
+		cancel()
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, context.DeadlineExceeded):
+			ended++
+		default:
+			t.Fatalf("run ended with %v, want its output or the deadline", err)
+		}
+	}
+	t.Logf("%d runs finished, %d stopped by their deadline", ok, ended)
 }
 
 func TestShapeRule(t *testing.T) {
