@@ -148,12 +148,7 @@ func TestWarpFastPathsMatchGeneric(t *testing.T) {
 	for name, img := range fastPathImages() {
 		for qn, qq := range quads {
 			t.Run(name+"/"+qn, func(t *testing.T) {
-				b := img.Bounds()
-				q := qq.q
-				for i := range q {
-					q[i].X += float64(b.Min.X)
-					q[i].Y += float64(b.Min.Y)
-				}
+				q := shifted(qq.q, img.Bounds().Min)
 				fast := Warp(img, q, qq.w, qq.h)
 				slow := Warp(opaque{img}, q, qq.w, qq.h)
 				for i := range fast.Pix {
@@ -164,6 +159,26 @@ func TestWarpFastPathsMatchGeneric(t *testing.T) {
 			})
 		}
 	}
+}
+
+// shifted moves q by o: the test quads are drawn on images whose bounds start at (0,0).
+func shifted(q geom.Quad, o image.Point) geom.Quad {
+	for i := range q {
+		q[i].X += float64(o.X)
+		q[i].Y += float64(o.Y)
+	}
+	return q
+}
+
+// placed is q moved onto b (see shifted) and the region of b that sampling it reads.
+func placed(t *testing.T, q geom.Quad, b image.Rectangle) (geom.Quad, image.Rectangle) {
+	t.Helper()
+	q = shifted(q, b.Min)
+	r, ok := quadRegion(q, b)
+	if !ok {
+		t.Fatal("no region")
+	}
+	return q, r
 }
 
 // accumulating hides a bufSource from warpWith's type check, so the warp takes the general path
@@ -192,16 +207,7 @@ func TestWarpOneMatchesGeneral(t *testing.T) {
 	for name, img := range fastPathImages() {
 		for _, qq := range quads {
 			t.Run(name+"/"+qq.name, func(t *testing.T) {
-				b := img.Bounds()
-				q := qq.q
-				for i := range q {
-					q[i].X += float64(b.Min.X)
-					q[i].Y += float64(b.Min.Y)
-				}
-				r, ok := quadRegion(q, b)
-				if !ok {
-					t.Fatal("no region")
-				}
+				q, r := placed(t, qq.q, img.Bounds())
 				bs, release := convertRegion(img, r)
 				defer release()
 				one := warpJob{m: squareToQuad(q), dst: image.NewRGBA(image.Rect(0, 0, qq.w, qq.h)), kx: 1, ky: 1}
@@ -282,15 +288,7 @@ func TestWarpDirectMatchesRegion(t *testing.T) {
 	for name, img := range fastPathImages() {
 		for qn, q := range quads {
 			t.Run(name+"/"+qn, func(t *testing.T) {
-				b := img.Bounds()
-				for i := range q {
-					q[i].X += float64(b.Min.X)
-					q[i].Y += float64(b.Min.Y)
-				}
-				r, ok := quadRegion(q, b)
-				if !ok {
-					t.Fatal("no region")
-				}
+				q, r := placed(t, q, img.Bounds())
 				job := func() warpJob {
 					return warpJob{m: squareToQuad(q), dst: image.NewRGBA(image.Rect(0, 0, 24, 10)), kx: 2, ky: 3}
 				}
@@ -298,7 +296,7 @@ func TestWarpDirectMatchesRegion(t *testing.T) {
 				bs, release := convertRegion(img, r)
 				warpWith(bs, region)
 				release()
-				warpWith(directSampler{sourceFor(img), b}, direct)
+				warpWith(directSampler{sourceFor(img), img.Bounds()}, direct)
 				for i := range region.dst.Pix {
 					if d := int(region.dst.Pix[i]) - int(direct.dst.Pix[i]); d < -1 || d > 1 {
 						t.Fatalf("byte %d: region %d, direct %d", i, region.dst.Pix[i], direct.dst.Pix[i])
