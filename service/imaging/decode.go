@@ -152,14 +152,15 @@ func DecodeContext(ctx context.Context, data []byte, lim Limits) (Decoded, error
 	if err != nil {
 		return Decoded{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return Decoded{}, err
-	}
 	return decodeAsync(ctx, data, h)
 }
 
-// decodeAsync is DecodeContext after Inspect.
+// decodeAsync is DecodeContext after Inspect. A context that has already ended starts nothing:
+// the select below would otherwise pick at random between it and a decode fast enough to be done.
 func decodeAsync(ctx context.Context, data []byte, h Header) (Decoded, error) {
+	if err := ctx.Err(); err != nil {
+		return Decoded{}, err
+	}
 	type result struct {
 		dec Decoded
 		err error
