@@ -226,6 +226,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_BATCH_PIXELS_IN_FLIGHT", "batch-pixels-in-flight", "most input pixels of one image's recognizer or classifier batches in flight together, which bounds their memory whatever the core count (0: no cap)", (*intValue)(&o.BatchPixelsInFlight)},
 		{"OCRGATE_REC_PARALLEL", "rec-parallel", "recognizer and classifier batches of one image in flight at once (0: as many as ort-intra-threads)", (*intValue)(&o.BatchParallel)},
 		{"OCRGATE_REC_WIDTH_STEP", "rec-width-step", "pad a recognizer batch to its widest crop rounded up to a multiple of this (0: to the width buckets, equal shapes a Triton dynamic batcher can merge)", (*intValue)(&o.RecWidthStep)},
+		{"OCRGATE_REC_SQUEEZE", "rec-squeeze", "narrow recognizer crops wider than rec-squeeze-from to this share of their width (1: keep every crop's aspect)", (*floatValue)(&o.RecSqueeze)},
+		{"OCRGATE_REC_SQUEEZE_FROM", "rec-squeeze-from", "recognizer crops wider than this (px at the recognizer's height) are narrowed by rec-squeeze", (*intValue)(&o.RecSqueezeFrom)},
 		{"OCRGATE_REC_WIDTH_BUCKETS", "rec-width-buckets", "comma-separated widths recognizer batches are padded to with rec-width-step 0, ascending; wider crops are squeezed to the last whatever the step", (*intListValue)(&o.RecWidthBuckets)},
 		{"OCRGATE_SPACE_THRESH", "space-thresh", "restore a space where the recognizer gives it this probability between two characters (0: off)", (*float32Value)(&o.CTC.SpaceThreshold)},
 		{"OCRGATE_ASCII_PUNCTUATION", "ascii-punctuation", "read fullwidth punctuation as ASCII in lines without CJK characters", (*boolValue)(&o.ASCIIPunctuation)},

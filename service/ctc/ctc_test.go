@@ -29,21 +29,23 @@ type step struct {
 }
 
 // probs builds a T×6 softmax-like matrix from steps.
-func probs(steps []step) []float32 {
-	const C = 6
+func probs(steps []step) []float32 { return probsN(6, steps) }
+
+// probsN builds a T×C softmax-like matrix from steps; class C-1 is the space.
+func probsN(C int, steps []step) []float32 {
 	out := make([]float32, len(steps)*C)
 	for t, s := range steps {
 		row := out[t*C : (t+1)*C]
 		rest := 1 - s.p
 		row[s.class] = s.p
-		if s.class != 5 {
-			row[5] = min(s.spaceP, rest)
-			rest -= row[5]
+		if s.class != C-1 {
+			row[C-1] = min(s.spaceP, rest)
+			rest -= row[C-1]
 		}
 		// spread what is left over the other classes, each below the winner
 		for k := range row {
-			if k != s.class && k != 5 {
-				row[k] += rest / 4
+			if k != s.class && k != C-1 {
+				row[k] += rest / float32(C-2)
 			}
 		}
 	}
@@ -96,6 +98,84 @@ func TestDecode(t *testing.T) {
 			}
 			if c.Text != r.Text || c.Score != r.Score || !slices.Equal(c.Steps, r.Steps) || !slices.Equal(c.Probs, r.Probs) {
 				t.Errorf("DecodeTop = %q %v %v, Decode = %q %v %v", c.Text, c.Score, c.Steps, r.Text, r.Score, r.Steps)
+			}
+		})
+	}
+}
+
+// TestDecodeNumberSpaces: no space is restored inside a number ("42.04", "1,000"), where narrow
+// crops leave some space probability after the point, except after an enumeration that opens
+// the line ("1. 7002-0014"), and that one is taken back when only digits follow ("1.26").
+func TestDecodeNumberSpaces(t *testing.T) {
+	const dict = "0\n1\n2\n4\n6\n.\n,\n．\n-\nA"
+	cs, err := LoadCharset(strings.NewReader(dict))
+	if err != nil {
+		t.Fatal(err)
+	}
+	C := cs.NumClasses()
+	class := map[rune]int{}
+	for i, r := range []rune(strings.ReplaceAll(dict, "\n", "")) {
+		class[r] = i + 1
+	}
+	// line spells s: each character one step and a blank after it; '|' is a blank run whose
+	// space probability is 0.3 (a restored space), '_' the space class itself.
+	line := func(s string) []step {
+		var out []step
+		for _, r := range s {
+			switch r {
+			case '|':
+				out = append(out, step{0, .6, .3})
+			case '_':
+				out = append(out, step{C - 1, .8, 0})
+			default:
+				out = append(out, step{class[r], .9, 0}, step{0, .9, 0})
+			}
+		}
+		return out
+	}
+	tests := []struct{ in, want string }{
+		{"42.|04", "42.04"},
+		{"1,|000", "1,000"},
+		{"1240.|6", "1240.6"},
+		{"A1.|26", "A1.26"},
+		{"A|1.|26", "A 1.26"},
+		{"1.|26", "1.26"},
+		{"12．|26", "12．26"},
+		{"1.|20-16", "1. 20-16"},
+		{"1.|2|6", "1. 2 6"},
+		{"1.|A", "1. A"},
+		{"A.|1", "A. 1"},
+		{"A|1", "A 1"},
+		{"1|.|2", "1 . 2"},
+		{"42._04", "42. 04"}, // the model's own space stays
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			steps := line(tt.in)
+			r, err := cs.Decode(probsN(C, steps), len(steps), C, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Text != tt.want {
+				t.Errorf("text = %q, want %q", r.Text, tt.want)
+			}
+			if n := len([]rune(r.Text)); len(r.Steps) != n || len(r.Probs) != n {
+				t.Fatalf("len(Steps) = %d, len(Probs) = %d, want one per rune (%d)", len(r.Steps), len(r.Probs), n)
+			}
+			for i, ch := range []rune(r.Text) {
+				if (r.Probs[i] == 0) != (ch == ' ' && !strings.Contains(tt.in, "_")) {
+					t.Errorf("rune %d %q has probability %v", i, ch, r.Probs[i])
+				}
+			}
+			if !slices.IsSorted(r.Steps) {
+				t.Errorf("steps %v out of order", r.Steps)
+			}
+			c, err := cs.DecodeTop(compact(probsN(C, steps), len(steps), C), len(steps), DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Text != r.Text || !slices.Equal(c.Steps, r.Steps) || !slices.Equal(c.Probs, r.Probs) {
+				t.Errorf("DecodeTop = %q %v, Decode = %q %v", c.Text, c.Steps, r.Text, r.Steps)
 			}
 		})
 	}
@@ -188,7 +268,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 250, 3, 7, 9, 0, 0})
 	f.Add([]byte{})
 	f.Add([]byte{255, 255, 255, 255, 255, 255})
-	cs, err := LoadCharset(strings.NewReader("A\nB\nC\n中"))
+	// Digits and a point, so the rules for spaces inside numbers are explored too.
+	cs, err := LoadCharset(strings.NewReader("1\n.\nA\n中"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ocrgate/ocrgate/service/geom"
 )
 
 // TestRecBatches checks how crops are grouped for the recognizer: only crops of one padded width
@@ -54,5 +56,49 @@ func TestRecBatches(t *testing.T) {
 				t.Errorf("batch widths %v, want widest first", widths)
 			}
 		})
+	}
+}
+
+// TestPlanWidths checks a crop's width at the recognizer's height: its box's aspect, narrowed by
+// RecSqueeze only above RecSqueezeFrom, capped by the last bucket, and turned for vertical text.
+func TestPlanWidths(t *testing.T) {
+	box := func(w, h float64) geom.Quad {
+		return geom.Quad{{X: 10, Y: 20}, {X: 10 + w, Y: 20}, {X: 10 + w, Y: 20 + h}, {X: 10, Y: 20 + h}}
+	}
+	for _, tt := range []struct {
+		name        string
+		squeeze     float64
+		from        int
+		quad        geom.Quad
+		want        int
+		wantTurned  bool
+		description string
+	}{
+		{"short word keeps its aspect", 0.85, 192, box(96, 24), 192, false, "192 px is not above 192"},
+		{"long line squeezed", 0.85, 192, box(400, 24), 680, false, "800 × 0.85"},
+		{"just above the threshold", 0.85, 192, box(97, 24), 165, false, "ceil(194 × 0.85)"},
+		{"squeeze 1 keeps every aspect", 1, 192, box(400, 24), 800, false, ""},
+		{"from 0 squeezes everything", 0.5, 0, box(30, 24), 30, false, "ceil(60 × 0.5)"},
+		{"capped at the last bucket", 0.85, 192, box(5000, 20), 2560, false, ""},
+		{"vertical text turned, then squeezed", 0.85, 192, box(24, 400), 680, true, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.RecSqueeze, o.RecSqueezeFrom = tt.squeeze, tt.from
+			if err := o.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			crops := (&Pipeline{opt: o}).plan([]geom.Quad{tt.quad})
+			if len(crops) != 1 || crops[0].width != tt.want || crops[0].vertical != tt.wantTurned {
+				t.Fatalf("crops %+v; want one %d px wide (%s), vertical %v", crops, tt.want, tt.description, tt.wantTurned)
+			}
+		})
+	}
+	for _, bad := range []float64{0, -0.5, 1.01} {
+		o := DefaultOptions()
+		o.RecSqueeze = bad
+		if o.Validate() == nil {
+			t.Errorf("squeeze %v accepted", bad)
+		}
 	}
 }

@@ -86,7 +86,11 @@ func (p *Pipeline) plan(quads []geom.Quad) []*crop {
 			q = geom.Quad{q[3], q[0], q[1], q[2]}
 			w, h = h, w
 		}
-		cw := min(widest, max(1, int(math.Ceil(float64(p.opt.RecHeight)*w/h))))
+		natural := float64(p.opt.RecHeight) * w / h
+		if natural > float64(p.opt.RecSqueezeFrom) {
+			natural *= p.opt.RecSqueeze
+		}
+		cw := min(widest, max(1, int(math.Ceil(natural))))
 		crops = append(crops, &crop{quad: q, width: cw, vertical: vertical})
 	}
 	return crops
