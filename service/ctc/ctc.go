@@ -231,21 +231,13 @@ func enumeration(line string) bool {
 	} else if !strings.HasSuffix(line, ".") {
 		return false
 	}
-	if n < 1 || n > 3 {
-		return false
-	}
-	for i := range n {
-		if !isDigit(line[i : i+1]) {
-			return false
-		}
-	}
-	return true
+	return n <= 3 && digits(line[:n])
 }
 
 // digits reports whether s is one or more ASCII digits and nothing else.
 func digits(s string) bool {
 	for i := range len(s) {
-		if !isDigit(s[i : i+1]) {
+		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
@@ -253,7 +245,7 @@ func digits(s string) bool {
 }
 
 // isDigit reports whether class s is one of the ASCII digits.
-func isDigit(s string) bool { return len(s) == 1 && '0' <= s[0] && s[0] <= '9' }
+func isDigit(s string) bool { return len(s) == 1 && digits(s) }
 
 func (d *decoder) result() Result {
 	text, steps, probs := d.sb.String(), d.steps, d.probs
