@@ -73,20 +73,17 @@ func jsonImage(s string) []byte {
 	return body
 }
 
-// TestBodyTooLarge sends a 30 MiB body to a real listener (the in-memory test transport cannot
-// carry an over-limit body back): the server refuses it with 413 JSON and keeps serving.
+// TestBodyTooLarge sends a 30 MiB body to a real listener, guarded as main serves it (the
+// in-memory test transport cannot carry an over-limit body back): the server refuses it with 413
+// JSON as soon as it has the head, and keeps serving.
 func TestBodyTooLarge(t *testing.T) {
-	app := newApp(t, service.Options{MaxBodyBytes: 20 << 20}, nil)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go app.Listener(lis)
-	defer app.Shutdown()
-	url := "http://" + lis.Addr().String()
+	opt := service.Options{MaxBodyBytes: 20 << 20}
+	app := newApp(t, opt, nil)
+	addr := serveGuarded(t, app, opt)
+	url := "http://" + addr
 	// The server answers as soon as it has read the headers, and closes while a client would still
 	// be sending, so talk HTTP by hand: announce 30 MiB, send a little, read the answer.
-	conn, err := net.Dial("tcp", lis.Addr().String())
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

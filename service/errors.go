@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/intake"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
@@ -62,6 +64,22 @@ func tooCostly(h imaging.Header, cost, limit int64) *apiError {
 			w, ht, kind, (cost+(1<<20)-1)>>20, limit>>20)}
 }
 
+// errTooManyConnections is the answer of a connection over Options.MaxConnections.
+var errTooManyConnections = &apiError{status: fiber.StatusServiceUnavailable, code: "too_many_connections",
+	msg: "the service has as many connections open as it serves; retry shortly", retryAfter: 1}
+
+// refusal is the whole HTTP/1.1 response of e, written by the framing guard to a connection it
+// does not hand to the server (so it has no request ID, and closes the connection).
+func refusal(e *apiError) []byte {
+	body, _ := json.Marshal(errorBody{Error: e.msg, Code: e.code})
+	head := fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n",
+		e.status, utils.StatusMessage(e.status), len(body))
+	if e.retryAfter > 0 {
+		head += fmt.Sprintf("Retry-After: %d\r\n", e.retryAfter)
+	}
+	return append([]byte(head+"\r\n"), body...)
+}
+
 // errorBody is the JSON shape of every error answer.
 type errorBody struct {
 	Error string `json:"error"`
@@ -90,6 +108,12 @@ func classify(err error) *apiError {
 			reasons = []string{"runtime_not_ready"}
 		}
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "not_ready", msg: "not ready: " + strings.Join(reasons, "; "), retryAfter: 5}
+	case errors.Is(err, intake.ErrTooLarge):
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "body_too_large", msg: "request body is larger than the server accepts"}
+	case errors.Is(err, intake.ErrIncomplete):
+		return &apiError{status: fiber.StatusBadRequest, code: "incomplete_body", msg: "the request body ended before its announced length, or its chunks are malformed"}
+	case errors.Is(err, intake.ErrTimeout):
+		return &apiError{status: fiber.StatusRequestTimeout, code: "timeout", msg: "the request was not received within the server's read timeout"}
 	case errors.Is(err, admission.ErrOverloaded):
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.As(err, &tc):

@@ -62,8 +62,12 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
 		return err
 	}
+	body, err := s.body(c)
+	if err != nil {
+		return err
+	}
 	var req extractRequest
-	if err := decodeBody(c.Body(), &req); err != nil {
+	if err := decodeBody(body, &req); err != nil {
 		return err
 	}
 	schema, err := s.requestSchema(req)
@@ -76,7 +80,7 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if req.Image == nil {
 		return badRequest("missing_image", `request body has no "image" field`)
 	}
-	r, err := s.newReading(c, req.readFields)
+	r, err := s.newReading(req.readFields)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 			return herr
 		}
 	}
+	bytesIn := s.bodyDone(c)
 	route := "unmatched"
 	// The catch-all middleware's route is "/" too; the page's GET / is a route of its own.
 	if r := c.Route(); r != nil && (r.Path != "/" || r.Method != "USE") {
@@ -72,7 +73,7 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 		level = slog.LevelDebug // probes and scrapes would drown the log
 	}
 	log.Log(c.UserContext(), level, "request", "method", c.Method(), "path", c.Path(), "status", status,
-		"took_ms", took.Milliseconds(), "bytes_in", len(c.Request().Body()))
+		"took_ms", took.Milliseconds(), "bytes_in", bytesIn)
 	return nil
 }
 

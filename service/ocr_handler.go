@@ -38,11 +38,15 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
 		return err
 	}
-	var req ocrRequest
-	if err := decodeBody(c.Body(), &req); err != nil {
+	body, err := s.body(c)
+	if err != nil {
 		return err
 	}
-	r, err := s.newReading(c, req.readFields)
+	var req ocrRequest
+	if err := decodeBody(body, &req); err != nil {
+		return err
+	}
+	r, err := s.newReading(req.readFields)
 	if err != nil {
 		return err
 	}
@@ -66,15 +70,15 @@ type reading struct {
 	s   *Server
 	opt readOptions
 	rec Recognizer
-	// held is what the request holds in memory besides the image being read: its body (fasthttp
-	// keeps it until the handler returns) and, for an "images" array, every entry.
+	// held is what the request holds in memory besides the image being read: for an "images"
+	// array, every entry. (Its body is admitted on its own, as it is read: see body.go.)
 	held int64
 	adm  *requestAdmission
 }
 
 // newReading checks the request's read fields and picks the pipeline they ask for: the service's
 // own, or one with the request's options.
-func (s *Server) newReading(c *fiber.Ctx, f readFields) (*reading, error) {
+func (s *Server) newReading(f readFields) (*reading, error) {
 	opt, err := parseReadFields(f, s.ocr.Options())
 	if err != nil {
 		return nil, err
@@ -87,7 +91,7 @@ func (s *Server) newReading(c *fiber.Ctx, f readFields) (*reading, error) {
 		}
 		rec = p
 	}
-	return &reading{s: s, opt: opt, rec: rec, held: int64(len(c.Body())), adm: &requestAdmission{s: s}}, nil
+	return &reading{s: s, opt: opt, rec: rec, adm: &requestAdmission{s: s}}, nil
 }
 
 // read reads one image or document sent in the request, whose reading started at start, and
@@ -157,8 +161,9 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 // that much. The admission goes into the returned context, so that work the request abandons at
 // its deadline but cannot stop (a decoder) keeps it until that work really ends.
 //
-// The cost is the request body (fasthttp holds it until the handler returns), the decoded base64
-// and what the pipeline holds for this image at its peak (ocr.Options.Cost).
+// The cost is the image's bytes (decoded from base64, or the body itself), what else the request
+// holds (held) and what the pipeline holds for this image at its peak (ocr.Options.Cost). The
+// body is admitted apart, by its own budget, while it is read and until the request ends.
 func (r *reading) admitImage(ctx context.Context, img []byte) (context.Context, func(), error) {
 	h, err := r.rec.Inspect(img)
 	if err != nil {

@@ -69,6 +69,24 @@ type Options struct {
 	Documents *dococr.Reader
 	// MaxImages bounds the entries of an "images" array (413 beyond; 0: no bound).
 	MaxImages int
+	// BodyMemory is the memory the request bodies being read and held may take together; a
+	// body that would take more waits a moment, then is refused with 429 (0: four times
+	// MaxBodyBytes).
+	BodyMemory int64
+	// MaxConnections bounds the connections open at once (GuardListener; 0: no bound).
+	MaxConnections int
+}
+
+// DefaultMaxConnections is the connection bound main uses unless configured otherwise: each
+// open connection holds some 20 KiB (buffers and a goroutine), so this many take about 10 MiB.
+const DefaultMaxConnections = 512
+
+// bodyMemory is Options.BodyMemory with its default.
+func (o Options) bodyMemory() int64 {
+	if o.BodyMemory > 0 {
+		return o.BodyMemory
+	}
+	return 4 * int64(o.MaxBodyBytes)
 }
 
 // Server holds the handlers' dependencies.
@@ -81,6 +99,8 @@ type Server struct {
 	metrics *metrics.Metrics
 	errors  fiber.ErrorHandler
 	extract Extractor
+	// bodies admits the memory of request bodies as they are read (see body).
+	bodies *admission.Gate
 }
 
 // New returns the Fiber app with every route registered. Tests drive it with app.Test; main
@@ -88,6 +108,11 @@ type Server struct {
 func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.App {
 	s := &Server{ocr: rec, ready: ready, log: log, opt: opt, keys: newKeyring(opt.APIKeys), metrics: opt.Metrics, extract: opt.Extractor}
 	s.errors = errorHandler(s)
+	if opt.MaxBodyBytes > 0 {
+		// Bodies wait a little for memory (another body is about to end), never long: a
+		// client mid-upload must not hold the ones behind it for good.
+		s.bodies = admission.New(admission.Options{Budget: opt.bodyMemory(), MaxQueue: 256, MaxWait: 2 * time.Second})
+	}
 	if s.metrics != nil && opt.Gate != nil {
 		g := opt.Gate
 		s.metrics.Admission(g.Options().Budget, func() (int64, int) { st := g.Stats(); return st.Used, st.Waiting })
@@ -103,6 +128,11 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		ReadTimeout:  opt.RequestTimeout + 10*time.Second,
 		WriteTimeout: opt.RequestTimeout + 10*time.Second,
 		IdleTimeout:  2 * time.Minute,
+		// Bodies are read by the handlers that want them, within a budget (see body.go);
+		// fasthttp would otherwise allocate each announced body whole before routing, and parse
+		// multipart forms (to memory and temporary files) before anything is checked.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
 	// fasthttp quotes the raw request (Authorization and Cookie included) in the errors it
 	// raises for malformed requests; those reach the log. Keep the bytes out of them.
@@ -142,11 +172,17 @@ const drainTimeout = 10 * time.Second
 // 400 before fasthttp reads them, and a body the server refuses unread (413) is drained, up to
 // twice the body limit, so that clients which send a whole body before reading hear the 413
 // instead of a connection reset. Serve with app.Listener(GuardListener(ln, opt)).
+//
+// The guard also bounds the connections open at once (Options.MaxConnections): at the bound a
+// new connection replaces one that waits idle, or is answered 503 too_many_connections.
 func GuardListener(ln net.Listener, opt Options) net.Listener {
 	return framing.Listen(ln, framing.Options{
 		MaxHeadBytes: fiber.DefaultReadBufferSize, // fasthttp's own bound on a head
 		DrainBytes:   2 * int64(opt.MaxBodyBytes),
 		DrainTimeout: drainTimeout,
+		MaxBodyBytes: int64(opt.MaxBodyBytes),
+		MaxConns:     opt.MaxConnections,
+		Refusal:      refusal(errTooManyConnections),
 	})
 }
 

@@ -163,6 +163,7 @@ func memoryPlan(cfg config.Config, eng *setup.Engine, runs int) memlimit.Plan {
 		AtRestGo:    memlimit.GoRuntimeBytes(),
 		Budget:      cfg.MemoryBudget,
 		MaxRequest:  cfg.MaxRequestMemory,
+		Bodies:      cfg.Bodies(),
 		RuntimeWork: eng.Pipeline.Options().RuntimeWork(),
 		Runs:        runs,
 		Reserved:    eng.Pipeline.Options().RuntimeMemory.Reserved,
@@ -229,7 +230,7 @@ func serve(cfg config.Config, log *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("listening", "addr", ln.Addr().String())
-		errc <- app.Listener(service.GuardListener(ln, service.Options{MaxBodyBytes: cfg.MaxBodyBytes}))
+		errc <- app.Listener(service.GuardListener(ln, service.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections}))
 	}()
 	select {
 	case err := <-errc:
@@ -313,6 +314,8 @@ func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, e
 	app := service.New(eng.Pipeline, eng, log, service.Options{
 		RequestTimeout: cfg.RequestTimeout,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
+		BodyMemory:     cfg.Bodies(),
+		MaxConnections: cfg.MaxConnections,
 		CORSOrigins:    cfg.CORSOrigins,
 		APIKeys:        keys,
 		Gate: admission.New(admission.Options{Budget: plan.Budget, MaxRunning: inflight, MaxQueue: queue,

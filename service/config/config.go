@@ -46,6 +46,8 @@ type Config struct {
 	TritonMaxRecvBytes int           // largest gRPC response accepted from Triton
 	RequestTimeout     time.Duration // deadline of every request, carried into every model call
 	MaxBodyBytes       int           // largest request body accepted
+	BodyMemory         int64         // memory the request bodies being read may take together (0: 4 × MaxBodyBytes)
+	MaxConnections     int           // connections open at once; beyond, an idle one is closed or the new one gets 503
 	CORSOrigins        string        // comma-separated allowed origins, "*" for any
 	APIKeys            string        // comma-separated API keys required on /ocr and /ocr-json (empty: open)
 	APIKeysFile        string        // file with one API key per line (# comments), added to APIKeys
@@ -116,6 +118,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		TritonSHM:          "auto",
 		RequestTimeout:     30 * time.Second,
 		MaxBodyBytes:       20 << 20,
+		MaxConnections:     512,
 		CORSOrigins:        "*",
 		MaxQueue:           -1,
 		QueueTimeout:       10 * time.Second,
@@ -168,6 +171,8 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_TRITON_MAX_RECV_BYTES", "triton-max-recv-bytes", "largest gRPC response accepted from Triton, in bytes", (*intValue)(&c.TritonMaxRecvBytes)},
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
 		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
+		{"OCRGATE_BODY_MEMORY", "body-memory", "memory the request bodies being received may take together, e.g. 80MiB; a body's buffer grows as its bytes arrive, each growth admitted first, and a body that does not fit within 2 s is refused with 429 (0 or auto: 4 × max-body-bytes; at least max-body-bytes)", (*bytesValue)(&c.BodyMemory)},
+		{"OCRGATE_MAX_CONNECTIONS", "max-connections", "connections open at once; at the bound a new connection replaces an idle keep-alive one, or is answered 503 too_many_connections", (*intValue)(&c.MaxConnections)},
 		{"OCRGATE_CORS_ORIGINS", "cors-origins", "comma-separated origins allowed to call the API from a browser (* for any)", (*stringValue)(&c.CORSOrigins)},
 		{"OCRGATE_API_KEYS", "api-keys", "comma-separated API keys required as Bearer tokens on /ocr and /ocr-json (empty: no auth)", (*stringValue)(&c.APIKeys)},
 		{"OCRGATE_API_KEYS_FILE", "api-keys-file", "file with one API key per line (# comments), in addition to OCRGATE_API_KEYS", (*stringValue)(&c.APIKeysFile)},
@@ -286,6 +291,12 @@ func (c Config) Validate() error {
 	if c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Errorf("max body bytes must be at least 1024, got %d", c.MaxBodyBytes))
 	}
+	if c.BodyMemory != 0 && c.BodyMemory < int64(c.MaxBodyBytes) {
+		errs = append(errs, fmt.Errorf("body memory must be at least max body bytes (%d), got %d", c.MaxBodyBytes, c.BodyMemory))
+	}
+	if c.MaxConnections < 1 {
+		errs = append(errs, fmt.Errorf("max connections must be at least 1, got %d", c.MaxConnections))
+	}
 	if c.MaxInFlight < 0 || c.MaxQueue < -1 || c.QueueTimeout < 0 {
 		errs = append(errs, errors.New("max inflight must be ≥ 0, max queue ≥ -1 and queue timeout ≥ 0"))
 	}
@@ -388,6 +399,15 @@ func (c Config) Admission() (inflight, queue int) {
 	return inflight, queue
 }
 
+// Bodies is the memory request bodies may take together: BodyMemory, or four bodies of the
+// largest size.
+func (c Config) Bodies() int64 {
+	if c.BodyMemory > 0 {
+		return c.BodyMemory
+	}
+	return 4 * int64(c.MaxBodyBytes)
+}
+
 // Cores is how many cores the models use: OCRGATE_ORT_INTRA_THREADS, or one per core.
 func (c Config) Cores() int {
 	if c.IntraOpThreads > 0 {
@@ -453,6 +473,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("ort_intra_threads", c.IntraOpThreads),
 		slog.Duration("request_timeout", c.RequestTimeout),
 		slog.Int("max_body_bytes", c.MaxBodyBytes),
+		slog.Int64("body_memory", c.Bodies()),
+		slog.Int("max_connections", c.MaxConnections),
 		slog.String("cors_origins", c.CORSOrigins),
 		slog.Bool("api_keys", c.APIKeys != "" || c.APIKeysFile != ""), // whether auth is on, never the keys
 		slog.Int("max_inflight", c.MaxInFlight),

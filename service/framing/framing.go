@@ -44,6 +44,16 @@ type Options struct {
 	// DrainBytes and DrainTimeout bound what Close reads of a body the server left unread.
 	DrainBytes   int64
 	DrainTimeout time.Duration
+	// MaxBodyBytes refuses, with 413, a head that announces a longer body (0: no bound): the
+	// server reads bodies as they come, and would otherwise wait for the body to start.
+	MaxBodyBytes int64
+	// MaxConns bounds the connections open at once (0: no bound). At the bound, a new connection
+	// takes the place of one that waits idle for its next request (closing an idle keep-alive
+	// connection is every server's right); when none is idle, it is answered Refusal and closed
+	// without being handed to the server.
+	MaxConns int
+	// Refusal is the whole HTTP response written to a connection refused at MaxConns.
+	Refusal []byte
 }
 
 // Error is a refused request head: the status and stable code to answer with, and a message for
@@ -74,20 +84,107 @@ func Listen(l net.Listener, opt Options) net.Listener {
 	if opt.MaxHeadBytes <= 0 {
 		opt.MaxHeadBytes = 4096
 	}
-	return &listener{Listener: l, opt: opt}
+	return &listener{Listener: l, opt: opt, conns: map[*conn]struct{}{}}
 }
 
 type listener struct {
 	net.Listener
 	opt Options
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{} // open and counted
+	refusing atomic.Int64       // refusals being written
 }
 
+// maxRefusing bounds the refusals written at once; beyond, a connection is closed unanswered.
+const maxRefusing = 64
+
 func (l *listener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		g := &conn{Conn: c, opt: l.opt, l: l}
+		if l.admit(g) {
+			return g, nil
+		}
+		l.refuse(c)
 	}
-	return &conn{Conn: c, opt: l.opt}, nil
+}
+
+// admit counts c among the open connections when there is room, making room by closing an idle
+// one at the bound.
+func (l *listener) admit(c *conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.opt.MaxConns > 0 && len(l.conns) >= l.opt.MaxConns {
+		var idle *conn
+		for o := range l.conns {
+			if o.idle.Load() {
+				idle = o
+				break
+			}
+		}
+		if idle == nil {
+			return false
+		}
+
+		delete(l.conns, idle)
+		// The server's read on it ends with an error, before any byte of a request: it
+		// closes the connection without an answer, as for a client that went away.
+		_ = idle.Conn.Close()
+	}
+	l.conns[c] = struct{}{}
+	return true
+}
+
+func (l *listener) forget(c *conn) {
+	l.mu.Lock()
+	delete(l.conns, c)
+	l.mu.Unlock()
+}
+
+// Open returns the connections open now (counted against MaxConns).
+func Open(ln net.Listener) int {
+	if l, ok := ln.(*listener); ok {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.conns)
+	}
+	return 0
+}
+
+// refuse answers a connection over the bound with Refusal and closes it, reading what the
+// client sends for a moment so that its request's bytes do not make the kernel reset the
+// connection before the client reads the answer.
+func (l *listener) refuse(c net.Conn) {
+	if len(l.opt.Refusal) == 0 || l.refusing.Add(1) > maxRefusing {
+		if len(l.opt.Refusal) > 0 {
+			l.refusing.Add(-1)
+		}
+		_ = c.Close()
+		return
+	}
+	go func() {
+		defer l.refusing.Add(-1)
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(time.Second))
+		if _, err := c.Write(l.opt.Refusal); err != nil {
+			return
+		}
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		var sink [4096]byte
+		for n := 0; n < 64<<10; {
+			m, err := c.Read(sink[:])
+			n += m
+			if err != nil {
+				return
+			}
+		}
+	}()
 }
 
 // What the guard expects next on a connection.
@@ -103,6 +200,12 @@ const (
 type conn struct {
 	net.Conn
 	opt Options
+	l   *listener
+
+	// idle: the server waits for the first byte of a request, and none is buffered.
+	idle atomic.Bool
+	// overLimit: the head was refused for the length of its body, which Close drains.
+	overLimit bool
 
 	raw   []byte // received, not yet checked
 	out   []byte // checked, not yet handed to the server
@@ -124,7 +227,7 @@ type conn struct {
 }
 
 func (c *conn) Read(p []byte) (int, error) {
-	defer func() { c.midBody.Store(c.readErr == nil && c.state != inHead) }()
+	defer func() { c.midBody.Store(c.state != inHead && (c.readErr == nil || c.overLimit)) }()
 	if c.state == inBody && len(c.out) == 0 && len(c.raw) == 0 && c.readErr == nil && len(p) > 0 {
 		// The bulk of a large body goes straight to the server's buffer.
 		n, err := c.Conn.Read(p[:min(int64(len(p)), c.left)])
@@ -206,7 +309,10 @@ func (c *conn) advance() error {
 			if len(c.raw) >= c.opt.MaxHeadBytes {
 				return &Error{Status: 431, Code: "header_too_large", Msg: "request headers are larger than the server accepts"}
 			}
-			if err := c.fill(); err != nil {
+			c.idle.Store(len(c.raw) == 0 && !c.firstOut)
+			err = c.fill()
+			c.idle.Store(false)
+			if err != nil {
 				return err
 			}
 		}
@@ -356,6 +462,12 @@ func (c *conn) head(n int) error {
 	case length > 0:
 		c.state, c.left = inBody, length
 	}
+	if c.opt.MaxBodyBytes > 0 && length > c.opt.MaxBodyBytes {
+		// The head is handed over whole (so the server knows the request it answers); the
+		// body is not.
+		c.overLimit = true
+		return &Error{Status: 413, Code: "body_too_large", Msg: "request body is larger than the server accepts"}
+	}
 	return nil
 }
 
@@ -432,6 +544,9 @@ func visible(b []byte) bool {
 // the client has the whole answer, then closes. Without that, the unread bytes make the kernel
 // answer the client with a reset, which discards the answer it has not read yet.
 func (c *conn) Close() error {
+	if c.l != nil {
+		c.l.forget(c)
+	}
 	// midBody is only ever true while the server's own goroutine, the one closing after its
 	// answer, is the reader; idle connections closed from elsewhere are never mid-body.
 	if c.opt.DrainBytes > 0 && c.midBody.Load() && (c.state != inBody || c.left-int64(len(c.raw)) <= c.opt.DrainBytes) {

@@ -176,6 +176,8 @@ type Plan struct {
 	// Budget is the memory admitted requests may hold together; MaxRequest the largest one
 	// request may cost.
 	Budget, MaxRequest int64
+	// Bodies is the memory of request bodies being received (admitted apart).
+	Bodies int64
 	// RuntimeWork is the most an in-process model runtime allocates for one inference, outside
 	// the Go heap (see GoLimit).
 	RuntimeWork int64
@@ -196,7 +198,10 @@ type Inputs struct {
 	AtRest, AtRestGo int64
 	// Budget and MaxRequest as configured; 0 derives them.
 	Budget, MaxRequest int64
-	RuntimeWork        int64
+	// Bodies is the memory set aside for request bodies being received, admitted apart from
+	// the requests' budget (it is kept out of a derived budget).
+	Bodies      int64
+	RuntimeWork int64
 	// Runs is how many OCR jobs may run at once as configured. Reserved says the runtime's
 	// working memory comes from one arena that keeps it (ONNX Runtime's shared arena): it is
 	// reserved for Runs runs up front, fewer when that would leave the requests less than a
@@ -223,7 +228,7 @@ const minBudget = 64 << 20
 // limit. The request budget, not the Go limit, is what keeps the sum of live memory within
 // bounds; the Go limit keeps garbage from adding to it.
 func Derive(in Inputs) Plan {
-	p := Plan{Limit: in.Limit, AtRest: in.AtRest, AtRestGo: in.AtRestGo, RuntimeWork: in.RuntimeWork, Runs: max(1, in.Runs)}
+	p := Plan{Limit: in.Limit, AtRest: in.AtRest, AtRestGo: in.AtRestGo, RuntimeWork: in.RuntimeWork, Runs: max(1, in.Runs), Bodies: in.Bodies}
 	if p.Limit.Bytes <= 0 {
 		p.Limit = Limit{Bytes: DefaultLimit, Source: "default (no container memory limit)"}
 		if in.Budget > 0 {
@@ -231,8 +236,8 @@ func Derive(in Inputs) Plan {
 			if in.Reserved {
 				rr = int64(p.Runs) * in.RuntimeWork
 			}
-			base := in.Budget + in.AtRest + rr
-			p.Limit = Limit{Bytes: base + reserve(base), Source: "OCRGATE_MEMORY_BUDGET + at rest + runtime reserve + reserve"}
+			base := in.Budget + in.Bodies + in.AtRest + rr
+			p.Limit = Limit{Bytes: base + reserve(base), Source: "OCRGATE_MEMORY_BUDGET + bodies + at rest + runtime reserve + reserve"}
 		}
 	}
 	p.Reserve = reserve(p.Limit.Bytes)
@@ -247,7 +252,7 @@ func Derive(in Inputs) Plan {
 	}
 	p.Budget = in.Budget
 	if p.Budget <= 0 {
-		p.Budget = max(minBudget, p.Limit.Bytes-p.AtRest-p.Reserve-p.RuntimeReserve)
+		p.Budget = max(minBudget, p.Limit.Bytes-p.AtRest-p.Reserve-p.RuntimeReserve-p.Bodies)
 	}
 	p.MaxRequest = in.MaxRequest
 	if p.MaxRequest <= 0 {
@@ -274,6 +279,7 @@ func (p Plan) LogValue() slog.Value {
 		slog.String("at_rest_go", mib(p.AtRestGo)),
 		slog.String("reserve", mib(p.Reserve)),
 		slog.String("budget", mib(p.Budget)),
+		slog.String("bodies", mib(p.Bodies)),
 		slog.String("max_request", mib(p.MaxRequest)),
 		slog.String("runtime_work", mib(p.RuntimeWork)),
 		slog.Int("runs", p.Runs),

@@ -1,0 +1,80 @@
+package service
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/intake"
+)
+
+// The server reads request bodies itself (fiber.Config.StreamRequestBody): fasthttp, left to
+// read them, allocates the whole announced Content-Length as soon as a head arrives, before
+// routing, auth or admission, so a few kilobytes of heads could make it allocate gigabytes. With
+// streaming, fasthttp reads at most the first 8 KiB of a body before a handler runs; the API
+// routes check the key, the content type and the gate first, then read the body through
+// package intake, whose buffer grows only as bytes arrive and only as the body memory budget
+// (Options.BodyMemory) admits.
+
+// prefetched is what fasthttp reads of a body before the handler runs (readBodyWithStreaming):
+// a body no longer than this is already whole when the handler starts.
+const prefetched = 8 << 10
+
+// ctxBody is the Locals key of the request's body once read (an *intake.Body).
+type ctxBody struct{}
+
+// body reads the request's body, once, within MaxBodyBytes and the body memory budget. The
+// memory's admission is given back when the request ends (see observe).
+func (s *Server) body(c *fiber.Ctx) ([]byte, error) {
+	if b, ok := c.Locals(ctxBody{}).(*intake.Body); ok {
+		return b.Data, nil
+	}
+	declared := int64(c.Request().Header.ContentLength()) // -1: chunked; -2: no body
+	var r io.Reader
+	if stream := c.Context().RequestBodyStream(); stream != nil {
+		r = stream
+	} else {
+		// No stream: the request came with no body framing at all (or its body is in memory
+		// already, outside a server's connection).
+		data := c.Request().Body()
+		r, declared = bytes.NewReader(data), int64(len(data))
+	}
+	if declared == -2 {
+		declared = 0
+	}
+	var budget intake.Budget
+	if s.bodies != nil {
+		budget = s.bodies
+	}
+	b, err := intake.Read(c.UserContext(), r, declared, int64(s.opt.MaxBodyBytes), budget)
+	if err != nil {
+		if errors.Is(err, admission.ErrOverloaded) {
+			s.rejected("body_memory")
+			return nil, errBodiesOverloaded
+		}
+		return nil, err
+	}
+	c.Locals(ctxBody{}, b)
+	return b.Data, nil
+}
+
+// bodyDone ends the request's body: its memory admission goes back, and when the body was not
+// read to its end the connection is closed after the answer, since what is left of the body
+// would otherwise be read as the next request.
+func (s *Server) bodyDone(c *fiber.Ctx) int {
+	if b, ok := c.Locals(ctxBody{}).(*intake.Body); ok {
+		b.Release()
+		return len(b.Data)
+	}
+	if n := c.Request().Header.ContentLength(); n == -1 || n > prefetched {
+		c.Response().Header.SetConnectionClose()
+	}
+	return 0
+}
+
+// errBodiesOverloaded: the bodies being received hold all the memory set aside for them.
+var errBodiesOverloaded = &apiError{status: fiber.StatusTooManyRequests, code: "overloaded",
+	msg: "the service is receiving as many request bodies as it has memory for; retry shortly", retryAfter: 1}
