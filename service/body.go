@@ -2,12 +2,14 @@ package service
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/intake"
 )
 
@@ -58,8 +60,49 @@ func (s *Server) body(c *fiber.Ctx) ([]byte, error) {
 		return nil, err
 	}
 	c.Locals(ctxBody{}, b)
+	s.watch(c)
 	return b.Data, nil
 }
+
+// ctxWatch is the Locals key of the request's watch (see watch): its stop function.
+type ctxWatch struct{}
+
+// ctxCancel is the Locals key of the cancel function of the request's context (see observe).
+type ctxCancel struct{}
+
+// watch cancels the request's context, with ErrClientGone as its cause, when its client closes
+// the connection while the request is worked on (framing.Watch; only on a guarded connection,
+// once the request is read whole). The watch ends with the request (unwatch).
+func (s *Server) watch(c *fiber.Ctx) {
+	cancel, ok := c.Locals(ctxCancel{}).(context.CancelCauseFunc)
+	if !ok {
+		return
+	}
+	gone, stop := framing.Watch(c.Context().Conn())
+	if gone == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-gone:
+			cancel(ErrClientGone)
+		case <-done:
+		}
+	}()
+	c.Locals(ctxWatch{}, func() { stop(); close(done) })
+}
+
+// unwatch ends the request's watch, if it has one.
+func unwatch(c *fiber.Ctx) {
+	if stop, ok := c.Locals(ctxWatch{}).(func()); ok {
+		stop()
+		c.Locals(ctxWatch{}, nil)
+	}
+}
+
+// ErrClientGone is the cause of a request's cancellation when its client closed the connection.
+var ErrClientGone = errors.New("the client closed the connection")
 
 // bodyDone ends the request's body: its memory admission goes back, and when the body was not
 // read to its end the connection is closed after the answer, since what is left of the body

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -42,6 +43,12 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 	c.Set(requestIDHeader, id)
 	log := s.log.With("request_id", id)
 	c.Locals(ctxLogger{}, log)
+	// The request's context ends when its client goes away (see watch) or the server stops
+	// working on requests (Options.Context, at shutdown).
+	ctx, cancel := context.WithCancelCause(s.baseContext())
+	defer cancel(nil)
+	c.SetUserContext(ctx)
+	c.Locals(ctxCancel{}, cancel)
 
 	func() {
 		defer func() {
@@ -52,6 +59,8 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 		}()
 		err = c.Next()
 	}()
+	unwatch(c) // before the answer is written and the server reads the connection again
+	cause := context.Cause(ctx)
 	if err != nil {
 		if herr := s.errors(c, err); herr != nil {
 			return herr
@@ -64,16 +73,29 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 		route = r.Path
 	}
 	status, took := c.Response().StatusCode(), time.Since(start)
+	canceled := ""
+	switch {
+	case errors.Is(cause, ErrClientGone):
+		canceled = "client_gone"
+	case errors.Is(cause, ErrShuttingDown):
+		canceled = "shutdown"
+	}
 	if s.metrics != nil {
 		s.metrics.Request(route, status, took)
+		if canceled != "" {
+			s.metrics.Canceled(canceled)
+		}
 	}
 	level := slog.LevelInfo
 	switch route {
 	case "/ping", "/healthz", "/readyz", "/metrics":
 		level = slog.LevelDebug // probes and scrapes would drown the log
 	}
-	log.Log(c.UserContext(), level, "request", "method", c.Method(), "path", c.Path(), "status", status,
-		"took_ms", took.Milliseconds(), "bytes_in", bytesIn)
+	attrs := []any{"method", c.Method(), "path", c.Path(), "status", status, "took_ms", took.Milliseconds(), "bytes_in", bytesIn}
+	if canceled != "" {
+		attrs = append(attrs, "canceled", canceled)
+	}
+	log.Log(context.Background(), level, "request", attrs...)
 	return nil
 }
 

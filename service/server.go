@@ -5,6 +5,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -75,7 +76,21 @@ type Options struct {
 	BodyMemory int64
 	// MaxConnections bounds the connections open at once (GuardListener; 0: no bound).
 	MaxConnections int
+	// Context is what every request's context derives from (nil: context.Background()).
+	// Canceling it, with ErrShuttingDown as the cause, cancels the requests in flight: see
+	// Shutdown.
+	Context context.Context
 }
+
+func (s *Server) baseContext() context.Context {
+	if s.opt.Context != nil {
+		return s.opt.Context
+	}
+	return context.Background()
+}
+
+// ErrShuttingDown is the cause of a request's cancellation when the server stops.
+var ErrShuttingDown = errors.New("the server is shutting down")
 
 // DefaultMaxConnections is the connection bound main uses unless configured otherwise: each
 // open connection holds some 20 KiB (buffers and a goroutine), so this many take about 10 MiB.

@@ -29,6 +29,7 @@ package framing
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -206,6 +207,9 @@ type conn struct {
 	idle atomic.Bool
 	// overLimit: the head was refused for the length of its body, which Close drains.
 	overLimit bool
+
+	// The read deadline the server last set, restored when a watch ends (see Watch).
+	deadline time.Time
 
 	raw   []byte // received, not yet checked
 	out   []byte // checked, not yet handed to the server
@@ -537,6 +541,70 @@ func visible(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// SetReadDeadline records the server's deadline (a watch puts it back when it ends).
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.deadline = t
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline records the server's read deadline, as SetReadDeadline.
+func (c *conn) SetDeadline(t time.Time) error {
+	c.deadline = t
+	return c.Conn.SetDeadline(t)
+}
+
+// ErrClientGone is what the server reads on a connection whose client a watch saw close it.
+var ErrClientGone = errors.New("framing: the client closed the connection")
+
+// Watch watches a guarded connection for its client going away while the server works on a
+// request it has read whole (its head and all of its body): fasthttp reads nothing while a
+// handler runs, so without this a client that hangs up is noticed only when the answer is
+// written. The watch reads ahead into the guard's own buffer, which the server reads from next,
+// so a pipelined request's bytes are kept for it, not consumed; it stops at the first byte of
+// one, as a client that sends its next request has not gone (what net/http does too).
+//
+// gone is closed when the client closes or resets the connection. stop ends the watch and must
+// be called before the server reads the connection again (before the handler returns); it puts
+// the server's read deadline back. For a connection that is not guarded, or whose request is
+// not read whole, gone is nil and stop does nothing.
+func Watch(nc net.Conn) (gone <-chan struct{}, stop func()) {
+	c, ok := nc.(*conn)
+	if !ok || c.state != inHead || c.readErr != nil || len(c.raw) > 0 {
+		return nil, func() {}
+	}
+	ch := make(chan struct{})
+	done := make(chan struct{})
+	var stopping atomic.Bool
+	// The server's deadline bounds reading a request, not the work on it.
+	_ = c.Conn.SetReadDeadline(time.Time{})
+	go func() {
+		defer close(done)
+		if err := c.fill(); err != nil {
+			if stopping.Load() {
+				return // stop's own deadline
+			}
+			if errors.Is(err, io.EOF) || !isTimeout(err) {
+				c.readErr = ErrClientGone
+				close(ch)
+			}
+		}
+	}()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			stopping.Store(true)
+			_ = c.Conn.SetReadDeadline(time.Now())
+			<-done
+			_ = c.Conn.SetReadDeadline(c.deadline)
+		})
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // Close drains what the client is still sending of a body the server did not read (when it is

@@ -173,3 +173,81 @@ func TestDrainOnClose(t *testing.T) {
 		t.Fatalf("read %q, %v; want the 413", answer, err)
 	}
 }
+
+// readN reads n bytes from g.
+func readN(t *testing.T, g net.Conn, n int) string {
+	t.Helper()
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(g, buf); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return string(buf)
+}
+
+// TestWatch: while the server works on a request it has read whole, a watch tells when the
+// client hangs up; a pipelined request sent meanwhile is kept, byte for byte, for the server's
+// next read, and ends the watch without calling the client gone.
+func TestWatch(t *testing.T) {
+	first := "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
+	second := "GET /b HTTP/1.1\r\nHost: x\r\n\r\n"
+	setup := func(t *testing.T) (client net.Conn, g *conn) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		gl := Listen(ln, Options{MaxHeadBytes: 4096})
+		client, err = net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := gl.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close(); sc.Close() })
+		io.WriteString(client, first)
+		g = sc.(*conn)
+		if got := readN(t, g, len(first)); got != first {
+			t.Fatalf("read %q", got)
+		}
+		return client, g
+	}
+	t.Run("hang-up", func(t *testing.T) {
+		client, g := setup(t)
+		gone, stop := Watch(g)
+		defer stop()
+		client.Close()
+		select {
+		case <-gone:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the hang-up was not seen")
+		}
+	})
+	t.Run("pipelined", func(t *testing.T) {
+		client, g := setup(t)
+		g.SetReadDeadline(time.Now().Add(time.Minute))
+		gone, stop := Watch(g)
+		io.WriteString(client, second)
+		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-gone:
+			t.Fatal("a client that sent its next request was called gone")
+		default:
+		}
+		stop()
+		if got := readN(t, g, len(second)); got != second {
+			t.Fatalf("the next request reached the server as %q", got)
+		}
+	})
+	t.Run("stopped while nothing came", func(t *testing.T) {
+		client, g := setup(t)
+		_, stop := Watch(g)
+		time.Sleep(50 * time.Millisecond)
+		stop()
+		io.WriteString(client, second)
+		if got := readN(t, g, len(second)); got != second {
+			t.Fatalf("after the watch the server read %q", got)
+		}
+	})
+}

@@ -24,6 +24,7 @@ type Metrics struct {
 	rejected      *prometheus.CounterVec
 	runtimeErrors *prometheus.CounterVec
 	pages         *prometheus.CounterVec
+	canceled      *prometheus.CounterVec
 }
 
 // New registers the collectors, plus Go runtime and process collectors, on a new registry.
@@ -53,8 +54,11 @@ func New() *Metrics {
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocrgate_document_pages_total", Help: "Document pages read, by where their text came from (text-layer, ocr).",
 		}, []string{"source"}),
+		canceled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocrgate_requests_canceled_total", Help: "Requests whose work was canceled, by reason (client_gone: the client closed the connection; shutdown).",
+		}, []string{"reason"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.stages, m.inFlight, m.rejected, m.runtimeErrors, m.pages,
+	reg.MustRegister(m.requests, m.latency, m.stages, m.inFlight, m.rejected, m.runtimeErrors, m.pages, m.canceled,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -87,6 +91,9 @@ func (m *Metrics) JobDone() { m.inFlight.Dec() }
 
 // Rejected counts a request refused for reason.
 func (m *Metrics) Rejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+
+// Canceled counts a request whose work was canceled for reason (client_gone, shutdown).
+func (m *Metrics) Canceled(reason string) { m.canceled.WithLabelValues(reason).Inc() }
 
 // RuntimeError counts a failed runtime or chat call of a kind.
 func (m *Metrics) RuntimeError(kind string) { m.runtimeErrors.WithLabelValues(kind).Inc() }
