@@ -211,6 +211,9 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 		if fr := framing.Rejection(c.Context().Conn()); fr != nil {
 			err = fr
 		}
+		if errors.Is(err, context.Canceled) && errors.Is(context.Cause(c.UserContext()), ErrShuttingDown) {
+			err = errShuttingDown
+		}
 		ae := classify(err)
 		log := s.logger(c)
 		if s.metrics != nil && ae.runtimeKind != "" {

@@ -185,7 +185,7 @@ func localClient(getenv func(string) string, stderr io.Writer) (*client.Client, 
 		level, _ = cfg.SlogLevel()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	app, eng, err := assemble(cfg, log)
+	app, eng, err := assemble(context.Background(), cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}

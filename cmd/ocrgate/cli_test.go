@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -50,7 +51,7 @@ func startService(t *testing.T, getenv func(string) string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, eng, err := assemble(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	app, eng, err := assemble(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("%v (run `make test`, which fetches the models first)", err)
 	}

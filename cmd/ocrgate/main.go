@@ -213,44 +213,61 @@ func newLogger(cfg config.Config) *slog.Logger {
 }
 
 func serve(cfg config.Config, log *slog.Logger) error {
-	log.Info("starting ocrgate", "version", service.Version, "config", cfg)
-	app, eng, err := assemble(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	// The framing guard sits on the TCP listener only: it refuses requests whose framing
-	// fasthttp would otherwise read leniently (see service/framing).
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return serveUntil(ctx, cfg, log, nil)
+}
+
+// serveUntil serves until ctx ends (SIGTERM, for serve), then shuts down within
+// cfg.ShutdownTimeout: the requests in flight finish, or are canceled (503 shutting_down) in time
+// to answer before it ends. listening, when not nil, is told the address once the service
+// listens.
+func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listening func(net.Addr)) error {
+	log.Info("starting ocrgate", "version", service.Version, "config", cfg)
+	// Every request's context derives from work; the shutdown cancels it.
+	work, cancelWork := context.WithCancelCause(context.Background())
+	defer cancelWork(nil)
+	app, eng, err := assemble(work, cfg, log)
+	if err != nil {
+		return err
+	}
+	// The framing guard sits on the TCP listener only: it refuses requests whose framing
+	// fasthttp would otherwise read leniently, bounds the connections, and watches for clients
+	// that hang up (see service/framing).
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		eng.Close()
+		return err
+	}
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("listening", "addr", ln.Addr().String())
 		errc <- app.Listener(service.GuardListener(ln, service.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections}))
 	}()
+	if listening != nil {
+		listening(ln.Addr())
+	}
 	select {
 	case err := <-errc:
+		eng.Close()
 		return err
 	case <-ctx.Done():
 	}
-	// Stop accepting, let requests in flight finish (they carry their own deadline), then the
-	// deferred eng.Close releases the sessions or the Triton connection.
-	log.Info("shutting down: finishing requests in flight")
-	if err := app.ShutdownWithTimeout(max(cfg.RequestTimeout, cfg.MaxDocumentTimeout) + 5*time.Second); err != nil {
+	start := time.Now()
+	log.Info("shutting down: finishing requests in flight", "grace", cfg.ShutdownTimeout)
+	if err := service.Shutdown(app, cancelWork, cfg.ShutdownTimeout); err != nil {
+		// Requests still hold the engine: exiting is safe, closing it under them is not.
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	log.Info("stopped")
+	eng.Close()
+	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 // assemble builds the service a Config describes: the engine, the chat extractor, admission,
-// metrics and the HTTP app. serve listens with it; `ocrgate ocr` and `ocrgate extract` run the
+// metrics and the HTTP app, whose requests' contexts derive from work. serve listens with it; `ocrgate ocr` and `ocrgate extract` run the
 // very same app in-process, so what they print is what the API answers.
-func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, error) {
+func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, error) {
 	start := time.Now()
 	// The PDF engine compiles in the background while the models load.
 	docs, cache := setup.Documents(cfg)
@@ -316,6 +333,7 @@ func assemble(cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, e
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		BodyMemory:     cfg.Bodies(),
 		MaxConnections: cfg.MaxConnections,
+		Context:        work,
 		CORSOrigins:    cfg.CORSOrigins,
 		APIKeys:        keys,
 		Gate: admission.New(admission.Options{Budget: plan.Budget, MaxRunning: inflight, MaxQueue: queue,

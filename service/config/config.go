@@ -45,6 +45,7 @@ type Config struct {
 	TritonSHM          string        // Triton outputs through shared memory: off, auto, on
 	TritonMaxRecvBytes int           // largest gRPC response accepted from Triton
 	RequestTimeout     time.Duration // deadline of every request, carried into every model call
+	ShutdownTimeout    time.Duration // longest a stopping server waits for the requests in flight
 	MaxBodyBytes       int           // largest request body accepted
 	BodyMemory         int64         // memory the request bodies being read may take together (0: 4 × MaxBodyBytes)
 	MaxConnections     int           // connections open at once; beyond, an idle one is closed or the new one gets 503
@@ -117,6 +118,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		TritonMaxRecvBytes: 256 << 20,
 		TritonSHM:          "auto",
 		RequestTimeout:     30 * time.Second,
+		ShutdownTimeout:    25 * time.Second,
 		MaxBodyBytes:       20 << 20,
 		MaxConnections:     512,
 		CORSOrigins:        "*",
@@ -170,6 +172,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_TRITON_SHM", "triton-shm", "Triton outputs through system shared memory: off, auto (use it when Triton can open /dev/shm regions, else gRPC) or on", (*stringValue)(&c.TritonSHM)},
 		{"OCRGATE_TRITON_MAX_RECV_BYTES", "triton-max-recv-bytes", "largest gRPC response accepted from Triton, in bytes", (*intValue)(&c.TritonMaxRecvBytes)},
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request", (*durationValue)(&c.RequestTimeout)},
+		{"OCRGATE_SHUTDOWN_TIMEOUT", "shutdown-timeout", "longest a stopping server (SIGTERM) gives the requests in flight: they finish, or are canceled in time to answer 503 shutting_down before it ends", (*durationValue)(&c.ShutdownTimeout)},
 		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", (*intValue)(&c.MaxBodyBytes)},
 		{"OCRGATE_BODY_MEMORY", "body-memory", "memory the request bodies being received may take together, e.g. 80MiB; a body's buffer grows as its bytes arrive, each growth admitted first, and a body that does not fit within 2 s is refused with 429 (0 or auto: 4 × max-body-bytes; at least max-body-bytes)", (*bytesValue)(&c.BodyMemory)},
 		{"OCRGATE_MAX_CONNECTIONS", "max-connections", "connections open at once; at the bound a new connection replaces an idle keep-alive one, or is answered 503 too_many_connections", (*intValue)(&c.MaxConnections)},
@@ -287,6 +290,9 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("request timeout must be positive, got %s", c.RequestTimeout))
+	}
+	if c.ShutdownTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("shutdown timeout must be at least 1s, got %s", c.ShutdownTimeout))
 	}
 	if c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Errorf("max body bytes must be at least 1024, got %d", c.MaxBodyBytes))
@@ -472,6 +478,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("triton_addr", c.TritonAddr),
 		slog.Int("ort_intra_threads", c.IntraOpThreads),
 		slog.Duration("request_timeout", c.RequestTimeout),
+		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Int("max_body_bytes", c.MaxBodyBytes),
 		slog.Int64("body_memory", c.Bodies()),
 		slog.Int("max_connections", c.MaxConnections),
