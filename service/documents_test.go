@@ -373,7 +373,7 @@ func TestRequestOptions(t *testing.T) {
 		{"box threshold negative", map[string]any{"options": map[string]any{"det_box_thresh": -0.1}}, "invalid_option", "options.det_box_thresh"},
 		{"unclip 0", map[string]any{"options": map[string]any{"det_unclip_ratio": 0}}, "invalid_option", "options.det_unclip_ratio"},
 		{"classifier yes", map[string]any{"options": map[string]any{"use_cls": "yes"}}, "invalid_option", "options.use_cls"},
-		{"unknown option", map[string]any{"options": map[string]any{"colour": "red"}}, "invalid_option", `"colour"`},
+		{"unknown option", map[string]any{"options": map[string]any{"colour": "red"}}, "invalid_option", "an option it does not know"},
 		{"unknown option with an odd name", map[string]any{"options": map[string]any{"<b>Bearer sk-1</b>": 1}}, "invalid_option", "an option it does not know"},
 		{"options not an object", map[string]any{"options": 5}, "invalid_option", `"options" must be an object`},
 		{"options an array", map[string]any{"options": []any{1}}, "invalid_option", `"options" must be an object`},

@@ -67,9 +67,10 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 		}
 	}
 	bytesIn := s.bodyDone(c)
+	// Requests that matched no route share one label: the catch-all's route is "/", which is
+	// also the demo page's, and the paths themselves are the caller's words (and unbounded).
 	route := "unmatched"
-	// The catch-all middleware's route is "/" too; the page's GET / is a route of its own.
-	if r := c.Route(); r != nil && (r.Path != "/" || r.Method != "USE") {
+	if r := c.Route(); r != nil && c.Locals(ctxUnmatched{}) == nil {
 		route = r.Path
 	}
 	status, took := c.Response().StatusCode(), time.Since(start)

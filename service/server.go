@@ -174,9 +174,15 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		app.Get("/", s.page)
 		app.Get("/ui/:file", s.page)
 	}
-	app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	app.Use(func(c *fiber.Ctx) error {
+		c.Locals(ctxUnmatched{}, true) // counted under a route label of its own (see observe)
+		return fiber.ErrNotFound
+	})
 	return app
 }
+
+// ctxUnmatched is the Locals key set by the catch-all handler: the request matched no route.
+type ctxUnmatched struct{}
 
 // drainTimeout bounds how long a connection closed mid-body reads what its client still sends.
 const drainTimeout = 10 * time.Second

@@ -115,7 +115,9 @@ func parseSchema(raw []byte, lim Limits, name string) (*Schema, error) {
 		return nil, invalidf("the schema is nested too deeply; the limit is %d levels of schemas", lim.MaxDepth)
 	}
 	if err != nil {
-		return nil, invalidf("the schema is not valid JSON: %v", err)
+		// The parser's errors quote the schema (a duplicate key, a stray token): say what is
+		// wrong without them.
+		return nil, invalidf("the schema is not valid JSON (or repeats a key in an object)")
 	}
 	root, ok := tree.(*object)
 	if !ok {
@@ -187,11 +189,51 @@ func kindOf(v any) string {
 }
 
 // where names a place in the schema for an error message.
+// where says where in the schema something is, as a path of JSON Schema's keywords. The names
+// the caller chose (of properties, of definitions) are not repeated back: each stands as
+// <name>, so that no error carries the caller's words.
 func where(path string) string {
 	if path == "" {
 		return "at the top level"
 	}
-	return "at " + path
+	segs := strings.Split(path, "/")
+	for i := 1; i < len(segs); i++ {
+		switch segs[i-1] {
+		case "properties", "$defs", "definitions":
+			segs[i] = "<name>"
+		}
+		if !knownKeyword(segs[i]) && segs[i] != "<name>" && !digitsOnly(segs[i]) && segs[i] != "" {
+			segs[i] = "<name>"
+		}
+	}
+	return "at " + strings.Join(segs, "/")
+}
+
+func digitsOnly(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// knownKeyword reports whether k is a keyword of JSON Schema (2020-12 and the drafts before it,
+// and OpenAPI's nullable): words of the standard, which an error may name.
+func knownKeyword(k string) bool {
+	if schemaKeywords[k] || keywordHints[k] != "" {
+		return true
+	}
+	switch k {
+	case "not", "if", "then", "else", "dependentSchemas", "dependentRequired", "dependencies",
+		"contains", "minContains", "maxContains", "patternProperties", "propertyNames",
+		"unevaluatedItems", "unevaluatedProperties", "minProperties", "maxProperties",
+		"$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor",
+		"$vocabulary", "$ref", "additionalItems", "contentEncoding", "contentMediaType",
+		"contentSchema", "deprecated", "readOnly", "writeOnly":
+		return true
+	}
+	return false
 }
 
 // Keywords: what each does for the checks below.
@@ -243,7 +285,12 @@ func (w *walker) schema(v any, path string, depth int) error {
 			}
 			continue
 		case !schemaKeywords[k]:
-			msg := fmt.Sprintf("%s: unsupported keyword %q", where(path), k)
+			// A keyword of JSON Schema's own vocabulary is named; anything else is the
+			// caller's own word, and is not repeated back.
+			msg := fmt.Sprintf("%s: an unsupported keyword", where(path))
+			if knownKeyword(k) {
+				msg = fmt.Sprintf("%s: unsupported keyword %q", where(path), k)
+			}
 			if h := keywordHints[k]; h != "" {
 				msg += "; " + h
 			}
@@ -315,7 +362,7 @@ func checkType(v any, path string) error {
 	for _, t := range names {
 		s, ok := t.(string)
 		if !ok || !slices.Contains(schemaTypes, s) {
-			return invalidf("%s: type must be one of %s (or an array of them), not %v", where(path), strings.Join(schemaTypes, ", "), t)
+			return invalidf("%s: type must be one of %s (or an array of them)", where(path), strings.Join(schemaTypes, ", "))
 		}
 	}
 	return nil
@@ -347,7 +394,7 @@ func (in *inliner) collectDefs(root *object) error {
 		for _, name := range defs.keys {
 			d, ok := defs.vals[name].(*object)
 			if !ok {
-				return invalidf("%s/%s must be a schema object", key, name)
+				return invalidf("every entry of %s must be a schema object", key)
 			}
 			in.defs["#/"+key+"/"+pointerToken(name)] = d
 		}
@@ -430,17 +477,21 @@ func (in *inliner) ref(n *object, ref any, path string, stack []string) (any, er
 	def, ok := in.defs[key]
 	if !ok {
 		if strings.HasPrefix(s, "#/$defs/") || strings.HasPrefix(s, "#/definitions/") {
-			return nil, invalidf("%s: $ref %q names no definition in the schema", where(path), s)
+			return nil, invalidf("%s: $ref names no definition in the schema", where(path))
 		}
-		return nil, invalidf("%s: $ref %q is not supported; only references to the schema's own $defs (\"#/$defs/Name\") are", where(path), s)
+		return nil, invalidf("%s: this $ref is not supported; only references to the schema's own $defs (\"#/$defs/Name\") are", where(path))
 	}
 	if slices.Contains(stack, key) {
-		return nil, invalidf("%s: $ref %q is recursive; recursive schemas are not supported", where(path), s)
+		return nil, invalidf("%s: $ref is recursive; recursive schemas are not supported", where(path))
 	}
 	rootDefs := func(k string) bool { return path == "" && (k == "$defs" || k == "definitions") }
 	for _, k := range n.keys {
 		if k != "$ref" && k != "$schema" && !rootDefs(k) && !slices.Contains(refAnnotations, k) {
-			return nil, invalidf("%s: %q beside $ref is not supported; only annotations (description, title, …) may stand beside it", where(path), k)
+			what := "a keyword"
+			if knownKeyword(k) {
+				what = fmt.Sprintf("%q", k)
+			}
+			return nil, invalidf("%s: %s beside $ref is not supported; only annotations (description, title, …) may stand beside it", where(path), what)
 		}
 	}
 	in.refs++
@@ -475,7 +526,7 @@ func compile(doc *object) (*jsonschema.Schema, error) {
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	if err := c.AddResource(schemaURL, plain(doc)); err != nil {
-		return nil, invalidf("the schema cannot be compiled: %v", err)
+		return nil, invalidf("the schema cannot be compiled")
 	}
 	sch, err := c.Compile(schemaURL)
 	if err == nil {
@@ -488,19 +539,18 @@ func compile(doc *object) (*jsonschema.Schema, error) {
 	)
 	switch {
 	case errors.As(err, &regexErr):
-		return nil, invalidf("%s: invalid regular expression %q (patterns use Go RE2 syntax): %v",
-			where(fragment(regexErr.URL)), regexErr.Regex, regexErr.Err)
+		return nil, invalidf("%s: invalid regular expression (patterns use Go RE2 syntax)", where(fragment(regexErr.URL)))
 	case errors.As(err, &metaErr):
 		var ve *jsonschema.ValidationError
 		if errors.As(metaErr.Err, &ve) {
-			reasons := leaves(ve)
-			return nil, invalidf("the schema is not valid JSON Schema: %s", strings.Join(reasons[:min(len(reasons), 3)], "; "))
+			// The validator's reasons quote the caller's values; its locations are paths.
+			return nil, invalidf("the schema is not valid JSON Schema %s", where(leafLocation(ve)))
 		}
 		return nil, invalidf("the schema is not valid JSON Schema")
 	case errors.As(err, &loadErr):
-		return nil, invalidf("the schema refers to %s, which is not a supported JSON Schema draft", loadErr.URL)
+		return nil, invalidf("the schema refers to a $schema or $ref that is not a supported JSON Schema draft")
 	}
-	return nil, invalidf("the schema cannot be compiled: %s", strings.ReplaceAll(err.Error(), schemaURL, "schema"))
+	return nil, invalidf("the schema cannot be compiled")
 }
 
 // fragment turns "urn:ocrgate:schema#/properties/a/pattern" into "/properties/a".
@@ -512,10 +562,23 @@ func fragment(u string) string {
 	return f
 }
 
+// leafLocation is the path of the first innermost validation error (the validator's messages
+// quote the caller's values; its locations are only paths): the exact place that is wrong.
+func leafLocation(ve *jsonschema.ValidationError) string {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	if len(ve.InstanceLocation) == 0 {
+		return ""
+	}
+	return "/" + strings.Join(ve.InstanceLocation, "/")
+}
+
 // leaves lists the innermost validation errors, each as "at '/path': what is
 // wrong", sorted so the same answer always gives the same message (the validator walks
 // properties in map order). The innermost errors name the exact place and reason; their
-// parents only repeat "some subschema failed".
+// parents only repeat "some subschema failed". (For the chat model's answers, which it is
+// told what is wrong with; never for a caller's schema.)
 func leaves(ve *jsonschema.ValidationError) []string {
 	var out []string
 	var walk func(e *jsonschema.ValidationError)

@@ -70,7 +70,7 @@ func TestParseSchema(t *testing.T) {
 		{name: "empty", schema: ``, wantMsg: "empty"},
 		{name: "malformed JSON", schema: `{"type":"object","properties":{`, wantMsg: "not valid JSON"},
 		{name: "trailing data", schema: `{"type":"object","properties":{}} {}`, wantMsg: "not valid JSON"},
-		{name: "duplicate keys", schema: `{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"number"}}}`, wantMsg: `duplicate key "a"`},
+		{name: "duplicate keys", schema: `{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"number"}}}`, wantMsg: `not valid JSON (or repeats a key`},
 		{name: "array at top level", schema: `[{"type":"object","properties":{}}]`, wantMsg: "not an array"},
 		{name: "string at top level", schema: `"invoice"`, wantMsg: "not a string"},
 		{name: "not an object schema", schema: `{"type":"string"}`, wantMsg: `"type": "object" with "properties"`},
@@ -79,13 +79,13 @@ func TestParseSchema(t *testing.T) {
 		{name: "too deep", schema: nested(11), wantMsg: "nested too deeply"},
 		{name: "deep JSON nesting", schema: strings.Repeat(`{"type":"object","properties":{"a":`, 40) + `{}` + strings.Repeat(`}}`, 40), wantMsg: "nested too deeply"},
 		{name: "too many properties", schema: manyProps(201), wantMsg: "too many properties (the limit is 200"},
-		{name: "unsupported keyword", schema: `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"}]}}}`, wantMsg: `at /properties/a: unsupported keyword "oneOf"; use anyOf`},
+		{name: "unsupported keyword", schema: `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"}]}}}`, wantMsg: `at /properties/<name>: unsupported keyword "oneOf"; use anyOf`},
 		{name: "nullable keyword", schema: `{"type":"object","properties":{"a":{"type":"string","nullable":true}}}`, wantMsg: `type array such as ["string", "null"]`},
-		{name: "unknown keyword", schema: `{"type":"object","properties":{"a":{"type":"string"}},"x-extra":1}`, wantMsg: `at the top level: unsupported keyword "x-extra"`},
-		{name: "invalid regex", schema: `{"type":"object","properties":{"a":{"type":"string","pattern":"(?=lookahead)"}}}`, wantMsg: `at '/properties/a/pattern': '(?=lookahead)' is not valid regex`},
+		{name: "unknown keyword", schema: `{"type":"object","properties":{"a":{"type":"string"}},"x-extra":1}`, wantMsg: `at the top level: an unsupported keyword`},
+		{name: "invalid regex", schema: `{"type":"object","properties":{"a":{"type":"string","pattern":"(?=lookahead)"}}}`, wantMsg: `not valid JSON Schema at /properties/<name>/pattern`},
 		{name: "unknown type", schema: `{"type":"object","properties":{"a":{"type":"strnig"}}}`, wantMsg: "type must be one of"},
-		{name: "not valid JSON Schema", schema: `{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`, wantMsg: "not valid JSON Schema: at '/properties/a/minLength'"},
-		{name: "boolean subschema", schema: `{"type":"object","properties":{"a":true}}`, wantMsg: "at /properties/a: a schema must be a JSON object"},
+		{name: "not valid JSON Schema", schema: `{"type":"object","properties":{"a":{"type":"string","minLength":-1}}}`, wantMsg: "not valid JSON Schema at /properties/<name>/minLength"},
+		{name: "boolean subschema", schema: `{"type":"object","properties":{"a":true}}`, wantMsg: "at /properties/<name>: a schema must be a JSON object"},
 		{name: "tuple items", schema: `{"type":"object","properties":{"a":{"type":"array","items":[{"type":"string"}]}}}`, wantMsg: "tuple"},
 		{name: "remote $ref", schema: `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, wantMsg: "is not supported; only references to the schema's own $defs"},
 		{name: "file $ref", schema: `{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`, wantMsg: "is not supported"},
@@ -369,7 +369,7 @@ func TestTemplates(t *testing.T) {
 		t.Errorf(`TemplateSchema("") = %v, %v`, s, err)
 	}
 	_, err := TemplateSchema("passport")
-	if !errors.Is(err, ErrUnknownTemplate) || !strings.Contains(err.Error(), "invoice, receipt") || !strings.Contains(err.Error(), `"passport"`) {
+	if !errors.Is(err, ErrUnknownTemplate) || !strings.Contains(err.Error(), "invoice, receipt") || strings.Contains(err.Error(), "passport") {
 		t.Errorf("unknown template: %v", err)
 	}
 }

@@ -143,8 +143,9 @@ func TemplateSchema(name string) (*Schema, error) {
 		for i, t := range templates {
 			names[i] = t.Name
 		}
-		return nil, fmt.Errorf("%w %q; the templates are %s (or send your own \"schema\")",
-			ErrUnknownTemplate, truncate(name, 64), strings.Join(names, ", "))
+		// The name sent is not repeated back: error bodies never carry the request's words.
+		return nil, fmt.Errorf("%w; the templates are %s (or send your own \"schema\")",
+			ErrUnknownTemplate, strings.Join(names, ", "))
 	}
 	return s, nil
 }
