@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"runtime"
 	"testing"
 	"time"
@@ -169,6 +170,65 @@ func TestUnreadBodyClosesTheConnection(t *testing.T) {
 			all, _ := io.ReadAll(conn)
 			if n := bytes.Count(all, []byte("HTTP/1.1 ")); n != 1 {
 				t.Fatalf("%d answers on the connection:\n%s", n, all)
+			}
+		})
+	}
+}
+
+// allocatedBy is the bytes the process allocated while fn ran.
+func allocatedBy(fn func()) int64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return int64(after.TotalAlloc - before.TotalAlloc)
+}
+
+// TestStructureWithinTheBody: what a body's structure makes the server allocate is bounded by
+// the body, not multiplied by its entries: 16 MiB of empty "images" entries, or of unknown
+// option names, cost no more than 16 MiB of one ignored string (each entry would have cost a
+// result or an error of its own, a map entry for each option: some 1 GiB before).
+func TestStructureWithinTheBody(t *testing.T) {
+	app := newApp(t, service.Options{MaxBodyBytes: 20 << 20}, nil)
+	size := 16 << 20
+	plain := append([]byte(`{"image":"","pad":"`), bytes.Repeat([]byte("a"), size)...)
+	plain = append(plain, `"}`...)
+	images := append([]byte(`{"images":[`), bytes.Repeat([]byte(`"",`), size/3)...)
+	images = append(images, `""]}`...)
+	var options bytes.Buffer
+	options.WriteString(`{"image":"` + b64(fixtures(t).receipt) + `","options":{`)
+	for i := 0; options.Len() < size; i++ {
+		fmt.Fprintf(&options, `"o%d":0,`, i)
+	}
+	options.WriteString(`"x":0}}`)
+	send := func(body []byte) (int, []byte, int64) {
+		var resp *http.Response
+		n := allocatedBy(func() {
+			var err error
+			if resp, err = app.App.Test(postJSON("/ocr", "application/json", body), -1); err != nil {
+				t.Fatal(err)
+			}
+		})
+		got, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, got, n
+	}
+	code, got, baseline := send(plain)
+	checkJSONError(t, code, got, 400, "empty_image")
+	for _, tt := range []struct {
+		name   string
+		body   []byte
+		status int
+		code   string
+	}{
+		{"images", images, 413, "too_many_images"},
+		{"options", options.Bytes(), 400, "invalid_option"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, got, n := send(tt.body)
+			checkJSONError(t, code, got, tt.status, tt.code)
+			t.Logf("%d MiB allocated for a %d MiB body; %d MiB for one string as long", n>>20, len(tt.body)>>20, baseline>>20)
+			if n > 2*baseline {
+				t.Errorf("%d MiB allocated for a %d MiB body, %d MiB for one string as long", n>>20, len(tt.body)>>20, baseline>>20)
 			}
 		})
 	}

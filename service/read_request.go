@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/ocrgate/ocrgate/service/dococr"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/ocr"
@@ -99,12 +101,41 @@ func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
+// optionMembers reads the "options" object member by member, refusing the first name that is
+// not an option before reading further: a body's worth of unknown members must not become a
+// map of millions of entries.
+func optionMembers(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	notObject := badRequest("invalid_option", `"options" must be an object such as {"min_score": 0.6}`)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, notObject
+	}
+	members := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return nil, notObject
+		}
+		if !slices.Contains(optionNames, name) {
+			// The name sent is not repeated back: error bodies never carry the request's words.
+			return nil, badRequest("invalid_option", `"options" holds an option it does not know; the options are %s`, strings.Join(optionNames, ", "))
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, notObject
+		}
+		members[name] = v
+	}
+	return members, nil
+}
+
 // parseOptions applies the "options" object to base. Every member must be a known option with a
 // value in its range; the message names the option.
 func parseOptions(raw json.RawMessage, base ocr.Options) (ocr.Options, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
-		return base, badRequest("invalid_option", `"options" must be an object such as {"min_score": 0.6}`)
+	members, err := optionMembers(raw)
+	if err != nil {
+		return base, err
 	}
 	names := make([]string, 0, len(members))
 	for k := range members {
@@ -174,6 +205,12 @@ func (l *imageList) UnmarshalJSON(raw []byte) error {
 	if len(raw) == 0 || raw[0] != '[' {
 		return badRequest("invalid_images_field", `"images" must be an array of base64 strings`)
 	}
+	// Entries are counted before any is decoded: each costs a result and, when bad, an error,
+	// so a body of millions of empty strings would otherwise cost many times its size.
+	if n := arrayLen(raw); n > maxImagesParsed {
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_images",
+			msg: fmt.Sprintf(`"images" holds more than %d entries; send fewer per request`, maxImagesParsed)}
+	}
 	var items []imageItem
 	if err := json.Unmarshal(raw, &items); err != nil {
 		var ae *apiError
@@ -184,6 +221,45 @@ func (l *imageList) UnmarshalJSON(raw []byte) error {
 	}
 	*l = items
 	return nil
+}
+
+// maxImagesParsed bounds the entries of an "images" array that are decoded at all; the
+// configured limit (Options.MaxImages, at most this) refuses beyond it with the same code.
+const maxImagesParsed = 1000
+
+// arrayLen counts the entries of the JSON array raw (valid or not) without decoding them: the
+// commas at its top level, outside strings, plus one.
+func arrayLen(raw []byte) int {
+	n, depth, inString, escaped, empty := 0, 0, false, false, true
+	for _, b := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		case b == '"':
+			inString = true
+		case b == '[' || b == '{':
+			depth++
+		case b == ']' || b == '}':
+			depth--
+		case b == ',' && depth == 1:
+			n++
+		}
+		if depth >= 1 && b != '[' && b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+			empty = false
+		}
+	}
+	if empty {
+		return 0
+	}
+	return n + 1
 }
 
 // UnmarshalJSON decodes one entry. An entry that is not a string makes the request malformed

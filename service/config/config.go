@@ -315,8 +315,8 @@ func (c Config) Validate() error {
 	if c.MaxPages < 1 || c.MaxPages > 10_000 {
 		errs = append(errs, fmt.Errorf("max pages must be from 1 to 10000, got %d", c.MaxPages))
 	}
-	if c.MaxImages < 1 {
-		errs = append(errs, fmt.Errorf("max images must be at least 1, got %d", c.MaxImages))
+	if c.MaxImages < 1 || c.MaxImages > 1000 {
+		errs = append(errs, fmt.Errorf("max images must be from 1 to 1000, got %d", c.MaxImages))
 	}
 	// A max document timeout under the request timeout gives documents the request timeout.
 	if c.PageTimeout < 0 || c.RenderTimeout <= 0 || c.MaxDocumentTimeout <= 0 {
