@@ -132,10 +132,12 @@ soak: models build
 	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 1 -n 1000 -d 60m -checkpoint 100
 
 ## soak-hostile: peak and final RSS over 300 receipts, then over 300 requests of which every
-## fourth is a hostile file (4 clients, a fresh service each)
+## fourth is a hostile file, then over 300 receipts while heads without bodies, hang-ups, slow
+## bodies and multipart floods attack the connections (4 clients, a fresh service each)
 soak-hostile: models build
 	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix receipts
 	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix hostile
+	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix http
 
 ## bench-cost: the memory cost model against the peak RSS of each image in a fresh process
 bench-cost: models

@@ -10,6 +10,7 @@
 //	go run ./scripts/loadgen -c 8 -d 60s                  # load: 4× what 2 cores run at once
 //	go run ./scripts/loadgen -c 1 -n 1000 -checkpoint 100 # soak: RSS after 100 and after 1000
 //	go run ./scripts/loadgen -c 4 -n 300 -mix hostile     # every fourth request a hostile file
+//	go run ./scripts/loadgen -c 4 -n 300 -mix http        # receipts while the connections are attacked
 //
 // With -mix hostile every fourth request is one of the uploads that once took the service past
 // its memory or its deadline (built by internal/hostile, no downloads): a JPEG frame larger than
@@ -51,13 +52,14 @@ func main() {
 	checkpoint := flag.Int("checkpoint", 0, "also report the service's RSS after this many requests")
 	timeout := flag.Duration("timeout", 60*time.Second, "client timeout per request")
 	flag.BoolVar(&hammer, "hammer", false, "retry refused requests at once instead of honouring Retry-After")
-	mix := flag.String("mix", "receipts", "what to send: receipts (the dataset's images) or hostile (every fourth request a hostile file)")
+	mix := flag.String("mix", "receipts", "what to send: receipts (the dataset's images), hostile (every fourth request a hostile file) or http (receipts while heads without bodies, hang-ups, slow bodies and multipart floods attack the connections)")
 	flag.Parse()
-	if *mix != "receipts" && *mix != "hostile" {
-		fmt.Fprintln(os.Stderr, "loadgen: -mix must be receipts or hostile")
+	if *mix != "receipts" && *mix != "hostile" && *mix != "http" {
+		fmt.Fprintln(os.Stderr, "loadgen: -mix must be receipts, hostile or http")
 		os.Exit(2)
 	}
 	hostileMix = *mix == "hostile"
+	httpMix = *mix == "http"
 	if err := run(*bin, *dataset, *clients, *duration, *total, *checkpoint, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -69,6 +71,9 @@ var hammer bool
 
 // hostileMix makes every fourth request a hostile file.
 var hostileMix bool
+
+// httpMix runs the HTTP attacks (attackHTTP) beside the clients.
+var httpMix bool
 
 type sample struct {
 	status  int
@@ -132,6 +137,13 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	client := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
+	baseGoroutines, baseFDs := runtimeGauges(base)
+	attackCtx, stopAttacks := context.WithCancel(ctx)
+	var attacks sync.WaitGroup
+	var attacked attackCounts
+	if httpMix {
+		attacks.Go(func() { attackHTTP(attackCtx, addr, bodies, &attacked) })
+	}
 	var (
 		mu        sync.Mutex
 		samples   []sample
@@ -193,8 +205,30 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 		})
 	}
 	wg.Wait()
+	stopAttacks()
+	attacks.Wait()
 	elapsed := time.Since(start)
 	rssEnd, hwm := rss(cmd.Process.Pid, "VmRSS"), rss(cmd.Process.Pid, "VmHWM")
+	if httpMix {
+		// What the attacks left behind, once the service has closed their connections and
+		// fasthttp's idle workers (kept 10 s) have gone: polled for up to 30 s.
+		settle := time.Now()
+		g, fds := runtimeGauges(base)
+		for g > baseGoroutines+5 && time.Since(settle) < 30*time.Second {
+			time.Sleep(time.Second)
+			g, fds = runtimeGauges(base)
+		}
+		fmt.Printf("settled in %s\n", time.Since(settle).Round(time.Second))
+		fmt.Printf("attacks: %s\n", attacked.String())
+		fmt.Printf("service goroutines %d -> %d, open fds %d -> %d (before the run -> after it)\n", baseGoroutines, g, baseFDs, fds)
+		late := 0
+		for _, s := range samples {
+			if s.took > timeout-time.Second || s.took > 35*time.Second {
+				late++
+			}
+		}
+		fmt.Printf("receipts past their deadline + 5 s: %d\n", late)
+	}
 
 	// Graceful stop: SIGTERM, then the service must exit on its own.
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -284,6 +318,96 @@ func reportHostile(samples []sample) {
 		sort.Strings(parts)
 		fmt.Printf("  %-28s %s, slowest %s\n", k, strings.Join(parts, " "), st.max.Round(time.Millisecond))
 	}
+}
+
+// attackCounts counts the HTTP attacks made.
+type attackCounts struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (a *attackCounts) add(kind string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.counts == nil {
+		a.counts = map[string]int{}
+	}
+	a.counts[kind]++
+}
+
+func (a *attackCounts) String() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var parts []string
+	for k, n := range a.counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// attackHTTP attacks the service's connections until ctx ends, at most 48 attacks at once, one
+// started every 100 ms (internal/hostile's HTTP attacks): heads announcing 20 MiB bodies that
+// never come, receipts whose client hangs up 300 ms in, 20 MiB bodies sent 4 KiB every 100 ms,
+// and multipart bodies of 1 000 parts.
+func attackHTTP(ctx context.Context, addr string, bodies [][]byte, counts *attackCounts) {
+	ct, flood := hostile.MultipartFlood(1000)
+	sem := make(chan struct{}, 48)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			actx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			switch i % 4 {
+			case 0:
+				counts.add("heads without bodies")
+				hostile.HeadOnly(actx, addr, "/ocr", 20<<20)
+			case 1:
+				counts.add("hang-ups")
+				hostile.HangUp(actx, addr, "/ocr", "application/json", bodies[i%len(bodies)], 300*time.Millisecond)
+			case 2:
+				counts.add("slow bodies")
+				hostile.SlowBody(actx, addr, "/ocr", 20<<20, 4<<10, 100*time.Millisecond)
+			case 3:
+				counts.add("multipart floods")
+				hostile.HangUp(actx, addr, "/ocr", ct, flood, 2*time.Second)
+			}
+		})
+	}
+}
+
+// runtimeGauges reads the service's goroutines and open file descriptors from /metrics.
+func runtimeGauges(base string) (goroutines, fds int) {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return -1, -1
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		var v float64
+		if _, err := fmt.Sscanf(line, "go_goroutines %g", &v); err == nil {
+			goroutines = int(v)
+		}
+		if _, err := fmt.Sscanf(line, "process_open_fds %g", &v); err == nil {
+			fds = int(v)
+		}
+	}
+	return goroutines, fds
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
