@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ocrgate/ocrgate/internal/testenv"
 )
 
 // halfDiff compares half, a DecodeHalf result, with the 2×2 means of full, the DecodeSized result
@@ -105,7 +107,7 @@ func TestDecodeHalf(t *testing.T) {
 
 // BenchmarkDecodeHalf is BenchmarkDecode's scan at half size.
 func BenchmarkDecodeHalf(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "282.jpg"))
+	data, err := os.ReadFile(filepath.Join(testenv.Dataset(b, "sroie-dev"), "img", "282.jpg"))
 	if err != nil {
 		b.Fatal(err)
 	}
