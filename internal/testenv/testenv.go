@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -114,6 +115,22 @@ func Full(tb testing.TB, why string) {
 	if testing.Short() {
 		tb.Skipf("needs %s: skipped in -short mode", why)
 	}
+}
+
+// Command is the path of the program name on the PATH, for a test that runs it (python3 for the
+// scorer, chromium for the browser tests). A missing program skips the test in the fast tier and
+// fails it in the full tier, with install, which says how to get it.
+func Command(tb testing.TB, name, install string) string {
+	tb.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if testing.Short() {
+		tb.Skipf("needs %s, which is not on the PATH: skipped in -short mode", name)
+	}
+	tb.Fatalf("%s is not on the PATH: %s", name, install)
+	return ""
 }
 
 var (
