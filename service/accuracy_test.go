@@ -22,12 +22,13 @@ var update = flag.Bool("update", false, "rewrite testdata/sroie-dev/*.txt from t
 // project's scorer (internal/ocrscore; SROIE's ground truth is upper case, so the case-insensitive
 // numbers are the ones that mean something). They sit just under what the pipeline measures today,
 // leaving only the margin that floating-point differences between CPUs can cause; a change that
-// costs accuracy fails here. The same figures over a whole dataset are a benchmark:
-// `make bench-accuracy`.
+// costs accuracy fails here. Measured on the four receipts: det H 0.9111, word F1 (ci) 0.8400, char
+// accuracy (ci) 0.9701; the margins are those the floors over the 20 development receipts had. The
+// same figures over a whole dataset are a benchmark: `make bench-accuracy`.
 const (
-	floorDetHmean  = 0.910
-	floorWordCIF1  = 0.840
-	floorCharAccCI = 0.955
+	floorDetHmean  = 0.900
+	floorWordCIF1  = 0.820
+	floorCharAccCI = 0.960
 )
 
 // goldenEditBudget is how many characters of a receipt's golden text may differ before the test

@@ -20,13 +20,21 @@ import (
 // that PDFium renders every page (a page that is only a JPEG is read from the file, pixel for
 // pixel; TestMixedDocument checks that). The PDF's pages, their boxes mapped back to the JPEGs'
 // pixels, must score within 0.01 (detection hmean, case-insensitive word F1, with the project's
-// scorer) of the JPEGs.
+// scorer) of the JPEGs. The phone photos only: the A4 scan's 35 megapixels rendered by PDFium
+// take longer than a page may (OCRGATE_RENDER_TIMEOUT); the document package's
+// TestRenderedScansScoreLikeTheirJPEGs covers it, capped as the service caps it.
 func TestScannedPDFReadsLikeTheJPEGs(t *testing.T) {
 	needModels(t)
 	dataset := testenv.SROIE(t)
-	images, err := ocrscore.Images(dataset)
+	all, err := ocrscore.Images(dataset)
 	if err != nil {
 		t.Fatalf("dataset: %v", err)
+	}
+	var images []ocrscore.Image
+	for _, im := range all {
+		if im.ID != "282" { // the A4 scan
+			images = append(images, im)
+		}
 	}
 	app := docApp(t, service.Options{RequestTimeout: 5 * time.Minute}, nil, nil)
 	pred := t.TempDir()
