@@ -3,7 +3,6 @@ package jpegdec
 import (
 	"image"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/testenv"
@@ -107,7 +106,7 @@ func TestDecodeHalf(t *testing.T) {
 
 // BenchmarkDecodeHalf is BenchmarkDecode's scan at half size.
 func BenchmarkDecodeHalf(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join(testenv.Dataset(b, "sroie-dev"), "img", "282.jpg"))
+	data, err := os.ReadFile(testenv.ReceiptPath(b, "282"))
 	if err != nil {
 		b.Fatal(err)
 	}
