@@ -1,7 +1,7 @@
 // Package ocrscore connects ocrgate to the project's one accuracy scorer, ocr_score.py: it writes
 // OCR results as the scorer's prediction files, runs the scorer on them and reads its JSON summary
 // back. There is deliberately no Go scorer beside it: two scorers drift apart, and the Python one
-// is what every published figure is measured with.
+// is what every figure in the docs is measured with.
 //
 // The scorer travels with the repository (ocr_score.py in this directory, embedded in the
 // binaries that use this package, run with python3 on the PATH), so the accuracy tests run on a
@@ -138,7 +138,7 @@ func (s *Summary) String() string {
 
 // Score runs `python3 ocr_score.py ocr DATASET PRED_DIR --json -v` and returns its summary. It
 // fails when python3 is missing, when the scorer fails, or when it read malformed ground truth
-// (the numbers would then not be the ones published).
+// (the numbers would then not be the ones the docs quote).
 func Score(ctx context.Context, dataset, predDir string, opt Options) (*Summary, error) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
