@@ -227,20 +227,19 @@ func (p *Page) readEntries(dir []byte) {
 		if typ == 0 || int(typ) >= len(typeSize) || count == 0 {
 			continue // unknown type: TIFF readers skip the entry
 		}
+		if tag < tagNewSubfileType || tag > tagReferenceBlackWhit {
+			continue
+		}
 		en := entry{typ: typ, count: count, pos: p.IFD + 2 + uint32(i) + 8}
 		switch tag {
 		case tagNewSubfileType:
-			v, _ := p.scalar(en)
-			p.reduced = v&1 != 0
+			p.reduced = inline(bo, e, typ)&1 != 0
 		case tagSubfileType:
-			v, _ := p.scalar(en)
-			p.reduced = v == 2
+			p.reduced = inline(bo, e, typ) == 2
 		case tagImageWidth:
-			v, _ := p.scalar(en)
-			p.Width = int(min(v, 1<<30))
+			p.Width = int(min(inline(bo, e, typ), 1<<30))
 		case tagImageLength:
-			v, _ := p.scalar(en)
-			p.Height = int(min(v, 1<<30))
+			p.Height = int(min(inline(bo, e, typ), 1<<30))
 		case tagSubIFDs:
 			p.subIFDs = count
 		case tagBitsPerSample:
@@ -299,6 +298,18 @@ func (p *Page) readEntries(dir []byte) {
 			p.refBW = en
 		}
 	}
+}
+
+// inline is the first value of an entry whose value fits in its value field: the sizes and
+// subfile types the walk reads (SHORT or LONG, as the specification allows; 0 otherwise).
+func inline(bo binary.ByteOrder, e []byte, typ uint16) uint32 {
+	switch typ {
+	case typeShort:
+		return uint32(bo.Uint16(e[8:]))
+	case typeLong:
+		return bo.Uint32(e[8:])
+	}
+	return 0
 }
 
 // bytes returns where an entry's values are in the file, checked against its length.
