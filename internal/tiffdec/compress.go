@@ -54,12 +54,12 @@ const (
 	lzwEOI   = 257
 )
 
-// decode fills dst from src; data after dst is full is ignored, as libtiff does.
+// decode fills dst from src; data after dst is full is ignored, as libtiff does. Data that
+// starts as libtiff recognizes the codes of writers before TIFF 6.0 (a clear code written least
+// significant bit first) is read that way: codes least significant bit first, widened when the
+// next code reaches 512, 1024 and 2048 rather than one code early.
 func (z *lzwDecoder) decode(dst, src []byte) error {
-	if len(src) >= 2 && src[0] == 0 && src[1]&1 != 0 {
-		// libtiff's test for the LSB-first codes of pre-6.0 writers.
-		return unsupported("old-style (pre-TIFF 6.0) LZW")
-	}
+	compat := len(src) >= 2 && src[0] == 0 && src[1]&1 != 0
 	for i := range 256 {
 		z.suffix[i], z.first[i], z.length[i] = byte(i), byte(i), 1
 	}
@@ -77,11 +77,21 @@ func (z *lzwDecoder) decode(dst, src []byte) error {
 			if pos >= len(src) {
 				return corrupt("LZW data ends %d bytes short", len(dst)-n)
 			}
-			bits = bits<<8 | uint64(src[pos])
+			if compat {
+				bits |= uint64(src[pos]) << nbits
+			} else {
+				bits = bits<<8 | uint64(src[pos])
+			}
 			pos++
 			nbits += 8
 		}
-		code := int(bits>>(nbits-width)) & (1<<width - 1)
+		var code int
+		if compat {
+			code = int(bits & (1<<width - 1))
+			bits >>= width
+		} else {
+			code = int(bits>>(nbits-width)) & (1<<width - 1)
+		}
 		nbits -= width
 		switch {
 		case code == lzwClear:
@@ -118,8 +128,11 @@ func (z *lzwDecoder) decode(dst, src []byte) error {
 			z.prefix[next], z.suffix[next], z.first[next] = uint16(prev), firstByte, z.first[prev]
 			z.length[next] = z.length[prev] + 1
 			next++
-			switch next {
-			case 511, 1023, 2047:
+			if early := next + 1; compat {
+				if early == 513 || early == 1025 || early == 2049 {
+					width++
+				}
+			} else if next == 511 || next == 1023 || next == 2047 {
 				width++
 			}
 		}

@@ -65,7 +65,8 @@ func IsTIFF(data []byte) bool {
 
 // Open walks the page chain of data within lim and ctx, reading every page's directory (not its
 // pixels): reduced-resolution images (NewSubfileType bit 0, or the old SubfileType 2) are
-// skipped. Errors: ErrFormat, ErrUnsupported (BigTIFF), ErrCorrupt (a broken chain, or no page),
+// skipped, and a chain that loops back to a directory already read ends there (libtiff reads the
+// pages before the loop too). Errors: ErrFormat, ErrUnsupported (BigTIFF), ErrCorrupt (a broken chain, or no page),
 // ErrTooManyPages, or ctx's. A page whose directory is unusable is not an error here: its Plan
 // says why.
 func Open(ctx context.Context, data []byte, lim Limits) (*File, error) {
@@ -97,7 +98,7 @@ func Open(ctx context.Context, data []byte, lim Limits) (*File, error) {
 			}
 		}
 		if seen[off] {
-			return nil, corrupt("the IFD chain loops back to offset %d", off)
+			break // as libtiff: a chain that loops back ends there, its pages read
 		}
 		seen[off] = true
 		f.IFDs++
@@ -380,10 +381,22 @@ func (p *Page) ints(e entry, n int) ([]uint32, error) {
 	return out, nil
 }
 
-// rationals reads an entry of RATIONAL values as floats.
+// rationals reads an entry of RATIONAL values as floats (integer types too: some writers store
+// ReferenceBlackWhite as LONGs, and libtiff converts them).
 func (p *Page) rationals(e entry, n int) ([]float64, error) {
-	if e.typ != typeRational || int(e.count) < n {
-		return nil, corrupt("a directory entry has type %d and %d values where %d rationals belong", e.typ, e.count, n)
+	if int(e.count) < n {
+		return nil, corrupt("a directory entry has %d values where %d rationals belong", e.count, n)
+	}
+	if e.typ != typeRational {
+		v, err := p.ints(e, n)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float64, n)
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out, nil
 	}
 	b, err := p.bytes(e)
 	if err != nil {

@@ -92,6 +92,11 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 		if _, ok := err.(jpeg.UnsupportedError); ok {
 			return unsupported("a JPEG stream: %v", err)
 		}
+		if l.compression == compOJPEG {
+			// libtiff reads more kinds of old-style JPEG than the one whole stream read here
+			// (tables in the directory, scans in the strips): not a corrupt file.
+			return unsupported("an old-style JPEG stream that is not whole (%v)", err)
+		}
 		return corrupt("bad JPEG data: %v", err)
 	}
 	b := img.Bounds()

@@ -225,6 +225,15 @@ func (p *Page) layout() (*layout, error) {
 			}
 		}
 	}
+	if p.photometric.present() {
+		// Colour spaces this package does not read say so before their sample formats do.
+		switch v, _ := p.scalar(p.photometric); v {
+		case 8, 9, 10:
+			return nil, unsupported("CIE L*a*b* colour")
+		case 32844, 32845:
+			return nil, unsupported("LogL/LogLuv colour")
+		}
+	}
 	if sampleFormat != 1 {
 		switch sampleFormat {
 		case 2:

@@ -142,7 +142,8 @@ func TestTIFFErrors(t *testing.T) {
 		page int
 		want error
 	}{
-		{"looping chain", testReader(t), loop, 0, document.ErrCorrupt},
+		// As libtiff: a chain that loops back ends there; page 1 is read (page 2 is lost).
+		{"looping chain", testReader(t), loop, 1, nil},
 		{"next IFD outside the file", testReader(t), outside, 0, document.ErrCorrupt},
 		{"truncated in the chain", testReader(t), good[:len(good)/2], 0, document.ErrCorrupt},
 		{"truncated in the pixels", testReader(t), stripCut(t, good), 2, document.ErrCorrupt},
@@ -166,7 +167,7 @@ func TestTIFFErrors(t *testing.T) {
 			}
 			// An error about one page names it.
 			var pe *tiffdec.PageError
-			if c.page > 0 && c.want != document.ErrTooLarge && (!errors.As(err, &pe) || pe.Page != c.page) {
+			if c.page > 0 && c.want != nil && c.want != document.ErrTooLarge && (!errors.As(err, &pe) || pe.Page != c.page) {
 				t.Fatalf("error %v; want a *tiffdec.PageError for page %d", err, c.page)
 			}
 		})
