@@ -309,8 +309,17 @@ func (d *ccittDecoder) fill(row []byte) {
 			to = d.cur[i+1]
 		}
 		from, to = max(from, 0), min(to, w)
-		for x := from; x < to; x++ {
+		for x := from; x < to; {
+			if x&7 == 0 && to-x >= 8 {
+				n := (to - x) >> 3
+				for k := x >> 3; k < x>>3+n; k++ {
+					row[k] = 0xFF
+				}
+				x += n << 3
+				continue
+			}
 			row[x>>3] |= 0x80 >> (x & 7)
+			x++
 		}
 	}
 }

@@ -40,7 +40,8 @@ type canvas struct {
 	pix  []byte
 	str  int // stride
 	gray [256]byte
-	row  []byte // one row of 8-bit samples (or raw sub-byte values)
+	bits *[256][8]byte // a byte of 1-bit gray samples as 8 pixels
+	row  []byte        // one row of 8-bit samples (or raw sub-byte values)
 }
 
 func (l *layout) decode(ctx context.Context, data []byte, bo binary.ByteOrder) (image.Image, error) {
@@ -270,6 +271,10 @@ func (c *canvas) put(chunk []byte, plane, x0, y0, w, h int) {
 		samples = 1
 	}
 	for y := range h {
+		if l.out == outGray && l.bps == 1 && samples == 1 && l.planar == 1 {
+			c.putBits(c.pix[(y0+y)*c.str+x0:(y0+y)*c.str+x0+w], chunk[y*l.rowBytes:])
+			continue
+		}
 		s := c.samples8(chunk[y*l.rowBytes:], w*samples)
 		dst := c.pix[(y0+y)*c.str:]
 		switch {
@@ -302,6 +307,26 @@ func (c *canvas) put(chunk []byte, plane, x0, y0, w, h int) {
 		default:
 			c.putColor(dst[4*x0:4*(x0+w)], s, samples, w)
 		}
+	}
+}
+
+// putBits writes a row of 1-bit gray samples, eight pixels a byte through a table (bilevel pages
+// are the largest: a fax page is 4 to 9 Mpx).
+func (c *canvas) putBits(d, row []byte) {
+	if c.bits == nil {
+		c.bits = new([256][8]byte)
+		for v := range 256 {
+			for k := range 8 {
+				c.bits[v][k] = c.gray[(v>>(7-k))&1]
+			}
+		}
+	}
+	full := len(d) / 8
+	for i := range full {
+		copy(d[8*i:8*i+8], c.bits[row[i]][:])
+	}
+	if rest := len(d) - 8*full; rest > 0 {
+		copy(d[8*full:], c.bits[row[full]][:rest])
 	}
 }
 
