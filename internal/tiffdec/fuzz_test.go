@@ -43,7 +43,7 @@ func FuzzDecode(f *testing.F) {
 		for i := range file.Pages {
 			p := &file.Pages[i]
 			plan, err := p.Plan()
-			if err != nil || p.Width > 4096 || p.Height > 4096 || plan.Bytes() > 64<<20 {
+			if err != nil || p.Width > 1024 || p.Height > 1024 || plan.Bytes() > 8<<20 {
 				continue
 			}
 			img, err := file.Decode(ctx, p)
