@@ -94,6 +94,8 @@ func hostileBodies() []hostileFile {
 		{"progressive 6000² 60 scans", hostile.ScanBomb(6000, 6000, 60)},
 		{"16-bit PNG 4000²", hostile.PNG16Bomb(4000, 4000, 4000)},
 		{"progressive 4000² cut short", hostile.HugeProgressive(4000, 4000)},
+		{"TIFF of 50000 overlapping IFDs", hostile.TIFFOverlappingIFDs(50_000, 4095)},
+		{"TIFF Deflate strip of 290 MB", hostile.TIFFDeflateBomb(7000, 7000, 1, 290<<20)},
 	}
 	out := make([]hostileFile, len(files))
 	for i, f := range files {
