@@ -311,7 +311,7 @@ func (c *countingRuntime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor)
 
 // TestClassifierPageSample reads a page of 16 lines upright and upside down. Upright, the
 // classifier sees only the sample of widest lines and nothing is turned; upside down, the sample
-// says so, every line is classified, turned and read. Either way each line is read once.
+// says so, every line is classified, and read both ways.
 func TestClassifierPageSample(t *testing.T) {
 	base := pipeline(t)
 	cs, err := setup.Charset(mustConfig(t))
@@ -366,7 +366,10 @@ func TestClassifierPageSample(t *testing.T) {
 			if tt.wantFlipped && counter.crops != len(lines) || !tt.wantFlipped && counter.crops != sample {
 				t.Errorf("classifier read %d crops (sample %d, %d lines)", counter.crops, sample, len(lines))
 			}
-			if counter.read != len(lines) {
+			// Each line is read once, a line the classifier votes to turn once more (both ways),
+			// and a squeezed line whose reading collapsed a run once more unsqueezed.
+			if tt.wantFlipped && counter.read < 2*len(lines) || counter.read > 2*len(lines)+len(lines)/4 ||
+				!tt.wantFlipped && counter.read > len(lines)+len(lines)/4 {
 				t.Errorf("recognizer read %d crops for %d lines", counter.read, len(lines))
 			}
 		})

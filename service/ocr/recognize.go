@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"golang.org/x/sync/semaphore"
 
@@ -21,15 +22,23 @@ import (
 // crop is one detected box: its geometry is known as soon as the box is, its pixels are cut out
 // of the image (upright and scaled to the recognizer's height) by the batch that first reads it.
 type crop struct {
-	quad     geom.Quad // corners clockwise from the text's own top-left
-	width    int       // at RecHeight, known before the crop is cut
+	quad  geom.Quad // corners clockwise from the text's own top-left
+	width int       // at RecHeight, known before the crop is cut
+	// natural is the width that keeps the box's aspect at RecHeight (capped at the widest
+	// bucket); width is less when the crop is squeezed (RecSqueeze).
+	natural  int
 	img      *image.RGBA
 	vertical bool
 	flipped  bool
-	upside   bool // the classifier is sure it is upside down
-	text     string
-	score    float32
-	words    []Word
+	upside   bool // the classifier votes that it is upside down
+	// turned is the crop turned 180°, read beside it when the classifier votes to turn it: the
+	// better of the two readings is kept (see recognize).
+	turned *crop
+	text   string
+	score  float32
+	words  []Word
+	// longestRun is the most consecutive recognizer timesteps one character of the reading won.
+	longestRun int
 }
 
 // recognize plans a crop for every box, turns crops upright and reads them. Regions scoring under
@@ -52,16 +61,24 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	}
 	slices.SortStableFunc(byWidth, func(a, b int) int { return crops[a].width - crops[b].width })
 
+	all, order := crops, byWidth
 	if p.opt.UseClassifier {
 		if err := p.classify(ctx, dec.Image, crops, byWidth, tm); err != nil {
 			return nil, err
 		}
+		all, order = withTurned(crops, byWidth)
 	}
-	if err := p.read(ctx, dec.Image, crops, byWidth, tm); err != nil {
+	if err := p.read(ctx, dec.Image, all, order, tm); err != nil {
+		return nil, err
+	}
+	if err := p.unsqueeze(ctx, dec.Image, all, tm); err != nil {
 		return nil, err
 	}
 	regions := make([]Region, 0, len(crops))
 	for _, c := range crops {
+		if t := c.turned; t != nil && better(t, c) {
+			c = t
+		}
 		if c.text == "" || c.score < p.opt.MinScore {
 			continue
 		}
@@ -87,11 +104,12 @@ func (p *Pipeline) plan(quads []geom.Quad) []*crop {
 			w, h = h, w
 		}
 		natural := float64(p.opt.RecHeight) * w / h
+		nw := min(widest, max(1, int(math.Ceil(natural))))
 		if natural > float64(p.opt.RecSqueezeFrom) {
 			natural *= p.opt.RecSqueeze
 		}
 		cw := min(widest, max(1, int(math.Ceil(natural))))
-		crops = append(crops, &crop{quad: q, width: cw, vertical: vertical})
+		crops = append(crops, &crop{quad: q, width: cw, natural: nw, vertical: vertical})
 	}
 	return crops
 }
@@ -150,12 +168,141 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 	}
 	for _, c := range crops {
 		if c.upside { // classified, so cut
-			c.img = imaging.Rotate180(c.img)
-			c.quad = geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]}
-			c.flipped = true
+			c.turned = &crop{
+				quad:     geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]},
+				width:    c.width,
+				img:      imaging.Rotate180(c.img),
+				natural:  c.natural,
+				vertical: c.vertical,
+				flipped:  true,
+			}
 		}
 	}
 	return nil
+}
+
+// unsqueeze reads again, at the width that keeps their aspect, the squeezed crops (RecSqueeze)
+// whose reading may have lost a doubled character to the squeeze, and keeps that reading.
+//
+// Greedy CTC decoding reads a doubled character ("tt", "44", "**") only when a timestep between
+// the two is won by the blank, and squeezing a line leaves fewer timesteps per character: in
+// small print the squeeze read "7757****6336" as "7757***6336" and "committee" as "committe".
+// Such a loss always leaves a trace in the reading: one character winning several timesteps in a
+// row, collapsed into one. A squeezed reading where one character won RecSqueezeRun or more
+// steps in a row is therefore not trusted, and the crop is read at its natural width instead,
+// where PaddleOCR reads it. That reading is kept when it is the squeezed one with characters
+// doubled (see undoubles): the loss the squeeze can cause and nothing else. Otherwise the squeezed
+// reading stays, which on sroie-dev and the rendered lines is the better one (it restores spaces
+// better, and the natural width reads stray characters of its own); so does every squeezed
+// reading without such a run.
+func (p *Pipeline) unsqueeze(ctx context.Context, img image.Image, crops []*crop, tm *Timings) error {
+	if p.opt.RecSqueezeRun <= 0 {
+		return nil
+	}
+	var again []*crop
+	for _, c := range crops {
+		if c.width < c.natural && c.longestRun >= p.opt.RecSqueezeRun {
+			again = append(again, &crop{quad: c.quad, width: c.natural, natural: c.natural, vertical: c.vertical, flipped: c.flipped})
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	byWidth := make([]int, len(again))
+	for i := range byWidth {
+		byWidth[i] = i
+	}
+	slices.SortStableFunc(byWidth, func(a, b int) int { return again[a].width - again[b].width })
+	if err := p.read(ctx, img, again, byWidth, tm); err != nil {
+		return err
+	}
+	k := 0
+	for _, c := range crops {
+		if c.width < c.natural && c.longestRun >= p.opt.RecSqueezeRun {
+			a := again[k]
+			k++
+			if undoubles(a.text, c.text) {
+				c.width, c.text, c.score, c.words, c.longestRun = a.width, a.text, a.score, a.words, a.longestRun
+			}
+		}
+	}
+	return nil
+}
+
+// undoubles reports whether reading whole holds every character of squeezed (spaces aside), in
+// order, and more, where every character more doubles the one before it: what squeezed would
+// read had doubled characters collapsed into one, and nothing else.
+func undoubles(whole, squeezed string) bool {
+	w, s := inkRunes(whole), inkRunes(squeezed)
+	if len(w) <= len(s) {
+		return false
+	}
+	j := 0
+	for i, r := range w {
+		switch {
+		case j < len(s) && r == s[j]:
+			j++
+		case i > 0 && r == w[i-1]:
+			// a doubled character the squeezed reading holds once
+		default:
+			return false
+		}
+	}
+	return j == len(s)
+}
+
+// inkRunes is s without its spaces.
+func inkRunes(s string) []rune {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// withTurned returns the crops followed by the turned copies of those the classifier voted to
+// turn, and their order by width, so that one pass of the recognizer reads both ways of each.
+//
+// The classifier alone decides nothing: it reads a crop squeezed into 192 px, and on a long
+// upright line in a condensed face it voted 180° (a receipt's card number line read upside down as
+// "P" at 0.09, under MinScore: the line was lost). Reading both ways costs one more crop per
+// vote, and votes are rare: an upright page's horizontal crops are not classified (see classify),
+// and a page turned as a whole is turned before detection.
+func withTurned(crops []*crop, byWidth []int) ([]*crop, []int) {
+	all := crops
+	for _, c := range crops {
+		if c.turned != nil {
+			if len(all) == len(crops) {
+				all = slices.Clip(crops)
+			}
+			all = append(all, c.turned)
+		}
+	}
+	if len(all) == len(crops) {
+		return crops, byWidth
+	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return all[a].width - all[b].width })
+	return all, order
+}
+
+// better reports whether reading a is to be kept over reading b of the same box: the higher
+// recognition score, where a reading of nothing scores nothing. A tie keeps b (the crop as it
+// was cut).
+func better(a, b *crop) bool {
+	sa, sb := a.score, b.score
+	if a.text == "" {
+		sa = 0
+	}
+	if b.text == "" {
+		sb = 0
+	}
+	return sa > sb
 }
 
 // classifyCrops runs the classifier on the crops idx (in batches, BatchParallel at a time, like
@@ -350,9 +497,13 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 		c := crops[batch[j]]
 		c.text, c.score = r.Text, r.Score
 		if p.opt.ASCIIPunctuation {
-			c.text = asciiWidth(c.text) // rune for rune, so the steps still line up
+			// Rune for rune, so the steps still line up.
+			if c.text = asciiWidth(c.text); !hasCJK(c.text) {
+				c.text = latinLookalikes(c.text)
+			}
 		}
 		c.words = lineWords(c.quad, c.text, r.Steps, r.Probs, steps, c.width, rw)
+		c.longestRun = r.LongestRun
 		c.img = nil // read: its pixels are garbage now
 	})
 	if firstErr != nil {
