@@ -41,17 +41,24 @@ type crop struct {
 	longestRun int
 }
 
-// recognize plans a crop for every box, turns crops upright and reads them. Regions scoring under
-// MinScore or reading as nothing are dropped.
-//
-// Crops are cut by the classifier and recognizer batches that read them, not all up front: a
-// batch cuts its crops while the batch beside it runs its model, so on a page of a hundred lines
-// the cutting (10–30 ms on an A4 scan) is hidden behind inference instead of preceding it, and
-// only the crops of the batches in flight are in memory at once.
-func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []geom.Quad, tm *Timings) ([]Region, error) {
-	crops := p.plan(quads)
+// pageCrops are a page's crops planned for its orientation, before they are read.
+type pageCrops struct {
+	crops    []*crop
+	byWidth  []int // crops by ascending width
+	rotation int   // degrees clockwise that make the page upright (see Result.Rotation)
+}
+
+// orient plans a crop for every box and finds the page's orientation: from the boxes' shapes
+// (see sideways) and the direction classifier's votes on the page's widest lines (see classify),
+// which also marks the crops to read both ways.
+func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Quad, tm *Timings) (pageCrops, error) {
+	rotation := 0
+	if sideways(quads, p.opt.CropRotateRatio) {
+		rotation = 90
+	}
+	crops := p.plan(quads, rotation/90)
 	if len(crops) == 0 {
-		return nil, nil
+		return pageCrops{}, nil
 	}
 	// Both batched stages sort by aspect ratio (as PaddleOCR does) so that crops of similar width
 	// share a batch and little of the batch is padding.
@@ -61,17 +68,29 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	}
 	slices.SortStableFunc(byWidth, func(a, b int) int { return crops[a].width - crops[b].width })
 
-	all, order := crops, byWidth
 	if p.opt.UseClassifier {
-		if err := p.classify(ctx, dec.Image, crops, byWidth, tm); err != nil {
-			return nil, err
+		var err error
+		if rotation, err = p.classify(ctx, img, crops, byWidth, rotation, tm); err != nil {
+			return pageCrops{}, err
 		}
-		all, order = withTurned(crops, byWidth)
 	}
-	if err := p.read(ctx, dec.Image, all, order, tm); err != nil {
+	return pageCrops{crops: crops, byWidth: byWidth, rotation: rotation}, nil
+}
+
+// recognize reads the crops orient planned. Regions scoring under MinScore or reading as
+// nothing are dropped.
+//
+// Crops are cut by the classifier and recognizer batches that read them, not all up front: a
+// batch cuts its crops while the batch beside it runs its model, so on a page of a hundred lines
+// the cutting (10–30 ms on an A4 scan) is hidden behind inference instead of preceding it, and
+// only the crops of the batches in flight are in memory at once.
+func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops, tm *Timings) ([]Region, error) {
+	crops := pc.crops
+	all, order := withTurned(crops, pc.byWidth)
+	if err := p.read(ctx, img, all, order, tm); err != nil {
 		return nil, err
 	}
-	if err := p.unsqueeze(ctx, dec.Image, all, tm); err != nil {
+	if err := p.unsqueeze(ctx, img, all, tm); err != nil {
 		return nil, err
 	}
 	regions := make([]Region, 0, len(crops))
@@ -87,20 +106,54 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	return regions, nil
 }
 
-// plan gives every box its crop's geometry. Boxes at least CropRotateRatio times taller than wide
-// hold vertical text: their corners are re-labelled so the warp itself turns them 90° clockwise,
-// which makes text running bottom to top upright (the classifier catches the other direction).
-func (p *Pipeline) plan(quads []geom.Quad) []*crop {
+// sideways reports whether the detector's boxes say the page lies on its side: its long boxes
+// (at least twice as long as high, or ratio times as high as long) run up the page for more than
+// twice the length that runs across it. Lines of text are long boxes along the text; a page
+// turned 90° has them upright.
+func sideways(quads []geom.Quad, ratio float64) bool {
+	var up, across float64
+	n := 0
+	for _, q := range quads {
+		w, h := q.Width(), q.Height()
+		switch {
+		case h >= max(2, ratio)*w:
+			up += h
+			n++
+		case w >= 2*h:
+			across += w
+		}
+	}
+	return n >= 2 && up > 2*across
+}
+
+// turn relabels q's corners for text turned by quarter quarter-turns clockwise of its box's
+// labels, so that the warp cuts it upright: one quarter makes text that runs bottom to top
+// read left to right.
+func turn(q geom.Quad, quarter int) geom.Quad {
+	var out geom.Quad
+	for i := range 4 {
+		out[i] = q[(i+4-quarter%4)%4]
+	}
+	return out
+}
+
+// plan gives every box its crop's geometry, its corners first relabelled for the page's
+// orientation (quarter turns, see turn). Boxes then at least CropRotateRatio times taller than
+// wide hold vertical text: their corners are re-labelled so the warp itself turns them 90°
+// clockwise, which makes text running bottom to top upright (the classifier catches the other
+// direction).
+func (p *Pipeline) plan(quads []geom.Quad, quarter int) []*crop {
 	crops := make([]*crop, 0, len(quads))
 	widest := p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
 	for _, q := range quads {
+		q = turn(q, quarter)
 		w, h := q.Width(), q.Height()
 		if w < 1 || h < 1 {
 			continue
 		}
 		vertical := h >= p.opt.CropRotateRatio*w
 		if vertical {
-			q = geom.Quad{q[3], q[0], q[1], q[2]}
+			q = turn(q, 1)
 			w, h = h, w
 		}
 		natural := float64(p.opt.RecHeight) * w / h
@@ -125,15 +178,20 @@ func (p *Pipeline) cut(img image.Image, crops []*crop, idx []int, tm *Timings) {
 	tm.track(StageCrop, start)
 }
 
-// classify runs the 0°/180° classifier and turns the crops it is sure are upside down.
+// classify runs the 0°/180° classifier: it finds whether the page (turned by rotation so far)
+// is upside down, and which of the crops that are not are to be read turned. It returns the
+// page's rotation.
 //
 // On an upright page the classifier's only effect is harm: on sroie-dev it turned 1–3 short,
 // upright crops of most receipts (word F1 0.848 without it, 0.842 with it). So with ClsPageSample
-// set it first reads the page's widest horizontal crops, the ones it judges most reliably; when
-// at most one in six of those is upside down the page is upright, and the other horizontal crops
-// are not classified (nor are the sample's turned). Otherwise, and always for vertical crops,
-// whose reading direction only the classifier can tell, every crop is classified on its own.
-func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop, byWidth []int, tm *Timings) error {
+// set it first reads the page's widest horizontal crops, the ones it judges most reliably. When
+// at most one in six of those is upside down the page is upright; when at least two in three of
+// three or more are, the page is upside down and every crop is turned. Either way no other
+// horizontal crop is classified (nor are the sample's read turned). Otherwise (a vote between
+// those, or too few lines to tell a page), and always for vertical crops, whose reading
+// direction only the classifier can tell, every crop is classified on its own and one it votes
+// to turn is read both ways (see withTurned).
+func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop, byWidth []int, rotation int, tm *Timings) (int, error) {
 	var horizontal, vertical []int
 	for _, i := range byWidth {
 		if crops[i].vertical {
@@ -146,7 +204,7 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 	if k := p.opt.ClsPageSample; k > 0 && len(horizontal) > 0 {
 		sample := horizontal[max(0, len(horizontal)-k):] // byWidth ascends: the widest
 		if err := p.classifyCrops(ctx, img, crops, sample, tm); err != nil {
-			return err
+			return 0, err
 		}
 		upside := 0
 		for _, i := range sample {
@@ -154,22 +212,35 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 				upside++
 			}
 		}
-		if upside*6 <= len(sample) {
+		n := len(sample)
+		switch {
+		case upside*6 <= n:
+			todo = vertical
+		case n >= minPageVotes && upside*3 >= 2*n:
+			rotation = (rotation + 180) % 360
+			for _, c := range crops {
+				c.quad = turn(c.quad, 2)
+				if c.img != nil {
+					c.img = imaging.Rotate180(c.img)
+				}
+			}
+			todo = vertical
+		default:
+			todo = append(horizontal[:len(horizontal)-n:len(horizontal)-n], vertical...)
+		}
+		if len(todo) == len(vertical) {
 			for _, i := range sample {
 				crops[i].upside = false
 			}
-			todo = vertical
-		} else {
-			todo = append(horizontal[:len(horizontal)-len(sample):len(horizontal)-len(sample)], vertical...)
 		}
 	}
 	if err := p.classifyCrops(ctx, img, crops, todo, tm); err != nil {
-		return err
+		return 0, err
 	}
 	for _, c := range crops {
 		if c.upside { // classified, so cut
 			c.turned = &crop{
-				quad:     geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]},
+				quad:     turn(c.quad, 2),
 				width:    c.width,
 				img:      imaging.Rotate180(c.img),
 				natural:  c.natural,
@@ -178,8 +249,12 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 			}
 		}
 	}
-	return nil
+	return rotation, nil
 }
+
+// minPageVotes is how many of the sample's crops the classifier must have read to turn a whole
+// page: one line is no page (a lone receipt line in a condensed face was voted upside down).
+const minPageVotes = 3
 
 // unsqueeze reads again, at the width that keeps their aspect, the squeezed crops (RecSqueeze)
 // whose reading may have lost a doubled character to the squeeze, and keeps that reading.
