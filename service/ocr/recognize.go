@@ -213,6 +213,7 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 			}
 		}
 		n := len(sample)
+		decided := true // the sample speaks for the page
 		switch {
 		case upside*6 <= n:
 			todo = vertical
@@ -227,8 +228,9 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 			todo = vertical
 		default:
 			todo = append(horizontal[:len(horizontal)-n:len(horizontal)-n], vertical...)
+			decided = false
 		}
-		if len(todo) == len(vertical) {
+		if decided {
 			for _, i := range sample {
 				crops[i].upside = false
 			}
