@@ -100,6 +100,9 @@ func classify(err error) *apiError {
 	case errors.Is(err, document.ErrTooLarge):
 		// The messages of document's size errors are built from numbers: sizes and limits.
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "document_too_large", msg: err.Error()}
+	case errors.Is(err, document.ErrDegenerate):
+		// Built from the page's size and the render limits, numbers only.
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "degenerate_page", msg: err.Error()}
 	case errors.Is(err, document.ErrEncrypted):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "encrypted_document",
 			msg: "the document is encrypted (it needs a password to be opened); send it without the password protection"}

@@ -259,7 +259,7 @@ func (r *Reader) engineCost(format document.Format) int64 {
 // survey is the first job: open the document, check the selection, read every selected page's
 // facts, answer the text-layer pages and price the others.
 func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Format, req Request) (*Result, []pending, error) {
-	release, err := r.admit(ctx, adm, req, req.Held+r.engineCost(format)+surveyBytes, 0, document.Cost{})
+	release, err := r.admit(ctx, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes), 0, document.Cost{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -284,7 +284,10 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 		if err != nil {
 			return nil, nil, err
 		}
-		scale := page.Scale(r.cfg.Scale, r.docs.Limits())
+		scale, err := page.Scale(r.cfg.Scale, r.docs.Limits())
+		if err != nil {
+			return nil, nil, err
+		}
 		c := page.RenderCost(scale)
 		if req.Mode == Auto && page.TextUsable().Usable {
 			res.Read[i] = textLayerPage(page, c.Width, c.Height)
@@ -313,7 +316,7 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 		// What the page holds at its peak: its pixels throughout; with them the engine while it
 		// is drawn, then the models' tensors (the engine instance is closed before OCR starts).
 		t := &todo[i]
-		t.cost = req.Held + t.render.Bytes + max(r.engineCost(res.Format), opt.ModelBytes(t.render.Width, t.render.Height))
+		t.cost = addCost(req.Held, t.render.Bytes, max(r.engineCost(res.Format), opt.ModelBytes(t.render.Width, t.render.Height)))
 		// A page the request may not afford fails the document before any page is read.
 		if req.MaxCost > 0 && t.cost > req.MaxCost {
 			return &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}
@@ -392,6 +395,20 @@ func (r *Reader) admit(ctx context.Context, adm Admitter, req Request, cost int6
 		return nil, &CostError{Page: page, Width: c.Width, Height: c.Height, Cost: cost, Limit: req.MaxCost}
 	}
 	return adm.Admit(ctx, cost)
+}
+
+// addCost adds memory costs, saturating at math.MaxInt64: a page's announced cost may already be
+// the largest value (a render that cannot be sized), and a sum that wrapped to a negative number
+// would pass every limit.
+func addCost(costs ...int64) int64 {
+	var sum int64
+	for _, c := range costs {
+		if c < 0 || sum > math.MaxInt64-c {
+			return math.MaxInt64
+		}
+		sum += c
+	}
+	return sum
 }
 
 // unbounded admits every job at once: Read with a nil Admitter.

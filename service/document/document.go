@@ -41,6 +41,9 @@ var (
 	// ErrCorrupt means the document or one of its pages cannot be read, including documents that
 	// exhaust the engine's memory cap or make it fail.
 	ErrCorrupt = errors.New("the document cannot be read")
+	// ErrDegenerate means a page's geometry cannot be drawn: a side under a pixel at any scale the
+	// render limits allow (a page box a hundredth of a point thin).
+	ErrDegenerate = errors.New("the page cannot be drawn")
 	// ErrTooLarge means the document's bytes, a page's size or a render exceed Limits.
 	ErrTooLarge = errors.New("the document is too large")
 	// ErrTooManyPages means the document or the selection has more pages than Limits allows; the
@@ -371,7 +374,7 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 
 func (d *Document) checkPageSize(n int, w, h float64) error {
 	if !(w > 0 && h > 0) || math.IsInf(w, 0) || math.IsInf(h, 0) {
-		return fmt.Errorf("%w: page %d has no area (%g×%g pt)", ErrCorrupt, n, w, h)
+		return fmt.Errorf("%w: page %d has no area (%g×%g pt)", ErrDegenerate, n, w, h)
 	}
 	if w > d.lim.MaxPageSide || h > d.lim.MaxPageSide {
 		return fmt.Errorf("%w: page %d is %.0f×%.0f pt (%.0f×%.0f in); the limit is %.0f pt a side",

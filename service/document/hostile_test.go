@@ -74,7 +74,11 @@ func process(ctx context.Context, r *document.Reader, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = doc.Render(ctx, page, page.Scale(document.DefaultScalePolicy(), r.Limits()))
+	s, err := page.Scale(document.DefaultScalePolicy(), r.Limits())
+	if err != nil {
+		return err
+	}
+	_, err = doc.Render(ctx, page, s)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package document
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"unicode"
@@ -194,12 +195,19 @@ func DefaultScalePolicy() ScalePolicy {
 	return ScalePolicy{TextPixels: 24, Default: 200.0 / 72, Min: 100.0 / 72, Max: 600.0 / 72}
 }
 
+// maxFitSteps bounds the steps that shrink a scale until its rounded render fits the caps. The
+// caps are applied in closed form first, so rounding is all that is left: a step or two.
+const maxFitSteps = 64
+
 // Scale returns the render resolution, in pixels per point, that OCR wants for this page: a scan
 // at its own resolution, a page with known text so that the text is TextPixels tall, anything
 // else at the default; then capped by the pixel limits. Raster pages always give 1.
-func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
+//
+// A page that would be drawn less than a pixel wide or tall (a page box a hundredth of a point
+// thin) cannot be read at any scale the caps allow: Scale refuses it with ErrDegenerate, at once.
+func (p *Page) Scale(pol ScalePolicy, lim Limits) (float64, error) {
 	if p.Raster {
-		return 1
+		return 1, nil
 	}
 	lim = lim.withDefaults()
 	maxPixels, maxSide := pol.MaxPixels, pol.MaxSide
@@ -214,7 +222,10 @@ func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
 		(pol.MaxSide <= 0 || max(p.scan.width, p.scan.height) <= pol.MaxSide) {
 		// The scan's own pixels, read from the file: bounded like an uploaded image, not like a
 		// render.
-		return p.ImageScale
+		return p.ImageScale, nil
+	}
+	if !(p.Width > 0 && p.Height > 0) || math.IsInf(p.Width*p.Height, 0) {
+		return 0, p.degenerate(0)
 	}
 	var s float64
 	switch {
@@ -225,21 +236,34 @@ func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
 	default:
 		s = clamp(pol.Default, pol.Min, pol.Max)
 	}
-	// The caps: pixels, then each side (ceil in RenderCost must stay within them).
+	// The caps: pixels, then each side (rounding in RenderCost must stay within them).
 	if capS := math.Sqrt(float64(maxPixels) / (p.Width * p.Height)); s > capS {
 		s = capS
 	}
 	if capS := float64(maxSide) / math.Max(p.Width, p.Height); s > capS {
 		s = capS
 	}
-	for s > 0 {
+	if !(s > 0) || math.IsInf(s, 0) {
+		return 0, p.degenerate(s)
+	}
+	for range maxFitSteps {
+		// A side under a pixel stays under one at every smaller scale: no step can help.
+		if math.Round(p.Width*s) < 1 || math.Round(p.Height*s) < 1 {
+			return 0, p.degenerate(s)
+		}
 		c := p.RenderCost(s)
 		if c.Pixels <= int64(maxPixels) && c.Width <= maxSide && c.Height <= maxSide {
-			break
+			return s, nil
 		}
 		s *= 0.999
 	}
-	return s
+	return 0, p.degenerate(s)
+}
+
+// degenerate is the error of a page that cannot be drawn at scale s (pixels per point).
+func (p *Page) degenerate(s float64) error {
+	return fmt.Errorf("%w: page %d is %.3g×%.3g pt, under a pixel on a side when drawn at %.3g px/pt within the render limits",
+		ErrDegenerate, p.Number, p.Width, p.Height, s)
 }
 
 func clamp(v, lo, hi float64) float64 {
