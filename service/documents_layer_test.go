@@ -1,13 +1,18 @@
 package service_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/dococr"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // TestDegeneratePageRefused: a page box thinner than a pixel at any scale the render limits allow
@@ -43,5 +48,73 @@ func TestDegeneratePageRefused(t *testing.T) {
 	born, _ := bornDigital(t, invoice)
 	if d := readDocument(t, app, born, nil); len(d.Pages) != 1 || d.Pages[0].Source != "text-layer" {
 		t.Errorf("afterwards a good document reads %+v", d.Pages)
+	}
+}
+
+// TestAnswerSizeEstimate: the size a document's answer is priced at before it is written is at
+// least the size of the JSON the service writes, and not more than twice it, with and without
+// words: a limit just under the real answer refuses it, one twice its size lets it through.
+func TestAnswerSizeEstimate(t *testing.T) {
+	born, _ := bornDigital(t, invoice, letter)
+	for _, tt := range []struct {
+		name  string
+		data  []byte
+		words bool
+	}{
+		{"born-digital", born, false},
+		{"born-digital with words", born, true},
+		{"a page of one-letter words", hostile.PDFLongText(1, 30, 120), false},
+		{"a page of one-letter words, with words", hostile.PDFLongText(1, 30, 120), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			extra := map[string]any{"words": tt.words}
+			code, body := call(t, docApp(t, service.Options{}, nil, nil), readRequest(tt.data, extra))
+			if code != 200 {
+				t.Fatalf("status %d: %.300s", code, body)
+			}
+			n := int64(len(body))
+			under := docApp(t, service.Options{}, nil, func(c *dococr.Config) { c.Budget.AnswerBytes = n - 1 })
+			if code, refused := call(t, under, readRequest(tt.data, extra)); code != 413 || !strings.Contains(string(refused), `"answer_too_large"`) {
+				t.Errorf("an answer of %d bytes under a limit of one byte less: status %d (%.100s): the estimate is too low", n, code, refused)
+			}
+			twice := docApp(t, service.Options{}, nil, func(c *dococr.Config) { c.Budget.AnswerBytes = 2 * n })
+			if code, _ := call(t, twice, readRequest(tt.data, extra)); code != 200 {
+				t.Errorf("an answer of %d bytes refused under a limit of twice that: the estimate is too high", n)
+			}
+		})
+	}
+}
+
+// TestAnswerBound: an "images" array of copies of a small PDF whose pages hold long text runs
+// (each letter a word) asks for an answer far larger than the limit: the request is refused with
+// 413 answer_too_large as soon as the bound is crossed, every admission and answer charge goes
+// back to the gate, and the process's memory stays within the bound's order (the same request
+// used to answer 699 MB of JSON at a 2.4 GiB peak).
+func TestAnswerBound(t *testing.T) {
+	const limit = 256 << 10
+	gate := admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
+	app := docApp(t, service.Options{Gate: gate, MaxImages: 16}, nil, func(c *dococr.Config) { c.Budget.AnswerBytes = limit })
+	pdf := hostile.PDFLongText(3, 20, 200)
+	if len(pdf) > 2048 {
+		t.Fatalf("the PDF is %d bytes", len(pdf))
+	}
+	images := make([]any, 16)
+	for i := range images {
+		images[i] = base64.StdEncoding.EncodeToString(pdf)
+	}
+	body, _ := json.Marshal(map[string]any{"images": images, "words": true})
+	var code int
+	var raw []byte
+	grew := memlimit.Growth(10*time.Millisecond, func() { code, raw = call(t, app, postJSON("/ocr", "application/json", body)) })
+	checkJSONError(t, code, raw, 413, "answer_too_large")
+	if grew > 200<<20 {
+		t.Errorf("resident memory grew by %d MiB for an answer bounded at %d KiB", grew>>20, limit>>10)
+	}
+	if s := gate.Stats(); s.Used != 0 || s.Running != 0 || s.Inside != 0 {
+		t.Errorf("the gate holds %+v afterwards", s)
+	}
+	// One copy alone, one page, is within the bound.
+	if d := readDocument(t, app, pdf, map[string]any{"pages": "1"}); len(d.Pages) != 1 || d.Pages[0].Source != "text-layer" {
+		t.Errorf("one page alone: %+v", d.Pages)
 	}
 }

@@ -94,6 +94,9 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.As(err, &tc):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "document_too_complex", msg: tc.Error()}
+	case errors.Is(err, dococr.ErrAnswerTooLarge):
+		// Built from the limit, a number.
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large", msg: err.Error()}
 	case errors.As(err, &pc):
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_pages",
 			msg: pc.Error() + `; select fewer with "pages", such as "1-10"`}

@@ -80,6 +80,7 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	defer r.budget.Release()
 	img := req.Image.data
 
 	pages, err := r.pages(ctx, img, start)

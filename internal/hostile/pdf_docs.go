@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 )
@@ -25,4 +26,36 @@ func PDFTinyCropBox(side float64) []byte {
 			side, side, helvetica),
 		helloContent,
 	)
+}
+
+// PDFLongText is a PDF of pages pages, each holding lines lines of perLine characters of text
+// in a one-point font: words of one letter each, a page's text layer at the engine's character
+// limit from a content stream that deflates to a few hundred bytes. Read from the text layer,
+// every letter is a region's word; as an answer, a page is megabytes.
+func PDFLongText(pages, lines, perLine int) []byte {
+	var line strings.Builder
+	for i := range perLine {
+		if i%2 == 1 {
+			line.WriteByte(' ')
+		} else {
+			line.WriteByte('A' + byte(i/2%26))
+		}
+	}
+	var content strings.Builder
+	content.WriteString("BT /F1 0.8 Tf 0.8 TL 10 832 Td\n")
+	for range lines {
+		fmt.Fprintf(&content, "(%s) '\n", line.String())
+	}
+	content.WriteString("ET")
+	stream := testdoc.Stream("/Filter /FlateDecode", testdoc.Deflate([]byte(content.String())))
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", ""}
+	var kids []string
+	for p := range pages {
+		kids = append(kids, fmt.Sprintf("%d 0 R", 3+p))
+		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << %s >> /Contents %d 0 R >>",
+			helvetica, 3+pages))
+	}
+	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages)
+	objs = append(objs, stream)
+	return testdoc.Raw(objs...)
 }

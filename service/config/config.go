@@ -61,6 +61,7 @@ type Config struct {
 	UI                 bool          // serve the demo page at GET / (the API is the same either way)
 	MaxPages           int           // document pages one request may read (413 beyond)
 	MaxImages          int           // entries of an "images" array (413 beyond)
+	MaxAnswerBytes     int64         // largest answer of one request's documents (413 beyond)
 	PageTimeout        time.Duration // added to a document's deadline per OCR'd page after the first
 	MaxDocumentTimeout time.Duration // cap of a document's (or an "images" array's) deadline
 	RenderTimeout      time.Duration // longest one PDF page may take to be read and drawn (422 beyond)
@@ -126,6 +127,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		UI:                 true,
 		MaxPages:           50,
 		MaxImages:          16,
+		MaxAnswerBytes:     64 << 20,
 		PageTimeout:        15 * time.Second,
 		MaxDocumentTimeout: 10 * time.Minute,
 		RenderTimeout:      10 * time.Second,
@@ -184,6 +186,7 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 		{"OCRGATE_UI", "ui", "serve the demo page at GET / (false: GET / answers 404; the API and /openapi.json stay)", (*boolValue)(&c.UI)},
 		{"OCRGATE_MAX_PAGES", "max-pages", "document pages one request may read, its default selection (every page) included; more is refused with 413", (*intValue)(&c.MaxPages)},
 		{"OCRGATE_MAX_IMAGES", "max-images", "entries of an \"images\" array; more is refused with 413", (*intValue)(&c.MaxImages)},
+		{"OCRGATE_MAX_ANSWER_BYTES", "max-answer-bytes", "largest answer (regions, words and text as JSON) the documents of one request may have, e.g. 64MiB; more is refused with 413 answer_too_large, and what an answer holds is charged to the memory budget while it is built", (*bytesValue)(&c.MaxAnswerBytes)},
 		{"OCRGATE_PAGE_TIMEOUT", "page-timeout", "added to a document's deadline for every page it OCRs after the first", (*durationValue)(&c.PageTimeout)},
 		{"OCRGATE_MAX_DOCUMENT_TIMEOUT", "max-document-timeout", "longest deadline of a document or an \"images\" array", (*durationValue)(&c.MaxDocumentTimeout)},
 		{"OCRGATE_RENDER_TIMEOUT", "render-timeout", "longest one PDF page may take to be read and drawn; longer is refused with 422 document_too_complex", (*durationValue)(&c.RenderTimeout)},
@@ -305,6 +308,9 @@ func (c Config) Validate() error {
 	if c.PageTimeout < 0 || c.RenderTimeout <= 0 || c.MaxDocumentTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("page timeout must not be negative, render and max document timeouts must be positive, got %s, %s and %s",
 			c.PageTimeout, c.RenderTimeout, c.MaxDocumentTimeout))
+	}
+	if c.MaxAnswerBytes < 1<<20 {
+		errs = append(errs, fmt.Errorf("max answer bytes must be at least 1 MiB, got %d", c.MaxAnswerBytes))
 	}
 	if c.PDFInstances < 0 {
 		errs = append(errs, fmt.Errorf("pdf instances must not be negative, got %d", c.PDFInstances))
@@ -459,6 +465,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_queue", c.MaxQueue),
 		slog.Bool("ui", c.UI),
 		slog.Int("max_pages", c.MaxPages),
+		slog.Int64("max_answer_bytes", c.MaxAnswerBytes),
 		slog.Int("max_images", c.MaxImages),
 		slog.Duration("page_timeout", c.PageTimeout),
 		slog.Duration("max_document_timeout", c.MaxDocumentTimeout),

@@ -318,7 +318,7 @@ func TestLoadLimits(t *testing.T) {
 		{name: "no chat slot", env: map[string]string{"OCRGATE_CHAT_MAX_INFLIGHT": "0"}, wantErr: "chat max inflight"},
 		{name: "tiny answer cap", env: map[string]string{"OCRGATE_CHAT_MAX_ANSWER_BYTES": "100"}, wantErr: "answer bytes"},
 		{name: "document defaults", check: func(t *testing.T, c Config) {
-			if c.MaxPages != 50 || c.MaxImages != 16 || c.PageTimeout != 15*time.Second || c.MaxDocumentTimeout != 10*time.Minute ||
+			if c.MaxPages != 50 || c.MaxImages != 16 || c.MaxAnswerBytes != 64<<20 || c.PageTimeout != 15*time.Second || c.MaxDocumentTimeout != 10*time.Minute ||
 				c.RenderTimeout != 10*time.Second || c.PDFMemory != 256<<20 || c.Chat.MaxText != extract.DefaultMaxText ||
 				c.PDFCache() != filepath.Join(c.Home, "cache", "pdfium") {
 				t.Errorf("document defaults: %+v", c)
@@ -335,6 +335,7 @@ func TestLoadLimits(t *testing.T) {
 		}},
 		{name: "no pages", env: map[string]string{"OCRGATE_MAX_PAGES": "0"}, wantErr: "max pages"},
 		{name: "no images", env: map[string]string{"OCRGATE_MAX_IMAGES": "0"}, wantErr: "max images"},
+		{name: "tiny answers", env: map[string]string{"OCRGATE_MAX_ANSWER_BYTES": "100KiB"}, wantErr: "max answer bytes"},
 		{name: "no render time", env: map[string]string{"OCRGATE_RENDER_TIMEOUT": "0s"}, wantErr: "render and max document timeouts"},
 		{name: "PDF memory too small", env: map[string]string{"OCRGATE_PDF_MEMORY": "1MiB"}, wantErr: "pdf memory"},
 		{name: "PDF memory past WebAssembly's", env: map[string]string{"OCRGATE_PDF_MEMORY": "5GiB"}, wantErr: "pdf memory"},
@@ -357,8 +358,8 @@ func TestLoadLimits(t *testing.T) {
 	}
 }
 
-// TestEverySettingDocumented: the README's configuration tables name every environment variable
-// the service reads.
+// TestEverySettingDocumented: the README's configuration tables, or the reference pages under
+// docs/ (pending pages included), name every environment variable the service reads.
 func TestEverySettingDocumented(t *testing.T) {
 	var usage strings.Builder
 	if _, err := Load([]string{"-h"}, func(string) string { return "" }, &usage); err == nil {
@@ -367,6 +368,16 @@ func TestEverySettingDocumented(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, pattern := range []string{"*.md", filepath.Join("*", "*.md")} {
+		pages, _ := filepath.Glob(filepath.Join("..", "..", "docs", pattern))
+		for _, p := range pages {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readme = append(readme, b...)
+		}
 	}
 	envs := regexp.MustCompile(`\(env ([A-Z_]+)\)`).FindAllStringSubmatch(usage.String(), -1)
 	if len(envs) < 40 {

@@ -1,6 +1,7 @@
 package dococr
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -22,4 +23,35 @@ func TestAddCostSaturates(t *testing.T) {
 			t.Errorf("addCost(%v) = %d, want %d", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TestBudgetAnswer: the answer is charged in steps of answerChunk at answerMemory bytes a byte,
+// refused past its bound (and from then on), and given back whole by Release.
+func TestBudgetAnswer(t *testing.T) {
+	var charged, calls int64
+	charge := func(n int64) func() {
+		charged += n
+		calls++
+		return func() { charged -= n }
+	}
+	b := NewBudget(BudgetLimits{AnswerBytes: 3 << 20}, charge)
+	if err := b.addAnswer(100); err != nil || charged != answerChunk {
+		t.Fatalf("first bytes: %v, charged %d", err, charged)
+	}
+	if err := b.addAnswer(2 << 20); err != nil || charged < answerMemory*(2<<20+100) || charged > answerMemory*(2<<20+100)+answerChunk {
+		t.Fatalf("two more MiB: %v, charged %d", err, charged)
+	}
+	err := b.addAnswer(1 << 20)
+	var ae *AnswerError
+	if !errors.As(err, &ae) || !errors.Is(err, ErrAnswerTooLarge) || ae.Limit != 3<<20 || b.Exceeded() == nil {
+		t.Fatalf("past the bound: %v", err)
+	}
+	if err := b.addAnswer(1); err == nil {
+		t.Error("a byte accepted after the bound was crossed")
+	}
+	b.Release()
+	if charged != 0 {
+		t.Errorf("%d bytes still charged after Release", charged)
+	}
+	b.Release() // twice is harmless
 }

@@ -80,6 +80,9 @@ type Config struct {
 	// Parallel is how many pages of one document may be rendered and OCR'd at once, each
 	// admitted on its own (at least 1).
 	Parallel int
+	// Budget bounds what one request reads across its documents (see Budget); a Request
+	// without a Budget of its own gets one with these limits.
+	Budget BudgetLimits
 }
 
 // Reader reads documents with one PDF engine (the document.Reader's) for the whole service. It is
@@ -119,6 +122,11 @@ type Request struct {
 	// survey must finish within it; the pages then get more (see Deadline).
 	Start   time.Time
 	Timeout time.Duration
+	// Words says whether the answer carries every region's words, which its size depends on.
+	Words bool
+	// Budget is the request's, shared by every document it sends; nil gives the document a
+	// budget of its own (Config.Budget) that charges nothing.
+	Budget *Budget
 }
 
 // Page is one page read.
@@ -229,6 +237,9 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if adm == nil {
 		adm = unbounded{}
 	}
+	if req.Budget == nil {
+		req.Budget = NewBudget(r.cfg.Budget, nil)
+	}
 	res, todo, err := r.survey(survey, adm, format, req)
 	if err != nil {
 		return nil, err
@@ -276,6 +287,10 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
 	var todo []pending
 	for i, n := range sel {
+		// Another document of the request may have used up the answer already.
+		if err := req.Budget.Exceeded(); err != nil {
+			return nil, nil, err
+		}
 		var page *document.Page
 		err := r.op(ctx, n, func(ctx context.Context) (err error) {
 			page, err = doc.Page(ctx, n)
@@ -291,6 +306,9 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 		c := page.RenderCost(scale)
 		if req.Mode == Auto && page.TextUsable().Usable {
 			res.Read[i] = textLayerPage(page, c.Width, c.Height)
+			if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
+				return nil, nil, err
+			}
 			continue
 		}
 		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c})
@@ -365,6 +383,9 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	}
 	res, err := p.RunImage(ctx, dec)
 	if err != nil {
+		return Page{}, err
+	}
+	if err := req.Budget.addAnswer(answerBytes(res, req.Words)); err != nil {
 		return Page{}, err
 	}
 	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res}, nil
