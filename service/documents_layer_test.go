@@ -118,3 +118,27 @@ func TestAnswerBound(t *testing.T) {
 		t.Errorf("one page alone: %+v", d.Pages)
 	}
 }
+
+// TestRefusedJPEGRefusedInPDF: a 364-byte progressive JPEG asking for 750 MB of pixels and
+// coefficients is refused alone (413) and refused the same way as a PDF's scanned page, having
+// allocated next to nothing: the page is priced by its JPEG's header, as the upload is, not at
+// four bytes a pixel (it used to be read, at +591 MiB).
+func TestRefusedJPEGRefusedInPDF(t *testing.T) {
+	const budget = 390 << 20 // as TestHostileFiles: about the default plan's
+	gate := admission.New(admission.Options{Budget: budget, MaxRunning: 2, MaxQueue: 4, MaxWait: 10 * time.Second})
+	app := docApp(t, service.Options{Gate: gate, MaxRequestCost: budget, RequestTimeout: 20 * time.Second}, nil, nil)
+	jpg := hostile.HugeProgressive(7071, 7071)
+	code, body := call(t, app, imageRequest(jpg))
+	checkJSONError(t, code, body, 413, "image_too_large")
+	pdf := hostile.PDFScan(jpg, 7071, 7071)
+	alloc, _ := allocated(func() { code, body = call(t, app, readRequest(pdf, nil)) })
+	if code != 413 {
+		t.Errorf("status %d as a PDF page: %.300s", code, body)
+	}
+	if alloc > 32<<20 {
+		t.Errorf("allocated %d MB before refusing a %d-byte PDF", alloc>>20, len(pdf))
+	}
+	if s := gate.Stats(); s.Used != 0 || s.Running != 0 || s.Inside != 0 {
+		t.Errorf("the gate holds %+v afterwards", s)
+	}
+}

@@ -1,7 +1,10 @@
 package hostile
 
 import (
+	"bytes"
 	"fmt"
+	"image/color"
+	"image/jpeg"
 	"strings"
 
 	"github.com/ocrgate/ocrgate/internal/testdoc"
@@ -58,4 +61,17 @@ func PDFLongText(pages, lines, perLine int) []byte {
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages)
 	objs = append(objs, stream)
 	return testdoc.Raw(objs...)
+}
+
+// PDFScan is one page holding nothing but the JPEG jpg (w×h pixels, gray or color), filling it
+// at 72 dpi: the way a scanner writes a page, which the reader takes from the file instead of
+// drawing it.
+func PDFScan(jpg []byte, w, h int) []byte {
+	cs := "/DeviceRGB"
+	if cfg, err := jpeg.DecodeConfig(bytes.NewReader(jpg)); err == nil && cfg.ColorModel == color.GrayModel {
+		cs = "/DeviceGray"
+	}
+	return testdoc.OnePage(fmt.Sprintf("0 0 %d %d", w, h), "/XObject << /Im1 5 0 R >>",
+		testdoc.Stream("", fmt.Appendf(nil, "q %d 0 0 %d 0 0 cm /Im1 Do Q", w, h)),
+		testdoc.Stream(fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8 /Filter /DCTDecode", w, h, cs), jpg))
 }

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -376,6 +377,9 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	if err != nil {
 		return Page{}, err
 	}
+	// A scan's decode cannot be stopped: abandoned at the deadline, it keeps the page's
+	// admission (admission.Hold) until it really ends.
+	ctx, release = admission.Share(ctx, release)
 	defer release()
 	dec, err := r.render(ctx, req.Data, t)
 	if err != nil {

@@ -369,7 +369,29 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 				ErrTooLarge, n, im.Width, im.Height, float64(px)/1e6, float64(d.lim.MaxImagePixels)/1e6)
 		}
 	}
-	return newPDFPage(n, facts), nil
+	p := newPDFPage(n, facts)
+	if p.scan != nil {
+		d.priceScan(ctx, p)
+	}
+	return p, nil
+}
+
+// priceScan reads a scanned page's JPEG header from the file, so that reading the JPEG is priced
+// (and bounded by Limits.Raster) exactly as uploading it alone would be. A JPEG whose header the
+// image limits refuse, or that disagrees with its dictionary, is not read from the file: the page
+// is drawn by the engine instead, within the render limits and the engine's memory cap.
+func (d *Document) priceScan(ctx context.Context, p *Page) {
+	raw, err := d.pdf.ImageData(ctx, p.Number-1, p.scan.index)
+	if err != nil {
+		p.scan = nil
+		return
+	}
+	h, err := imaging.Inspect(withoutEXIF(raw), d.lim.Raster)
+	if err != nil || h.Format != "jpeg" || h.Width != p.scan.width || h.Height != p.scan.height {
+		p.scan = nil
+		return
+	}
+	p.scan.header = h
 }
 
 func (d *Document) checkPageSize(n int, w, h float64) error {
@@ -447,9 +469,12 @@ func (d *Document) scanPixels(ctx context.Context, p *Page) (imaging.Decoded, er
 		return imaging.Decoded{}, pdfError(err)
 	}
 	// A PDF shows a JPEG as stored: an EXIF orientation inside it is not applied by viewers,
-	// so it must not be applied here either.
-	dec, err := imaging.Decode(withoutEXIF(raw), d.lim.Raster)
+	// so it must not be applied here either. The decode cannot be interrupted; it gives up
+	// waiting at ctx's end and keeps the admission ctx shares until it is really over.
+	dec, err := imaging.DecodeContext(ctx, withoutEXIF(raw), d.lim.Raster)
 	switch {
+	case ctx.Err() != nil && err != nil:
+		return imaging.Decoded{}, ctx.Err()
 	case errors.Is(err, imaging.ErrTooLarge):
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrTooLarge, err)
 	case err != nil:

@@ -1,6 +1,9 @@
 package document_test
 
 import (
+	"bytes"
+	"image"
+	"image/jpeg"
 	"errors"
 	"math"
 	"testing"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/imaging"
 )
 
 // TestDegeneratePages: a page that would be drawn under a pixel on a side at every scale the
@@ -86,4 +90,50 @@ func TestRenderCostSaturates(t *testing.T) {
 			t.Errorf("scale %v costs %+v; want the saturated cost", s, c)
 		}
 	}
+}
+
+// TestScanPricedByItsHeader: a scanned page read from the file is priced at what decoding its
+// JPEG holds, from the JPEG's own header, as an upload of it is: a progressive JPEG's coefficients
+// included.
+func TestScanPricedByItsHeader(t *testing.T) {
+	r := testReader(t)
+	for _, tt := range []struct {
+		name string
+		jpg  []byte
+		w, h int
+	}{
+		{"progressive 4:4:4", hostile.HugeProgressive(3000, 2000), 3000, 2000},
+		{"baseline", baselineJPEG(t, 1200, 900), 1200, 900},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := imaging.Inspect(tt.jpg, r.Limits().Raster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := open(t, hostile.PDFScan(tt.jpg, h.Width, h.Height))
+			page, err := doc.Page(ctxFor(t, time.Minute), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := scaleOf(t, page, r.Limits())
+			c := page.RenderCost(s)
+			if c.Width != h.Width || c.Height != h.Height || c.Bytes != h.DecodeBytes() {
+				t.Errorf("priced at %+v; the JPEG is %d×%d and decoding it holds %d bytes", c, h.Width, h.Height, h.DecodeBytes())
+			}
+		})
+	}
+}
+
+// baselineJPEG is a w×h baseline JPEG of a gray gradient.
+func baselineJPEG(t testing.TB, w, h int) []byte {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i % 251)
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/klippa-app/go-pdfium/enums"
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
+	"github.com/ocrgate/ocrgate/service/imaging"
 )
 
 // Page is what one page holds, read without rendering it.
@@ -43,6 +44,10 @@ type Page struct {
 type scanImage struct {
 	index         int // object index on the page
 	width, height int
+	// header is the JPEG's own header, read from the file during Document.Page: what decoding it
+	// costs (a progressive JPEG holds its coefficients, 15 bytes a pixel at 4:4:4), priced as an
+	// upload of the same file would be.
+	header imaging.Header
 }
 
 // TextDecision says whether a page's text layer can stand in for OCR, and why.
@@ -282,7 +287,7 @@ type Cost struct {
 	Pixels        int64 // Width × Height
 	// Bytes is the memory the render holds at its peak: the bitmap inside the PDF engine and
 	// its RGBA copy in Go (a TIFF page: the decoded page, at most 8 bytes a pixel; a scan's
-	// JPEG read from the file: its decoded planes, at most 4 bytes a pixel).
+	// JPEG read from the file: what its header says decoding it holds, as for an upload).
 	Bytes int64
 }
 
@@ -291,9 +296,10 @@ type Cost struct {
 func (p *Page) RenderCost(scale float64) Cost {
 	var w, h int
 	if p.scan != nil && scale == p.ImageScale {
-		// A JPEG decoded in Go: at most three bytes a pixel (4:4:4), plus its 1/64 preview.
+		// The JPEG decoded in Go, priced by its header as an upload is: its pixels and the
+		// decoder's working memory at their peak.
 		px := int64(p.scan.width) * int64(p.scan.height)
-		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: 4 * px}
+		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: p.scan.header.DecodeBytes()}
 	}
 	if p.Raster {
 		w, h = int(p.Width), int(p.Height)
