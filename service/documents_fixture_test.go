@@ -67,7 +67,7 @@ func documentConfig() dococr.Config {
 		PageTimeout:  15 * time.Second,
 		MaxTimeout:   10 * time.Minute,
 		Parallel:     2,
-		Budget:       dococr.BudgetLimits{AnswerBytes: 64 << 20},
+		Budget:       dococr.BudgetLimits{Pages: 50, AnswerBytes: 64 << 20},
 	}
 }
 

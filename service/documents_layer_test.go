@@ -3,7 +3,9 @@ package service_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/dococr"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
@@ -140,5 +143,36 @@ func TestRefusedJPEGRefusedInPDF(t *testing.T) {
 	}
 	if s := gate.Stats(); s.Used != 0 || s.Running != 0 || s.Inside != 0 {
 		t.Errorf("the gate holds %+v afterwards", s)
+	}
+}
+
+// TestPageBudgetAcrossImages: the page limit is the request's, not each document's: an "images"
+// array of documents that each fit it but together do not is refused (16 documents of 50 pages
+// used to read 800 pages in one request); within it, the same array reads.
+func TestPageBudgetAcrossImages(t *testing.T) {
+	const limit = 5
+	app := docApp(t, service.Options{MaxImages: 16}, &document.Limits{MaxPages: limit}, func(c *dococr.Config) { c.Budget.Pages = limit })
+	born, _ := bornDigital(t, invoice, letter, invoice)
+	batch := func(n int) *http.Request {
+		images := make([]any, n)
+		for i := range images {
+			images[i] = base64.StdEncoding.EncodeToString(born)
+		}
+		body, _ := json.Marshal(map[string]any{"images": images})
+		return postJSON("/ocr", "application/json", body)
+	}
+	code, body := call(t, app, batch(3))
+	checkJSONError(t, code, body, 413, "too_many_pages")
+	if msg := errorMessage(body); !strings.Contains(msg, "per request") || !strings.Contains(msg, fmt.Sprintf("the limit is %d", limit)) {
+		t.Errorf("message %q does not say the limit is the request's", msg)
+	}
+	if code, body := call(t, app, batch(1)); code != 200 {
+		t.Errorf("one document of 3 pages under a limit of %d: %d %.200s", limit, code, body)
+	}
+	// Two documents with a selection each, 4 pages together.
+	images := []any{base64.StdEncoding.EncodeToString(born), base64.StdEncoding.EncodeToString(born)}
+	raw, _ := json.Marshal(map[string]any{"images": images, "pages": "2-3"})
+	if code, body := call(t, app, postJSON("/ocr", "application/json", raw)); code != 200 {
+		t.Errorf("two selections of 2 pages under a limit of %d: %d %.200s", limit, code, body)
 	}
 }

@@ -320,8 +320,8 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 		})
 	}
 	wg.Wait()
-	// An answer too large to send is refused whole: which entries crossed the bound depends on
-	// the order they ran in.
+	// A request over its page budget, or whose answer is too large to send, is refused whole:
+	// which entries crossed the bound depends on the order they ran in.
 	if err := r.budget.Exceeded(); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
@@ -28,6 +29,9 @@ func (e *AnswerError) Is(target error) bool { return target == ErrAnswerTooLarge
 // BudgetLimits bound what one request may read across every document it sends (an "images"
 // array's entries share them). Zero fields are no bound.
 type BudgetLimits struct {
+	// Pages bounds the pages the request's documents may read together (a *PageCountError
+	// beyond), as each document's selection does for itself.
+	Pages int
 	// AnswerBytes bounds the answer: the regions, words and texts of every page read, as the
 	// service writes them (JSON), estimated as each page is read.
 	AnswerBytes int64
@@ -44,6 +48,7 @@ type Budget struct {
 	charge func(bytes int64) (release func())
 
 	mu       sync.Mutex
+	pages    int   // pages taken
 	answer   int64 // bytes of answer admitted
 	charged  int64 // bytes charged through charge
 	releases []func()
@@ -77,11 +82,28 @@ func (b *Budget) Release() {
 	}
 }
 
-// Exceeded returns the error of a request whose answer grew past its bound, nil otherwise.
+// Exceeded returns the error of a request that asked for more than its bounds allow (pages, or
+// the answer's size), nil otherwise. Once exceeded, a budget refuses everything.
 func (b *Budget) Exceeded() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.over
+}
+
+// takePages takes n more pages, or refuses them (and everything later) with a *PageCountError
+// that counts the request's pages.
+func (b *Budget) takePages(n int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over != nil {
+		return b.over
+	}
+	if b.lim.Pages > 0 && b.pages+n > b.lim.Pages {
+		b.over = &document.PageCountError{Pages: b.pages + n, Limit: b.lim.Pages, Selected: true, Request: true}
+		return b.over
+	}
+	b.pages += n
+	return nil
 }
 
 // addAnswer admits n more bytes of answer, or refuses them (and every later addition) with an

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/ocrgate/ocrgate/service/document"
 )
 
 // TestAddCostSaturates: a sum of costs never wraps around to a small or negative number that
@@ -54,4 +56,24 @@ func TestBudgetAnswer(t *testing.T) {
 		t.Errorf("%d bytes still charged after Release", charged)
 	}
 	b.Release() // twice is harmless
+}
+
+// TestBudgetPages: pages are counted across every document of the request; the one that
+// crosses the limit is refused with a request-wide PageCountError, and so is everything after.
+func TestBudgetPages(t *testing.T) {
+	b := NewBudget(BudgetLimits{Pages: 5}, nil)
+	if err := b.takePages(3); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.takePages(2); err != nil {
+		t.Fatalf("exactly the limit: %v", err)
+	}
+	err := b.takePages(1)
+	var pc *document.PageCountError
+	if !errors.As(err, &pc) || !pc.Request || pc.Pages != 6 || pc.Limit != 5 || !errors.Is(err, document.ErrTooManyPages) {
+		t.Fatalf("past the limit: %#v", err)
+	}
+	if b.addAnswer(1) == nil || b.Exceeded() == nil {
+		t.Error("the budget let more through after it was exceeded")
+	}
 }

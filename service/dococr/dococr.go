@@ -285,6 +285,9 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := req.Budget.takePages(len(sel)); err != nil {
+		return nil, nil, err
+	}
 	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
 	var todo []pending
 	for i, n := range sel {

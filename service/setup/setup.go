@@ -212,6 +212,6 @@ func Documents(cfg config.Config) (*dococr.Reader, string) {
 		PageTimeout:  cfg.PageTimeout,
 		MaxTimeout:   cfg.MaxDocumentTimeout,
 		Parallel:     inflight,
-		Budget:       dococr.BudgetLimits{AnswerBytes: cfg.MaxAnswerBytes},
+		Budget:       dococr.BudgetLimits{Pages: cfg.MaxPages, AnswerBytes: cfg.MaxAnswerBytes},
 	}), cache
 }
