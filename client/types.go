@@ -86,6 +86,16 @@ type Page struct {
 	Source  string   `json:"source"` // "text-layer" (born-digital) or "ocr" (scanned, or "ocr": "always")
 	Regions []Region `json:"regions"`
 	Text    string   `json:"text"`
+	// HiddenText is set when the page's text layer held text no one sees (invisible, off the
+	// page, too small, or leaving no mark), which was dropped from Regions and Text.
+	HiddenText *HiddenText `json:"hidden_text,omitempty"`
+}
+
+// HiddenText says how much of a page's text layer was dropped as unseen, and why.
+type HiddenText struct {
+	Characters int `json:"characters"`
+	// Reasons: "invisible_render_mode", "outside_page", "too_small", "no_visible_mark".
+	Reasons []string `json:"reasons"`
 }
 
 // BatchItem is one result of OCRBatch: the image's answer, or the error the service gave it.

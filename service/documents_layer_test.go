@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/dococr"
 	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
@@ -109,7 +111,9 @@ func TestAnswerBound(t *testing.T) {
 	var code int
 	var raw []byte
 	grew := memlimit.Growth(10*time.Millisecond, func() { code, raw = call(t, app, postJSON("/ocr", "application/json", body)) })
-	checkJSONError(t, code, raw, 413, "answer_too_large")
+	if code != 413 || !strings.Contains(string(raw), `"answer_too_large"`) {
+		t.Errorf("status %d: %.300s; want 413 answer_too_large", code, raw)
+	}
 	if grew > 200<<20 {
 		t.Errorf("resident memory grew by %d MiB for an answer bounded at %d KiB", grew>>20, limit>>10)
 	}
@@ -174,5 +178,76 @@ func TestPageBudgetAcrossImages(t *testing.T) {
 	raw, _ := json.Marshal(map[string]any{"images": images, "pages": "2-3"})
 	if code, body := call(t, app, postJSON("/ocr", "application/json", raw)); code != 200 {
 		t.Errorf("two selections of 2 pages under a limit of %d: %d %.200s", limit, code, body)
+	}
+}
+
+// TestHiddenTextNotRead: text hidden in a PDF (invisible, white on white, off the page) is in
+// neither the /ocr answer nor what /ocr-json sends the chat model, and the answer says that the
+// page held hidden text and why; a page without any says nothing.
+func TestHiddenTextNotRead(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	cs := newChatServer(t, func(text string) (int, string) {
+		mu.Lock()
+		seen = append(seen, text)
+		mu.Unlock()
+		return 200, `{"company": "ACME", "date": null, "address": null, "total": "100.00"}`
+	})
+	ex, err := extract.New(extract.Options{Model: "m", BaseURL: cs.URL + "/v1", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := docApp(t, service.Options{Extractor: ex}, nil, nil)
+	for _, tt := range []struct {
+		name                string
+		before, hide, after string
+		reason              string
+	}{
+		{"invisible", "", "3 Tr", "", "invisible_render_mode"},
+		{"white on white", "", "1 g", "", "no_visible_mark"},
+		{"off the page", "", "0 -900 Td", "", "outside_page"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pdf := hostile.PDFHiddenText(tt.before, tt.hide, tt.after)
+			code, raw := call(t, app, readRequest(pdf, nil))
+			if code != 200 {
+				t.Fatalf("status %d: %.300s", code, raw)
+			}
+			var d struct {
+				Text  string
+				Pages []struct {
+					Source     string
+					Text       string
+					HiddenText *struct {
+						Characters int
+						Reasons    []string
+					} `json:"hidden_text"`
+				}
+			}
+			if err := json.Unmarshal(raw, &d); err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Pages) != 1 || d.Pages[0].Source != "text-layer" || d.Text != hostile.VisibleLine {
+				t.Errorf("read %q from %+v; want %q from the text layer", d.Text, d.Pages, hostile.VisibleLine)
+			}
+			if h := d.Pages[0].HiddenText; h == nil || h.Characters < 30 || len(h.Reasons) != 1 || h.Reasons[0] != tt.reason {
+				t.Errorf("hidden_text %+v; want the instruction's characters, for %s", h, tt.reason)
+			}
+			resp, err := app.Test(ocrJSONRequest(t, pdf, map[string]any{"template": "receipt"}), -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			mu.Lock()
+			text := seen[len(seen)-1]
+			mu.Unlock()
+			if resp.StatusCode != 200 || strings.Contains(text, "SYSTEM") || strings.Contains(text, "99999") || !strings.Contains(text, hostile.VisibleLine) {
+				t.Errorf("status %d; the chat model read %q", resp.StatusCode, text)
+			}
+		})
+	}
+	born, _ := bornDigital(t, invoice)
+	if _, raw := call(t, app, readRequest(born, nil)); strings.Contains(string(raw), "hidden_text") {
+		t.Errorf("hidden_text on a page without hidden text: %.300s", raw)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/service/dococr"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -130,13 +131,28 @@ type pageBody struct {
 	Source  string   `json:"source"`
 	Regions []region `json:"regions"`
 	Text    string   `json:"text"`
+	// HiddenText is set when the page's text layer held text no one sees, which was dropped.
+	HiddenText *hiddenText `json:"hidden_text,omitempty"`
+}
+
+// hiddenText says how much of a page's text layer was dropped as invisible, and why.
+type hiddenText struct {
+	Characters int      `json:"characters"`
+	Reasons    []string `json:"reasons"`
+}
+
+func newHiddenText(h document.Hidden) *hiddenText {
+	if h.Chars() == 0 {
+		return nil
+	}
+	return &hiddenText{Characters: h.Chars(), Reasons: h.Reasons()}
 }
 
 func newDocumentResponse(res *dococr.Result, words bool, elapsed time.Duration) documentResponse {
 	pages := make([]pageBody, len(res.Read))
 	for i, p := range res.Read {
 		pages[i] = pageBody{Page: p.Number, Width: p.Width, Height: p.Height, Source: string(p.Source),
-			Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text}
+			Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text, HiddenText: newHiddenText(p.Hidden)}
 	}
 	return documentResponse{
 		Version:        Version,

@@ -138,6 +138,9 @@ type Page struct {
 	// Result holds the page's regions and text. For text-layer pages every region and word has
 	// confidence 1 and Timings are zero.
 	Result *ocr.Result
+	// Hidden counts the characters of the page's text layer that were dropped because no one
+	// sees them (see document.Hidden): none of them is in Result.
+	Hidden document.Hidden
 }
 
 // Result is a document read.
@@ -212,6 +215,7 @@ type pending struct {
 	scale  float64
 	cost   int64
 	render document.Cost
+	hidden document.Hidden
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
@@ -308,15 +312,28 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 			return nil, nil, err
 		}
 		c := page.RenderCost(scale)
+		hidden := page.Hidden
 		if req.Mode == Auto && page.TextUsable().Usable {
-			res.Read[i] = textLayerPage(page, c.Width, c.Height)
-			if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
+			var tl *document.TextLayer
+			err := r.op(ctx, n, func(ctx context.Context) (err error) {
+				tl, err = doc.TextLayer(ctx, page, c.Width, c.Height)
+				return err
+			})
+			if err != nil {
 				return nil, nil, err
 			}
-			continue
+			hidden = tl.Hidden
+			// A layer of which nothing is seen is not the page's text: the page is OCR'd.
+			if len(tl.Lines) > 0 {
+				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height)
+				if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
 		}
-		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c})
-		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR}
+		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden})
+		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden}
 	}
 	return res, todo, nil
 }
@@ -395,7 +412,7 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	if err := req.Budget.addAnswer(answerBytes(res, req.Words)); err != nil {
 		return Page{}, err
 	}
-	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res}, nil
+	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res, Hidden: t.hidden}, nil
 }
 
 // render draws one page with the document open only for that long.
@@ -468,10 +485,10 @@ func (r *Reader) op(ctx context.Context, page int, fn func(context.Context) erro
 	return err
 }
 
-// textLayerPage turns a page's text-layer lines, in a w×h pixel space over the page, into a page
-// result shaped like the pipeline's.
-func textLayerPage(page *document.Page, w, h int) Page {
-	lines := page.Lines(w, h)
+// textLayerPage turns a page's visible text-layer lines, in a w×h pixel space over the page, into
+// a page result shaped like the pipeline's.
+func textLayerPage(number int, tl *document.TextLayer, w, h int) Page {
+	lines := tl.Lines
 	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
 	var text strings.Builder
 	for i, l := range lines {
@@ -491,7 +508,7 @@ func textLayerPage(page *document.Page, w, h int) Page {
 		text.WriteString(l.Text)
 	}
 	res.Text = text.String()
-	return Page{Number: page.Number, Width: w, Height: h, Source: TextLayer, Result: res}
+	return Page{Number: number, Width: w, Height: h, Source: TextLayer, Result: res, Hidden: tl.Hidden}
 }
 
 // vertical reports whether a line's text runs up or down the page.

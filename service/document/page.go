@@ -32,6 +32,9 @@ type Page struct {
 	// Chars counts the text layer's characters that are not spaces; Unmapped those of them
 	// whose font gives no Unicode text.
 	Chars, Unmapped int
+	// Hidden counts the characters of the text layer that are not page text, because no one
+	// sees them; they are not in Chars, Lines or TextLayer.
+	Hidden Hidden
 
 	chars    []pdfengine.Char
 	decision TextDecision
@@ -74,13 +77,10 @@ const (
 	minTextAreaOverImage = 0.02
 	// maxUnmappedShare: more characters than this without Unicode text make the layer garbage.
 	maxUnmappedShare = 0.1
-	// invisibleShare: text objects drawn invisibly in this share or more make the text an OCR
-	// layer laid over a scan.
-	invisibleShare = 0.9
 )
 
 func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
-	p := &Page{Number: n, Width: f.Width, Height: f.Height, chars: f.Chars}
+	p := &Page{Number: n, Width: f.Width, Height: f.Height}
 	area := f.Width * f.Height
 	page := pdfengine.Rect{X1: f.Width, Y1: f.Height}
 	var covered float64
@@ -103,9 +103,31 @@ func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
 		p.ImageScale = math.Sqrt(float64(dominant.Width) * float64(dominant.Height) / (bw * bh))
 	}
 
+	// What no one sees is not page text: characters drawn invisibly, placed outside the page's
+	// visible box, or too small to be read leave the layer here (Document.TextLayer drops the
+	// ones the drawn page shows no mark of).
+	kept := make([]pdfengine.Char, 0, len(f.Chars))
+	for _, c := range f.Chars {
+		if c.Generated || unicode.IsSpace(c.Rune) || c.Rune == 0 && !c.Unmapped {
+			kept = append(kept, c)
+			continue
+		}
+		switch {
+		case c.Invisible:
+			p.Hidden.Invisible++
+		case offPage(c, page):
+			p.Hidden.OffPage++
+		case tooSmall(c):
+			p.Hidden.TooSmall++
+		default:
+			kept = append(kept, c)
+		}
+	}
+	p.chars = kept
+
 	var heights []float64
 	var textArea float64
-	for _, c := range f.Chars {
+	for _, c := range kept {
 		if c.Generated || unicode.IsSpace(c.Rune) || c.Rune == 0 && !c.Unmapped {
 			continue
 		}
@@ -156,14 +178,16 @@ func findScan(f *pdfengine.PageFacts) *scanImage {
 func decide(p *Page, f *pdfengine.PageFacts, textShare float64) TextDecision {
 	overImage := p.ImageCoverage >= pageImageCoverage
 	switch {
-	case p.Chars == 0:
-		return TextDecision{Reason: "no text layer"}
 	case f.CharsTruncated:
 		return TextDecision{Reason: "the text layer is larger than the character limit"}
+	case p.Chars == 0 && p.Hidden.Invisible > 0 && overImage:
+		return TextDecision{Reason: "invisible text over a page image (an earlier OCR layer)"}
+	case p.Chars == 0 && p.Hidden.Chars() > 0:
+		return TextDecision{Reason: "no visible text layer"}
+	case p.Chars == 0:
+		return TextDecision{Reason: "no text layer"}
 	case float64(p.Unmapped) > maxUnmappedShare*float64(p.Chars):
 		return TextDecision{Reason: "the text layer's fonts do not map to Unicode"}
-	case overImage && f.TextObjects > 0 && float64(f.InvisibleText) >= invisibleShare*float64(f.TextObjects):
-		return TextDecision{Reason: "invisible text over a page image (an earlier OCR layer)"}
 	case overImage && (p.Chars < minCharsOverImage || textShare < minTextAreaOverImage):
 		return TextDecision{Reason: "a few stray characters over a page image"}
 	}
