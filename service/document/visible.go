@@ -95,6 +95,8 @@ const (
 	checkScale = 1.0
 	// checkPixels caps the check's drawing for large pages.
 	checkPixels = 2_000_000
+	// checkBudget bounds the pixels the check reads, in drawings' worth (see TextLayer).
+	checkBudget = 16
 	// minContrast is the least difference between the lightest and the darkest pixel under a
 	// word, of 255, for the word to have left a mark: light gray text on white (#E0E0E0 and
 	// up) is at the edge of what a person makes out.
@@ -128,18 +130,37 @@ func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer
 	if err != nil {
 		return nil, pdfError(err)
 	}
-	fx, fy := float64(gw)/float64(w), float64(gh)/float64(h)
+	tl.Lines, tl.Hidden.NoMark = dropUnmarked(img, lines, float64(gw)/float64(w), float64(gh)/float64(h))
+	return tl, nil
+}
+
+// dropUnmarked keeps the words of lines under which the drawing img (the lines' pixel space
+// scaled by fx, fy) shows a mark, and counts the characters of the others.
+//
+// The words' boxes of a real page add up to a fraction of it; a page built of a hundred thousand
+// page-sized words would have every one read in full. Past checkBudget drawings' worth of pixels,
+// the boxes are read on a grid coarse enough to stay within it.
+func dropUnmarked(img *image.Gray, lines []Line, fx, fy float64) ([]Line, int) {
+	var area int64
+	for _, l := range lines {
+		for _, wd := range l.Words {
+			r := wordRect(img, wd, fx, fy)
+			area += int64(r.Dx()) * int64(r.Dy())
+		}
+	}
+	step := checkStep(area, img.Rect.Dx(), img.Rect.Dy())
+	noMark := 0
 	out := lines[:0]
 	for _, l := range lines {
 		var words []Word
 		for _, wd := range l.Words {
-			if marked(img, wd, fx, fy) {
+			if marked(img, wordRect(img, wd, fx, fy), step) {
 				words = append(words, wd)
 				continue
 			}
 			for _, r := range wd.Text {
 				if !unicode.IsSpace(r) {
-					tl.Hidden.NoMark++
+					noMark++
 				}
 			}
 		}
@@ -151,23 +172,37 @@ func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer
 		}
 		out = append(out, l)
 	}
-	tl.Lines = out
-	return tl, nil
+	return out, noMark
 }
 
-// marked reports whether the drawing shows a mark under a word (its box in the text layer's
-// pixel space, scaled by fx, fy into the drawing's).
-func marked(img *image.Gray, wd Word, fx, fy float64) bool {
+// checkStep is the grid step that reads boxes of area pixels in all within checkBudget drawings
+// of w×h.
+func checkStep(area int64, w, h int) int {
+	budget := checkBudget * int64(w) * int64(h)
+	if area <= budget || budget <= 0 {
+		return 1
+	}
+	return int(math.Ceil(math.Sqrt(float64(area) / float64(budget))))
+}
+
+// wordRect is a word's box in the drawing, whose pixel space is the text layer's scaled by fx,
+// fy.
+func wordRect(img *image.Gray, wd Word, fx, fy float64) image.Rectangle {
 	x0, y0, x1, y1 := wd.Quad.Bounds()
-	r := image.Rect(int(math.Floor(x0*fx)), int(math.Floor(y0*fy)), int(math.Ceil(x1*fx)), int(math.Ceil(y1*fy))).Intersect(img.Rect)
+	return image.Rect(int(math.Floor(x0*fx)), int(math.Floor(y0*fy)), int(math.Ceil(x1*fx)), int(math.Ceil(y1*fy))).Intersect(img.Rect)
+}
+
+// marked reports whether the drawing shows a mark in r: two of its pixels, every step-th of each
+// row and column, differ by minContrast or more.
+func marked(img *image.Gray, r image.Rectangle, step int) bool {
 	if r.Empty() {
 		return false
 	}
 	lo, hi := uint8(255), uint8(0)
-	for y := r.Min.Y; y < r.Max.Y; y++ {
+	for y := r.Min.Y; y < r.Max.Y; y += step {
 		row := img.Pix[(y-img.Rect.Min.Y)*img.Stride+(r.Min.X-img.Rect.Min.X):][:r.Dx()]
-		for _, v := range row {
-			lo, hi = min(lo, v), max(hi, v)
+		for x := 0; x < len(row); x += step {
+			lo, hi = min(lo, row[x]), max(hi, row[x])
 		}
 		if int(hi)-int(lo) >= minContrast {
 			return true

@@ -71,3 +71,4 @@ func TestHiddenText(t *testing.T) {
 		})
 	}
 }
+
