@@ -2,9 +2,9 @@ package document_test
 
 import (
 	"bytes"
+	"errors"
 	"image"
 	"image/jpeg"
-	"errors"
 	"math"
 	"testing"
 	"time"

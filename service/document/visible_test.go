@@ -71,4 +71,3 @@ func TestHiddenText(t *testing.T) {
 		})
 	}
 }
-
