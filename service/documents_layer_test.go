@@ -251,3 +251,74 @@ func TestHiddenTextNotRead(t *testing.T) {
 		t.Errorf("hidden_text on a page without hidden text: %.300s", raw)
 	}
 }
+
+// TestPageErrors: a document with a page that cannot be read answers 200 with the other pages
+// read and that page's error (code and message) in its place; a document of which no page can
+// be read answers the error of its first page, as it did before pages failed alone.
+func TestPageErrors(t *testing.T) {
+	app := docApp(t, service.Options{}, nil, nil)
+	good, last := hostile.TextPage("FIRST PAGE OF THE LETTER"), hostile.TextPage("THE LAST PAGE")
+	bad := hostile.PageSpec{Crop: "0 0 0.01 0.01", Content: good.Content}
+	code, raw := call(t, app, readRequest(hostile.PDFPages(good, bad, last), nil))
+	if code != 200 {
+		t.Fatalf("status %d: %.300s", code, raw)
+	}
+	var d struct {
+		Text  string
+		Pages []struct {
+			Page   int
+			Source string
+			Text   string
+			Error  *struct{ Code, Message string }
+		}
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Pages) != 3 || d.Pages[0].Error != nil || d.Pages[2].Error != nil || d.Pages[2].Text != "THE LAST PAGE" {
+		t.Fatalf("pages %+v", d.Pages)
+	}
+	if p := d.Pages[1]; p.Page != 2 || p.Source != "none" || p.Error == nil || p.Error.Code != "degenerate_page" ||
+		!strings.Contains(p.Error.Message, "page 2") || p.Text != "" {
+		t.Errorf("page 2: %+v", p)
+	}
+	if d.Text != "FIRST PAGE OF THE LETTER\f\fTHE LAST PAGE" {
+		t.Errorf("text %q", d.Text)
+	}
+	code, raw = call(t, app, readRequest(hostile.PDFPages(bad, bad), nil))
+	checkJSONError(t, code, raw, 422, "degenerate_page")
+}
+
+// TestExtractSkipsFailedPages: /ocr-json fills its object from the pages that were read, and
+// names the ones that were not in X-Failed-Pages.
+func TestExtractSkipsFailedPages(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	cs := newChatServer(t, func(text string) (int, string) {
+		mu.Lock()
+		seen = append(seen, text)
+		mu.Unlock()
+		return 200, `{"company": "ACME", "date": null, "address": null, "total": "100.00"}`
+	})
+	ex, err := extract.New(extract.Options{Model: "m", BaseURL: cs.URL + "/v1", Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := docApp(t, service.Options{Extractor: ex}, nil, nil)
+	good, last := hostile.TextPage("FIRST PAGE OF THE LETTER"), hostile.TextPage("THE LAST PAGE")
+	bad := hostile.PageSpec{Crop: "0 0 0.01 0.01", Content: good.Content}
+	resp, err := app.Test(ocrJSONRequest(t, hostile.PDFPages(good, bad, last, bad), map[string]any{"template": "receipt"}), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	text := seen[len(seen)-1]
+	mu.Unlock()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Failed-Pages") != "2,4" {
+		t.Errorf("status %d, X-Failed-Pages %q; want 200 and 2,4", resp.StatusCode, resp.Header.Get("X-Failed-Pages"))
+	}
+	if want := "<<<PAGE 1>>>\nFIRST PAGE OF THE LETTER\n<<<PAGE 3>>>\nTHE LAST PAGE"; text != want {
+		t.Errorf("the chat model read %q, want %q", text, want)
+	}
+}

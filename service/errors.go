@@ -112,6 +112,9 @@ func classify(err error) *apiError {
 	case errors.Is(err, document.ErrCorrupt):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "corrupt_document",
 			msg: "the document is corrupt or cut short, or it cannot be read within the PDF engine's limits"}
+	case errors.Is(err, document.ErrUnsupported):
+		return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_image_format",
+			msg: "a page is stored in a format ocrgate does not read"}
 	case errors.Is(err, document.ErrNotDocument):
 		return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_image_format",
 			msg: "image format not recognized; send JPEG, PNG, GIF, BMP, TIFF, WebP or PDF"}

@@ -93,3 +93,56 @@ func PDFHiddenText(before, hide, after string) []byte {
 		VisibleLine, before, hide, HiddenInstruction, after)
 	return testdoc.OnePage("0 0 595 842", helvetica, testdoc.Stream("", []byte(content)))
 }
+
+// PageSpec is one page of PDFPages.
+type PageSpec struct {
+	// Box is the media box ("0 0 595 842" when empty); Crop the crop box ("" for none).
+	Box, Crop string
+	// Content is the page's content stream (deflated into the file); Resources its resource
+	// dictionary's entries (Helvetica as /F1 when empty).
+	Content   string
+	Resources string
+}
+
+// TextPage is a page showing each of lines in 12 pt Helvetica, one under the other.
+func TextPage(lines ...string) PageSpec {
+	var b strings.Builder
+	b.WriteString("BT /F1 12 Tf 16 TL 72 760 Td\n")
+	for _, l := range lines {
+		fmt.Fprintf(&b, "(%s) '\n", l)
+	}
+	b.WriteString("ET")
+	return PageSpec{Content: b.String()}
+}
+
+// EndlessPage is a page whose content fills it rects times: trivial to read, endless to draw.
+func EndlessPage(rects int) PageSpec {
+	return PageSpec{Content: strings.Repeat("0 0 595 842 re f\n", rects)}
+}
+
+// PDFPages is a PDF of the given pages.
+func PDFPages(pages ...PageSpec) []byte {
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", ""}
+	var kids []string
+	for i, p := range pages {
+		page, content := 3+2*i, 4+2*i
+		kids = append(kids, fmt.Sprintf("%d 0 R", page))
+		box := p.Box
+		if box == "" {
+			box = "0 0 595 842"
+		}
+		crop := ""
+		if p.Crop != "" {
+			crop = "/CropBox [" + p.Crop + "]"
+		}
+		res := p.Resources
+		if res == "" {
+			res = helvetica
+		}
+		objs = append(objs,
+			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [%s] %s /Resources << %s >> /Contents %d 0 R >>", box, crop, res, content),
+			testdoc.Stream("/Filter /FlateDecode", testdoc.Deflate([]byte(p.Content))))
+	}
+	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages))
+	return testdoc.Raw(objs...)
+}

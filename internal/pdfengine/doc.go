@@ -20,9 +20,10 @@ import (
 )
 
 // maxReopens is how many times a document is opened again on a fresh instance after a page made
-// PDFium trap. It lets the other pages of a document with one broken page be read, without
-// letting a document that traps on every page cost unbounded work.
-const maxReopens = 2
+// PDFium trap or was stopped at its time limit. It lets the other pages of a document with a few
+// broken or costly pages be read, without letting a document that traps on every page cost
+// unbounded work.
+const maxReopens = 8
 
 // Doc is one open PDF on its own PDFium instance. Its methods may be called from several
 // goroutines but run one at a time (PDFium is single-threaded). Close it to return the instance.

@@ -63,6 +63,8 @@ type Source string
 const (
 	TextLayer Source = "text-layer"
 	OCR       Source = "ocr"
+	// Failed is a page that could not be read (Page.Err says why).
+	Failed Source = "none"
 )
 
 // Config sets up a Reader.
@@ -141,6 +143,10 @@ type Page struct {
 	// Hidden counts the characters of the page's text layer that were dropped because no one
 	// sees them (see document.Hidden): none of them is in Result.
 	Hidden document.Hidden
+	// Err is why the page could not be read, nil when it was: a *document.PageError whose Err
+	// wraps the document package's sentinels, or is a *TooComplexError or a *CostError. Its
+	// Result is then empty, and its Source Failed.
+	Err error
 }
 
 // Result is a document read.
@@ -256,12 +262,71 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 			return nil, err
 		}
 	}
+	// A document of which no page could be read fails as its first page did.
+	if err := allFailed(res.Read); err != nil {
+		return nil, err
+	}
 	texts := make([]string, len(res.Read))
 	for i, pg := range res.Read {
 		texts[i] = pg.Result.Text
 	}
 	res.Text = strings.Join(texts, PageSeparator)
 	return res, nil
+}
+
+// allFailed returns the first page's error when no page was read, nil otherwise.
+func allFailed(pages []Page) error {
+	for _, pg := range pages {
+		if pg.Err == nil {
+			return nil
+		}
+	}
+	if len(pages) == 0 {
+		return nil
+	}
+	return pages[0].Err
+}
+
+// failPage records that page slot could not be read, when err is the page's own failure (see
+// pageFailure), and reports whether it was; any other error ends the whole read.
+func failPage(res *Result, slot, number int, err error, hidden document.Hidden) bool {
+	pe := pageFailure(number, err)
+	if pe == nil {
+		return false
+	}
+	res.Read[slot] = Page{Number: number, Source: Failed, Result: &ocr.Result{}, Hidden: hidden, Err: pe}
+	return true
+}
+
+// pageFailure returns err as the failure of page number alone (the other pages of the document
+// are read), or nil when err is not the page's: the request's deadline or cancellation, its
+// admission, its answer or page budget, the model runtime. A page fails alone when it cannot be
+// read, drawn or decoded, is too complex to draw within the engine's limits, or costs more than
+// a request may.
+func pageFailure(number int, err error) *document.PageError {
+	var (
+		pe *document.PageError
+		tc *TooComplexError
+		ce *CostError
+	)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, ErrAnswerTooLarge), errors.Is(err, document.ErrTooManyPages), errors.Is(err, document.ErrUnavailable):
+		return nil
+	case errors.As(err, &pe):
+		return pe
+	case errors.As(err, &tc):
+		if tc.Page == 0 {
+			tc = &TooComplexError{Page: number, Limit: tc.Limit}
+		}
+		return &document.PageError{Page: number, Err: tc}
+	case errors.As(err, &ce):
+		return &document.PageError{Page: number, Err: err}
+	case errors.Is(err, document.ErrCorrupt), errors.Is(err, document.ErrTooLarge), errors.Is(err, document.ErrDegenerate),
+		errors.Is(err, document.ErrUnsupported):
+		return &document.PageError{Page: number, Err: err}
+	}
+	return nil
 }
 
 // engineCost is what a job that opens the document holds in the engine.
@@ -305,10 +370,16 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 			return err
 		})
 		if err != nil {
+			if failPage(res, i, n, err, document.Hidden{}) {
+				continue
+			}
 			return nil, nil, err
 		}
 		scale, err := page.Scale(r.cfg.Scale, r.docs.Limits())
 		if err != nil {
+			if failPage(res, i, n, err, page.Hidden) {
+				continue
+			}
 			return nil, nil, err
 		}
 		c := page.RenderCost(scale)
@@ -320,6 +391,9 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 				return err
 			})
 			if err != nil {
+				if failPage(res, i, n, err, hidden) {
+					continue
+				}
 				return nil, nil, err
 			}
 			hidden = tl.Hidden
@@ -339,7 +413,8 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 }
 
 // ocrPages renders and OCRs the pages the survey left, up to Parallel at once, each admitted on
-// its own. The first error stops the rest.
+// its own. A page that fails alone (see pageFailure) is answered with its error; the first other
+// error stops the rest.
 func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Request, res *Result, todo []pending) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -351,17 +426,19 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	fail := func(err error) {
 		once.Do(func() { first = err; cancel(err) })
 	}
-	for i := range todo {
+	affordable := todo[:0]
+	for _, t := range todo {
 		// What the page holds at its peak: its pixels throughout; with them the engine while it
 		// is drawn, then the models' tensors (the engine instance is closed before OCR starts).
-		t := &todo[i]
 		t.cost = addCost(req.Held, t.render.Bytes, max(r.engineCost(res.Format), opt.ModelBytes(t.render.Width, t.render.Height)))
-		// A page the request may not afford fails the document before any page is read.
+		// A page the request may not afford fails alone, before any page is drawn.
 		if req.MaxCost > 0 && t.cost > req.MaxCost {
-			return &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}
+			failPage(res, t.slot, t.number, &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}, t.hidden)
+			continue
 		}
+		affordable = append(affordable, t)
 	}
-	for _, t := range todo {
+	for _, t := range affordable {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -373,6 +450,10 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 			defer func() { <-sem }()
 			pg, err := r.ocrPage(ctx, p, adm, req, res.Format, t)
 			if err != nil {
+				// The page's own failure is its answer; anything else ends the read.
+				if ctx.Err() == nil && failPage(res, t.slot, t.number, err, t.hidden) {
+					return
+				}
 				fail(err)
 				return
 			}

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"strings"
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/internal/tiffpages"
@@ -54,7 +55,47 @@ var (
 	ErrBadSelection = errors.New("invalid page selection")
 	// ErrUnavailable means the PDF engine could not be started.
 	ErrUnavailable = errors.New("the document engine is unavailable")
+	// ErrUnsupported means a page is stored in a way this package does not read (a TIFF page's
+	// compression or layout, for instance).
+	ErrUnsupported = errors.New("the page's format is not supported")
 )
+
+// PageError is the failure of one page of a document: it could not be read, drawn or decoded,
+// or costs more than allowed. The document's other pages are not affected, and are read. Err
+// wraps the sentinels above (or is the caller's typed error), which say what kind of failure it
+// is; any source of pages (the PDF engine, the TIFF decoder) reports a page's failure as a
+// PageError with the page's number.
+type PageError struct {
+	Page int // 1-based
+	Err  error
+}
+
+func (e *PageError) Error() string {
+	msg := e.Err.Error()
+	// Most failures name their page already.
+	if names(msg, fmt.Sprintf("page %d", e.Page)) {
+		return msg
+	}
+	return fmt.Sprintf("page %d: %s", e.Page, msg)
+}
+
+// names reports whether msg holds word not followed by a digit ("page 1" is not in "page 12").
+func names(msg, word string) bool {
+	for i := 0; ; {
+		k := strings.Index(msg[i:], word)
+		if k < 0 {
+			return false
+		}
+		end := i + k + len(word)
+		if end == len(msg) || msg[end] < '0' || msg[end] > '9' {
+			return true
+		}
+		i = end
+	}
+}
+
+// Unwrap gives the failure itself.
+func (e *PageError) Unwrap() error { return e.Err }
 
 // Format names a document format.
 type Format string
