@@ -14,7 +14,7 @@ STATICCHECK         := bin/tools/staticcheck
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check docs vet fmt clean
 
 all: build
 
@@ -76,6 +76,10 @@ test: models proto-tools browser-tools python check
 	$(GO) vet -tags integration ./...
 	$(GO) test -tags integration -race -count=1 -timeout 30m ./...
 	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+## docs: regenerate docs/configuration.md from the settings table (a test fails when it is stale)
+docs:
+	$(GO) generate ./service/config
 
 ## test-short: the fast tier, without models, ONNX Runtime or datasets
 test-short:

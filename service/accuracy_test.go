@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/sroie-dev/*.txt from t
 
 // Accuracy floors on the SROIE dev receipts, scored by shared/tools/ocr_score.py (SROIE's ground
 // truth is upper case, so the case-insensitive numbers are the ones that mean something). They sit
-// just under what the pipeline measures today (see the README), leaving only the margin that
+// just under what the pipeline measures today (docs/performance.md), leaving only the margin that
 // floating-point differences between CPUs can cause; a change that costs accuracy fails here.
 const (
 	floorDetHmean  = 0.910

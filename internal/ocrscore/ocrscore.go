@@ -1,7 +1,7 @@
 // Package ocrscore connects ocrgate to the project's one accuracy scorer, shared/tools/ocr_score.py:
 // it writes OCR results as the scorer's prediction files, runs the scorer on them and reads its
 // JSON summary back. There is deliberately no Go scorer beside it: two scorers drift apart, and the
-// Python one is what every figure in the README is measured with.
+// Python one is what every figure in the docs is measured with.
 //
 // The accuracy tests (build tag integration) and the benchmark command use it; the service does
 // not. The scorer and the datasets are looked up in a shared/ directory beside the checkout (or
@@ -151,7 +151,7 @@ func (s *Summary) String() string {
 
 // Score runs `python3 ocr_score.py ocr DATASET PRED_DIR --json -v` and returns its summary. It
 // fails when python3 or the script is missing, when the scorer fails, or when it read malformed
-// ground truth (the numbers would then not be the ones the README quotes).
+// ground truth (the numbers would then not be the ones the docs quote).
 func Score(ctx context.Context, dataset, predDir string, opt Options) (*Summary, error) {
 	script := opt.Script
 	if script == "" {

@@ -45,7 +45,7 @@ func TestPageInChromium(t *testing.T) {
 	browser := chromium(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("node is not installed: it runs the page test (see the README's requirements)")
+		t.Fatal("node is not installed: it runs the page test (see docs/development.md)")
 	}
 	if _, err := os.Stat("browsertest/node_modules/playwright-core/package.json"); err != nil {
 		t.Fatal("playwright-core is not installed: run `make browser-tools` (make test does)")
