@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -320,5 +321,130 @@ func TestExtractSkipsFailedPages(t *testing.T) {
 	}
 	if want := "<<<PAGE 1>>>\nFIRST PAGE OF THE LETTER\n<<<PAGE 3>>>\nTHE LAST PAGE"; text != want {
 		t.Errorf("the chat model read %q, want %q", text, want)
+	}
+}
+
+// TestCostlyPageUnderLoad: limits count work, not time. A PDF holds a page that takes about a
+// second of CPU to draw and one built to draw forever; it is read twice at once while every core
+// is kept busy by other work. Each answer is the same: the costly page is read (its drawing is
+// bounded by CPU time, so the load only makes it slower), the endless one fails alone with
+// document_too_complex after its CPU limit, and the other pages answer. A wall-clock limit of the
+// same length used to fail the costly page on a busy machine, and with it the whole document.
+func TestCostlyPageUnderLoad(t *testing.T) {
+	const cpuLimit = 3 * time.Second
+	lim := document.Limits{MaxPages: 2000, OpCPU: cpuLimit}
+	app := docApp(t, service.Options{RequestTimeout: 5 * time.Minute}, &lim, nil)
+	pdf := hostile.PDFPages(hostile.TextPage("FIRST PAGE"), hostile.EndlessPage(30), hostile.EndlessPage(400_000), hostile.TextPage("LAST PAGE"))
+
+	// Other work on every core, for as long as the documents are read.
+	stop := make(chan struct{})
+	var load sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		load.Go(func() {
+			x := 1.0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := range 100_000 {
+					x = x*1.0000001 + float64(i&1)
+				}
+			}
+		})
+	}
+	type page struct {
+		Source, Text string
+		Error        *struct{ Code, Message string }
+	}
+	answers := make([][]page, 2)
+	var reads sync.WaitGroup
+	for i := range answers {
+		reads.Go(func() {
+			resp, err := app.Test(readRequest(pdf, nil), -1)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var d struct{ Pages []page }
+			if err := json.NewDecoder(resp.Body).Decode(&d); err != nil || resp.StatusCode != 200 {
+				t.Errorf("read %d: status %d, %v", i, resp.StatusCode, err)
+			}
+			answers[i] = d.Pages
+		})
+	}
+	reads.Wait()
+	close(stop)
+	load.Wait()
+	for i, a := range answers {
+		if len(a) != 4 {
+			t.Fatalf("answer %d: %+v", i, a)
+		}
+		if a[0].Text != "FIRST PAGE" || a[3].Text != "LAST PAGE" || a[1].Source != "ocr" || a[1].Error != nil {
+			t.Errorf("answer %d: pages %+v", i, a)
+		}
+		if e := a[2].Error; a[2].Source != "none" || e == nil || e.Code != "document_too_complex" || !strings.Contains(e.Message, "CPU time") {
+			t.Errorf("answer %d: the endless page %+v", i, a[2])
+		} else {
+			t.Logf("answer %d: %s", i, e.Message)
+		}
+	}
+	a0, _ := json.Marshal(answers[0])
+	a1, _ := json.Marshal(answers[1])
+	if string(a0) != string(a1) {
+		t.Errorf("the two answers differ:\n%s\n%s", a0, a1)
+	}
+}
+
+// TestTextPagesDoNotCountAsOCR: the page limit counts pages that need OCR. A document of 60
+// born-digital pages reads from its text layer under an OCR limit of 50 (it used to be 413); a
+// document of 60 pages without text is refused before any is drawn, saying they need OCR.
+func TestTextPagesDoNotCountAsOCR(t *testing.T) {
+	app := docApp(t, service.Options{}, nil, nil)
+	var text, blank []hostile.PageSpec
+	for i := range 60 {
+		text = append(text, hostile.TextPage(fmt.Sprintf("PAGE %d OF THE BOOK", i+1)))
+		blank = append(blank, hostile.PageSpec{Content: "0.5 g 100 100 50 50 re f"})
+	}
+	d := readDocument(t, app, hostile.PDFPages(text...), nil)
+	if len(d.Pages) != 60 || d.Pages[59].Source != "text-layer" || d.Pages[59].Text != "PAGE 60 OF THE BOOK" {
+		t.Errorf("60 text pages: %d read, the last %+v", len(d.Pages), d.Pages[len(d.Pages)-1])
+	}
+	code, raw := call(t, app, readRequest(hostile.PDFPages(blank...), nil))
+	checkJSONError(t, code, raw, 413, "too_many_pages")
+	if msg := errorMessage(raw); !strings.Contains(msg, "60 pages that need OCR") || !strings.Contains(msg, "the limit is 50") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+// TestBook: a 300-page born-digital book reads from its text layer under the OCR page limit of
+// 50, within the memory the plan gives a request: the engine's instance, the survey's bound and
+// the answer it charges (BenchmarkDocuments/book measures a dense one).
+func TestBook(t *testing.T) {
+	gate := admission.New(admission.Options{Budget: 824 << 20, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
+	app := docApp(t, service.Options{Gate: gate, MaxRequestCost: 824 << 20, RequestTimeout: time.Minute}, nil, nil)
+	pages := make([]hostile.PageSpec, 300)
+	for i := range pages {
+		pages[i] = hostile.TextPage(fmt.Sprintf("CHAPTER %d", i/10+1), fmt.Sprintf("This is page %d of the book.", i+1),
+			"Every page has a few lines of text on it, as a book does.")
+	}
+	var d docBody
+	grew := memlimit.Growth(10*time.Millisecond, func() { d = readDocument(t, app, hostile.PDFPages(pages...), nil) })
+	if len(d.Pages) != 300 {
+		t.Fatalf("%d pages read", len(d.Pages))
+	}
+	for _, p := range d.Pages {
+		if want := fmt.Sprintf("This is page %d of the book.", p.Page); p.Source != "text-layer" || !strings.Contains(p.Text, want) {
+			t.Errorf("page %d: %s %q", p.Page, p.Source, p.Text)
+		}
+	}
+	t.Logf("resident memory grew by %d MiB", grew>>20)
+	if grew > 824<<20 {
+		t.Errorf("resident memory grew by %d MiB; the plan's budget is 824 MiB", grew>>20)
+	}
+	if s := gate.Stats(); s.Used != 0 || s.Running != 0 {
+		t.Errorf("the gate holds %+v afterwards", s)
 	}
 }

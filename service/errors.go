@@ -94,6 +94,9 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.As(err, &tc):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "document_too_complex", msg: tc.Error()}
+	case errors.Is(err, document.ErrTooComplex):
+		// Built from the CPU time used and the limit, numbers only.
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "document_too_complex", msg: err.Error()}
 	case errors.Is(err, dococr.ErrAnswerTooLarge):
 		// Built from the limit, a number.
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large", msg: err.Error()}

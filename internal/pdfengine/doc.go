@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
@@ -30,6 +31,7 @@ const maxReopens = 8
 type Doc struct {
 	eng  *Engine
 	data []byte
+	cpu  time.Duration // CPU limit of one call; 0: none
 
 	mu      sync.Mutex
 	inst    pdfium.Pdfium // nil after a kill or a trap; reopened on demand
@@ -40,9 +42,13 @@ type Doc struct {
 }
 
 // Open loads a PDF from memory on a fresh instance, waiting for one until ctx ends. data must not
-// change while the Doc is open. Errors wrap ErrEncrypted, ErrCorrupt or ErrEngine, or are ctx's.
-func (e *Engine) Open(ctx context.Context, data []byte) (*Doc, error) {
-	d := &Doc{eng: e, data: data}
+// change while the Doc is open. Every operation on the document (opening it included) may use
+// cpuLimit of CPU time (0: no bound of its own; ctx still bounds it): one that needs more is
+// stopped and fails with a *CPUError, its instance thrown away. CPU time, not elapsed time: a
+// page that takes 2 CPU-s to draw draws on a busy machine too. Errors wrap ErrEncrypted,
+// ErrCorrupt, ErrEngine or ErrTooComplex, or are ctx's.
+func (e *Engine) Open(ctx context.Context, data []byte, cpuLimit time.Duration) (*Doc, error) {
+	d := &Doc{eng: e, data: data, cpu: cpuLimit}
 	if err := d.open(ctx); err != nil {
 		return nil, err
 	}
@@ -148,24 +154,34 @@ func (d *Doc) do(ctx context.Context, fn func(inst pdfium.Pdfium) error) error {
 	return err
 }
 
-// call runs fn with the instance, killing the instance if ctx ends while fn runs (wazero then
-// stops the running call), and turning panics into ErrEngine. d.mu must be held.
+// call runs fn with the instance, killing the instance if ctx ends while fn runs, or when fn
+// has used more than the document's CPU limit (wazero then stops the running call), and turning
+// panics into ErrEngine. d.mu must be held.
 func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err error) {
 	inst := d.inst
+	var once sync.Once
+	kill := func() { once.Do(func() { _ = safely(func() error { return inst.Kill() }) }) }
 	killed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(killed)
-		_ = safely(func() error { return inst.Kill() })
+		kill()
 	})
+	cpu := watchCPU(d.cpu, kill)
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: panic: %v", ErrEngine, r)
 		}
+		over, used := cpu.end()
 		if !stop() {
 			// The context ended during the call: the instance is gone, whatever fn returned.
 			<-killed
 			d.inst = nil
 			err = ctx.Err()
+			return
+		}
+		if over {
+			d.inst = nil
+			err = &CPUError{Used: used, Limit: d.cpu}
 		}
 	}()
 	return fn(inst)

@@ -30,8 +30,11 @@ func (e *AnswerError) Is(target error) bool { return target == ErrAnswerTooLarge
 // array's entries share them). Zero fields are no bound.
 type BudgetLimits struct {
 	// Pages bounds the pages the request's documents may read together (a *PageCountError
-	// beyond), as each document's selection does for itself.
+	// beyond), text-layer pages included, as each document's selection does for itself.
 	Pages int
+	// OCRPages bounds the pages among them that need OCR, known once each document has been
+	// surveyed.
+	OCRPages int
 	// AnswerBytes bounds the answer: the regions, words and texts of every page read, as the
 	// service writes them (JSON), estimated as each page is read.
 	AnswerBytes int64
@@ -49,6 +52,7 @@ type Budget struct {
 
 	mu       sync.Mutex
 	pages    int   // pages taken
+	ocrPages int   // of them, pages that need OCR
 	answer   int64 // bytes of answer admitted
 	charged  int64 // bytes charged through charge
 	releases []func()
@@ -103,6 +107,22 @@ func (b *Budget) takePages(n int) error {
 		return b.over
 	}
 	b.pages += n
+	return nil
+}
+
+// takeOCRPages takes n more pages that need OCR, or refuses them (and everything later) with a
+// *PageCountError that counts the request's OCR pages.
+func (b *Budget) takeOCRPages(n int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over != nil {
+		return b.over
+	}
+	if b.lim.OCRPages > 0 && b.ocrPages+n > b.lim.OCRPages {
+		b.over = &document.PageCountError{Pages: b.ocrPages + n, Limit: b.lim.OCRPages, Selected: true, Request: true, OCR: true}
+		return b.over
+	}
+	b.ocrPages += n
 	return nil
 }
 

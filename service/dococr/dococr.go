@@ -12,9 +12,15 @@
 // fresh engine instance and close it before OCR starts: the instance's memory (charged at the
 // engine's cap, the only bound a hostile page respects) is gone by the time the models run.
 //
-// Every engine operation (opening, reading a page, rendering it) has its own time limit: a page
-// that takes longer is a document too complex to read ([TooComplexError]), which is the caller's
-// document's fault, not the service's; the request's own deadline stays the bound on the whole.
+// Every engine operation (opening, reading a page, rendering it) is bounded by the CPU time it
+// may use (the engine's CPU limit, see internal/pdfengine): a page that needs more is too
+// complex to read (document.ErrTooComplex), which is the caller's document's fault, not the
+// service's, and that page fails alone (see [Page].Err). CPU time, not elapsed time: a page that
+// takes 2 CPU-s draws on a busy machine too. The request's own deadline, which grows with the
+// pages a document reads and OCRs ([Reader.Deadline]), stays the bound on the whole.
+//
+// Limits count work. A request may read Budget.Pages pages in all (text-layer pages are cheap),
+// of which Budget.OCRPages may need OCR; each job is admitted by what it will hold.
 package dococr
 
 import (
@@ -74,12 +80,14 @@ type Config struct {
 	// EngineMemory is charged for every job that has a PDF open: the PDF engine's per-instance
 	// memory cap (the file, its parsed objects, decoded images and the render bitmap live there).
 	EngineMemory int64
-	// OpTimeout bounds one engine operation: opening the document, reading a page's facts,
-	// rendering a page. Longer is a TooComplexError. Zero means no bound of its own.
+	// OpTimeout bounds one engine operation in elapsed time: opening the document, reading a
+	// page's facts, rendering a page. Longer is a TooComplexError. Zero (what the service uses:
+	// the engine's CPU limit bounds operations whatever the load) means no bound of its own.
 	OpTimeout time.Duration
-	// PageTimeout is added to a document's deadline for every page it OCRs after the first, up to
-	// MaxTimeout from the request's start.
-	PageTimeout, MaxTimeout time.Duration
+	// PageTimeout is added to a document's deadline for every page it OCRs after the first, and
+	// SurveyPageTimeout for every page it reads after the first (its survey: facts and text
+	// layer), up to MaxTimeout from the request's start.
+	PageTimeout, SurveyPageTimeout, MaxTimeout time.Duration
 	// Parallel is how many pages of one document may be rendered and OCR'd at once, each
 	// admitted on its own (at least 1).
 	Parallel int
@@ -204,10 +212,13 @@ var ErrEngineStarting = fmt.Errorf("%w: the PDF engine is still starting", docum
 // 100 000 characters of text layer, under 100 bytes each), and the text-layer pages read so far.
 const surveyBytes = 32 << 20
 
-// Deadline is the deadline of a document that OCRs ocrPages pages: the request's Timeout, plus
-// PageTimeout for every OCR'd page after the first, at most MaxTimeout from its start.
-func (r *Reader) Deadline(req Request, ocrPages int) time.Time {
-	d := req.Timeout + time.Duration(max(0, ocrPages-1))*r.cfg.PageTimeout
+// Deadline is the deadline of a document that reads pages pages and OCRs ocrPages of them: the
+// request's Timeout, plus SurveyPageTimeout for every page read after the first and PageTimeout
+// for every OCR'd page after the first, at most MaxTimeout from its start. Its survey has the
+// deadline of a document that OCRs no page.
+func (r *Reader) Deadline(req Request, pages, ocrPages int) time.Time {
+	d := req.Timeout + time.Duration(max(0, ocrPages-1))*r.cfg.PageTimeout +
+		time.Duration(max(0, pages-1))*r.cfg.SurveyPageTimeout
 	if r.cfg.MaxTimeout > 0 {
 		d = min(d, max(req.Timeout, r.cfg.MaxTimeout))
 	}
@@ -235,11 +246,13 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if format == "" {
 		return nil, fmt.Errorf("%w: expected a PDF or a multi-page TIFF", document.ErrNotDocument)
 	}
-	survey, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
-	defer cancel()
 	if format == document.FormatPDF {
-		if err := r.docs.Ready(survey); err != nil {
-			if survey.Err() != nil {
+		ready, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
+		err := r.docs.Ready(ready)
+		late := ready.Err() != nil
+		cancel()
+		if err != nil {
+			if late {
 				return nil, ErrEngineStarting
 			}
 			return nil, err
@@ -251,12 +264,17 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if req.Budget == nil {
 		req.Budget = NewBudget(r.cfg.Budget, nil)
 	}
-	res, todo, err := r.survey(survey, adm, format, req)
+	res, todo, err := r.survey(ctx, adm, format, req)
 	if err != nil {
 		return nil, err
 	}
 	if len(todo) > 0 {
-		pages, cancel := context.WithDeadline(ctx, r.Deadline(req, len(todo)))
+		// Only pages that need OCR count against the request's OCR page limit; text-layer
+		// pages are priced by their answer and their survey time.
+		if err := req.Budget.takeOCRPages(len(todo)); err != nil {
+			return nil, err
+		}
+		pages, cancel := context.WithDeadline(ctx, r.Deadline(req, len(res.Read), len(todo)))
 		defer cancel()
 		if err := r.ocrPages(pages, p, adm, req, res, todo); err != nil {
 			return nil, err
@@ -323,7 +341,7 @@ func pageFailure(number int, err error) *document.PageError {
 	case errors.As(err, &ce):
 		return &document.PageError{Page: number, Err: err}
 	case errors.Is(err, document.ErrCorrupt), errors.Is(err, document.ErrTooLarge), errors.Is(err, document.ErrDegenerate),
-		errors.Is(err, document.ErrUnsupported):
+		errors.Is(err, document.ErrUnsupported), errors.Is(err, document.ErrTooComplex):
 		return &document.PageError{Page: number, Err: err}
 	}
 	return nil
@@ -338,14 +356,17 @@ func (r *Reader) engineCost(format document.Format) int64 {
 }
 
 // survey is the first job: open the document, check the selection, read every selected page's
-// facts, answer the text-layer pages and price the others.
+// facts, answer the text-layer pages and price the others. It runs within the request's Timeout
+// until the selection is known, then within the Deadline of its pages (none OCR'd).
 func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Format, req Request) (*Result, []pending, error) {
-	release, err := r.admit(ctx, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes), 0, document.Cost{})
+	opening, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
+	defer cancel()
+	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes), 0, document.Cost{})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer release()
-	doc, err := r.open(ctx, req.Data)
+	doc, err := r.open(opening, req.Data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -357,6 +378,8 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 	if err := req.Budget.takePages(len(sel)); err != nil {
 		return nil, nil, err
 	}
+	ctx, cancelSurvey := context.WithDeadline(ctx, r.Deadline(req, len(sel), 0))
+	defer cancelSurvey()
 	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
 	var todo []pending
 	for i, n := range sel {

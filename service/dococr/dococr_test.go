@@ -240,17 +240,20 @@ func TestFirstErrorEndsTheRead(t *testing.T) {
 }
 
 // TestDeadline: a document gets the request's timeout, plus PageTimeout for every OCR'd page
-// after the first, up to MaxTimeout.
+// after the first and SurveyPageTimeout for every page read after the first, up to MaxTimeout.
 func TestDeadline(t *testing.T) {
-	r := dococr.New(docs(t), dococr.Config{PageTimeout: 15 * time.Second, MaxTimeout: 5 * time.Minute})
+	r := dococr.New(docs(t), dococr.Config{PageTimeout: 15 * time.Second, SurveyPageTimeout: time.Second, MaxTimeout: 5 * time.Minute})
 	start := time.Unix(1_000_000, 0)
 	req := dococr.Request{Start: start, Timeout: 30 * time.Second}
 	for _, tt := range []struct {
-		pages int
-		want  time.Duration
-	}{{0, 30 * time.Second}, {1, 30 * time.Second}, {2, 45 * time.Second}, {10, 165 * time.Second}, {50, 5 * time.Minute}} {
-		if got := r.Deadline(req, tt.pages).Sub(start); got != tt.want {
-			t.Errorf("%d OCR'd pages: deadline after %v, want %v", tt.pages, got, tt.want)
+		pages, ocr int
+		want       time.Duration
+	}{
+		{0, 0, 30 * time.Second}, {1, 1, 30 * time.Second}, {2, 2, 46 * time.Second}, {10, 10, 174 * time.Second},
+		{50, 50, 5 * time.Minute}, {300, 0, 5 * time.Minute}, {100, 0, 129 * time.Second}, {100, 2, 144 * time.Second},
+	} {
+		if got := r.Deadline(req, tt.pages, tt.ocr).Sub(start); got != tt.want {
+			t.Errorf("%d pages, %d OCR'd: deadline after %v, want %v", tt.pages, tt.ocr, got, tt.want)
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"image"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/internal/tiffpages"
@@ -55,6 +56,10 @@ var (
 	ErrBadSelection = errors.New("invalid page selection")
 	// ErrUnavailable means the PDF engine could not be started.
 	ErrUnavailable = errors.New("the document engine is unavailable")
+	// ErrTooComplex means one operation on the document (opening it, reading a page, drawing
+	// it) used more than the engine's CPU limit: content built to draw forever, or far too
+	// complex a page.
+	ErrTooComplex = errors.New("the page is too complex to draw")
 	// ErrUnsupported means a page is stored in a way this package does not read (a TIFF page's
 	// compression or layout, for instance).
 	ErrUnsupported = errors.New("the page's format is not supported")
@@ -150,6 +155,10 @@ type Limits struct {
 	// Raster bounds TIFF pages, checked from each page's IFD before decoding (ErrTooLarge):
 	// the same limits as single images.
 	Raster imaging.Limits
+	// OpCPU bounds the CPU time of one engine operation on a PDF: opening it, reading a page,
+	// drawing it (ErrTooComplex beyond). CPU time, not elapsed time, so that a page draws or not
+	// whatever the machine's load. 0 means no bound of its own (the caller's context's).
+	OpCPU time.Duration
 }
 
 // DefaultLimits are the limits used for zero fields.
@@ -269,7 +278,7 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 		if err := r.Ready(ctx); err != nil {
 			return nil, err
 		}
-		doc, err := r.pdf.Open(ctx, data)
+		doc, err := r.pdf.Open(ctx, data, r.lim.OpCPU)
 		if err != nil {
 			return nil, pdfError(err)
 		}
@@ -297,9 +306,14 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 
 // pdfError maps the engine's errors to this package's.
 func pdfError(err error) error {
+	var cpu *pdfengine.CPUError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return err
+	case errors.As(err, &cpu):
+		// The limit, not the time used: how far past it the engine got before it was stopped
+		// depends on the machine, and the same document must get the same answer.
+		return fmt.Errorf("%w: it needs more than %s of CPU time, the limit of one step", ErrTooComplex, cpu.Limit)
 	case errors.Is(err, pdfengine.ErrEncrypted):
 		return fmt.Errorf("%w: %v", ErrEncrypted, err)
 	case errors.Is(err, pdfengine.ErrCorrupt):

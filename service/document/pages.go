@@ -30,11 +30,15 @@ type PageCountError struct {
 	AtLeast  bool // Pages is a lower bound: counting stopped at the limit
 	// Request: the count is of every document a request sent together (an "images" array).
 	Request bool
+	// OCR: the count is of pages that need OCR (pages read from their text layer not counted).
+	OCR bool
 }
 
 func (e *PageCountError) Error() string {
 	what := "the document has"
 	switch {
+	case e.Request && e.OCR:
+		return fmt.Sprintf("the request's documents hold %d pages that need OCR (they have no usable text layer); the limit is %d per request", e.Pages, e.Limit)
 	case e.Request:
 		return fmt.Sprintf("the request's documents select %d pages together; the limit is %d per request", e.Pages, e.Limit)
 	case e.Selected:
