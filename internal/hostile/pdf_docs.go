@@ -146,3 +146,13 @@ func PDFPages(pages ...PageSpec) []byte {
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages))
 	return testdoc.Raw(objs...)
 }
+
+// PDFStackedText is an A4 page of n one-letter words in a 500-point font, all drawn at one place
+// (each letter's and space's advance taken back by the character and word spacing): a few hundred
+// bytes whose text layer is one word but whose drawing paints n page-sized glyphs (10 000 of them
+// took a minute of CPU to draw at 72 dpi).
+func PDFStackedText(n int) []byte {
+	// W is 944/1000 of an em in Helvetica: 11.328 pt at 12 pt.
+	content := fmt.Sprintf("BT /F1 500 Tf -472 Tc 333 Tw 20 200 Td (%s) Tj ET", strings.Repeat("W ", n))
+	return testdoc.OnePage("0 0 595 842", helvetica, testdoc.Stream("/Filter /FlateDecode", testdoc.Deflate([]byte(content))))
+}
