@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/ocrgate/ocrgate/internal/tiffdec"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/dococr"
 	"github.com/ocrgate/ocrgate/service/document"
@@ -100,6 +101,8 @@ func classify(err error) *apiError {
 	case errors.Is(err, dococr.ErrAnswerTooLarge):
 		// Built from the limit, a number.
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large", msg: err.Error()}
+	case errors.Is(err, tiffdec.ErrUnsupported), errors.Is(err, tiffdec.ErrCorrupt):
+		return tiffAnswer(err)
 	case errors.As(err, &pc):
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_pages",
 			msg: pc.Error() + `; select fewer with "pages", such as "1-10"`}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/extract"
 )
 
@@ -393,6 +394,30 @@ func TestConfigurationDoc(t *testing.T) {
 			if g != w {
 				t.Fatalf("docs/configuration.md is stale (run go generate ./service/config); first difference at line %d:\n have: %s\n want: %s", i+1, g, w)
 			}
+		}
+	}
+}
+
+// TestTestenvFindsTheConfiguredModels: internal/testenv, which decides whether a test has the
+// models, looks where the service does (it cannot import this package: most of the pipeline's
+// tests would then import themselves).
+func TestTestenvFindsTheConfiguredModels(t *testing.T) {
+	for _, e := range []map[string]string{
+		{},
+		{"OCRGATE_HOME": "/opt/ocrgate"},
+		{"OCRGATE_HOME": "/opt/ocrgate", "OCRGATE_MODEL_DIR": "/srv/models", "OCRGATE_ORT_LIB": "/usr/lib/libonnxruntime.so.1"},
+	} {
+		getenv := func(k string) string { return e[k] }
+		cfg, err := Load(nil, getenv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := testenv.Locate(getenv)
+		if got.Home != cfg.Home || got.ModelDir != cfg.ModelDir || got.ORTLibrary != cfg.ORTLibrary {
+			t.Errorf("env %v: testenv finds %+v, the service %s, %s, %s", e, got, cfg.Home, cfg.ModelDir, cfg.ORTLibrary)
+		}
+		if !slices.Contains(testenv.ModelFiles, cfg.Dictionary) {
+			t.Errorf("testenv does not check for the dictionary %s", cfg.Dictionary)
 		}
 	}
 }

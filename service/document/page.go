@@ -36,6 +36,9 @@ type Page struct {
 	// sees them; they are not in Chars, Lines or TextLayer.
 	Hidden Hidden
 
+	// rasterBytes is what decoding a TIFF page holds at its peak (tiffdec.Plan).
+	rasterBytes int64
+
 	chars    []pdfengine.Char
 	decision TextDecision
 	// scan is set when the page is nothing but one JPEG filling it upright: its pixels can be
@@ -328,7 +331,7 @@ func (p *Page) RenderCost(scale float64) Cost {
 	if p.Raster {
 		w, h = int(p.Width), int(p.Height)
 		px := int64(w) * int64(h)
-		return Cost{Width: w, Height: h, Pixels: px, Bytes: 8 * px}
+		return Cost{Width: w, Height: h, Pixels: px, Bytes: p.rasterBytes}
 	}
 	// Rounded, not ceiled: a scan's page size is written with a few decimals, and its render at
 	// the scan's own resolution must come out at the scan's pixel size, not one more.

@@ -10,13 +10,14 @@ import (
 	"runtime/debug"
 
 	// Decoders are registered for their side effect on image.Decode; the set is deliberately the
-	// formats people actually upload for OCR (photos, scans, screenshots).
+	// formats people actually upload for OCR (photos, scans, screenshots). TIFF is read by
+	// internal/tiffdec, which prices its decode exactly and reads what scanners and fax servers
+	// write.
 	_ "image/gif"
 	_ "image/jpeg"
 	_ "image/png"
 
 	_ "golang.org/x/image/bmp"
-	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
 
 	"github.com/ocrgate/ocrgate/internal/jpegdec"
@@ -227,6 +228,10 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 				return fmt.Errorf("%w: %v", ErrUndecodable, err)
 			}
 		}
+		if h.Format == "tiff" {
+			img, err = decodeTIFF(data)
+			return err
+		}
 		img, _, err = image.Decode(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("%w: corrupt %s data: %v", ErrUndecodable, formatName(h.Format), err)
@@ -309,4 +314,24 @@ func formatName(format string) string {
 		return "image"
 	}
 	return format
+}
+
+// Turned returns d with its image turned clockwise by degrees (see Turn): a page found lying on
+// its side or upside down, set upright to be read again. Sizes follow the turn; the free
+// preview and the file (for Whole) are dropped, as they are not turned, so a turned page is read
+// at the resolution it was decoded at.
+func (d Decoded) Turned(degrees int) Decoded {
+	img := Turn(d.Image, degrees)
+	if img == d.Image {
+		return d
+	}
+	t := d
+	t.Image = img
+	b := img.Bounds()
+	t.Width, t.Height = b.Dx(), b.Dy()
+	if degrees != 180 {
+		t.fullW, t.fullH = d.fullH, d.fullW
+	}
+	t.preview, t.src = nil, nil
+	return t
 }

@@ -19,16 +19,14 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
 
-const (
-	dataset = "../../../shared/datasets/sroie-dev"
-	apiKey  = "page-test-key"
-)
+const apiKey = "page-test-key"
 
 // TestPageInChromium opens the demo page in headless Chromium (Debian's package, driven by
 // playwright-core; nothing downloads a browser) against the real service with the real models,
@@ -39,9 +37,7 @@ const (
 // has the checks). `make test`
 // installs Chromium and playwright-core first (scripts/browser_tools.sh).
 func TestPageInChromium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the models and Chromium")
-	}
+	testenv.Models(t)
 	browser := chromium(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -52,11 +48,11 @@ func TestPageInChromium(t *testing.T) {
 	}
 
 	// Strings of the receipt's ground truth the page must show.
-	receipt := dataset + "/img/003.jpg"
+	receipt := testenv.ReceiptPath(t, "003")
 	known := []string{"SIMPLIFIED TAX INVOICE", "81100 JOHOR BAHRU"}
-	gt, err := os.ReadFile(dataset + "/box/003.csv")
+	gt, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "box", "003.csv"))
 	if err != nil {
-		t.Fatalf("%v (the tests expect shared/ beside the checkout)", err)
+		t.Fatal(err)
 	}
 	for _, k := range known {
 		if !strings.Contains(string(gt), ","+k+"\n") {
