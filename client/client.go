@@ -217,6 +217,13 @@ func (c *Client) Extract(ctx context.Context, image []byte, opts ...CallOption) 
 	ex.OCRTime = headerSeconds(hdr.Get("X-OCR-Time"))
 	ex.ChatTime = headerSeconds(hdr.Get("X-Chat-Time"))
 	ex.ChatAttempts, _ = strconv.Atoi(hdr.Get("X-Chat-Attempts"))
+	if f := hdr.Get("X-Failed-Pages"); f != "" {
+		for _, s := range strings.Split(f, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+				ex.FailedPages = append(ex.FailedPages, n)
+			}
+		}
+	}
 	return ex, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/client"
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service"
 )
@@ -283,6 +284,16 @@ func TestDocuments(t *testing.T) {
 	if len(items) != 2 || items[0].Result == nil || len(items[0].Result.Regions) < 20 || items[1].Err == nil ||
 		items[1].Err.Status != 415 || items[1].Err.Code != "unsupported_image_format" {
 		t.Errorf("batch items %+v", items)
+	}
+	// A page that cannot be read: the others are, and that one says why.
+	good := hostile.TextPage("FIRST PAGE")
+	res, err = c.OCR(t.Context(), hostile.PDFPages(good, hostile.PageSpec{Crop: "0 0 0.01 0.01", Content: good.Content}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed := res.FailedPages(); len(res.Pages) != 2 || res.Pages[0].Text != "FIRST PAGE" || len(failed) != 1 ||
+		failed[0].Page != 2 || failed[0].Source != "none" || failed[0].Error.Code != "degenerate_page" || failed[0].Error.Message == "" {
+		t.Errorf("pages %+v, failed %+v", res.Pages, failed)
 	}
 	_, err = c.OCR(t.Context(), pdf, client.PipelineOption("min_score", 2))
 	var apiErr *client.Error

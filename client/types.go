@@ -83,9 +83,40 @@ type Page struct {
 	// the resolution OCR wants).
 	Width   int      `json:"width"`
 	Height  int      `json:"height"`
-	Source  string   `json:"source"` // "text-layer" (born-digital) or "ocr" (scanned, or "ocr": "always")
+	Source  string   `json:"source"` // "text-layer" (born-digital), "ocr" (scanned, or "ocr": "always"), or "none" (Error)
 	Regions []Region `json:"regions"`
 	Text    string   `json:"text"`
+	// HiddenText is set when the page's text layer held text no one sees (invisible, off the
+	// page, too small, or leaving no mark), which was dropped from Regions and Text.
+	HiddenText *HiddenText `json:"hidden_text,omitempty"`
+	// Error is set when the page could not be read (Source is then "none"); the document's other
+	// pages were. See OCRResult.FailedPages.
+	Error *PageError `json:"error,omitempty"`
+}
+
+// PageError is why one page of a document could not be read: the code and message the same
+// failure of a whole document answers with (Error.Code), such as "document_too_complex".
+type PageError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// FailedPages returns the pages of a document that could not be read, in order.
+func (r *OCRResult) FailedPages() []Page {
+	var out []Page
+	for _, p := range r.Pages {
+		if p.Error != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// HiddenText says how much of a page's text layer was dropped as unseen, and why.
+type HiddenText struct {
+	Characters int `json:"characters"`
+	// Reasons: "invisible_render_mode", "outside_page", "too_small", "no_visible_mark".
+	Reasons []string `json:"reasons"`
 }
 
 // BatchItem is one result of OCRBatch: the image's answer, or the error the service gave it.
@@ -101,7 +132,10 @@ type Extraction struct {
 	OCRTime      time.Duration   // X-OCR-Time
 	ChatTime     time.Duration   // X-Chat-Time
 	ChatAttempts int             // X-Chat-Attempts: 1 + re-asks
-	RequestID    string
+	// FailedPages are the document's pages that could not be read (X-Failed-Pages): the chat
+	// model filled the object from the others.
+	FailedPages []int
+	RequestID   string
 }
 
 // Decode unmarshals the filled object into v.

@@ -45,7 +45,9 @@ func documentReader(t testing.TB) *document.Reader {
 			cache = filepath.Join(dir, "ocrgate", "pdfium-wasm-test")
 		}
 		docs = document.NewReader(document.Config{
-			Limits: document.Limits{MaxPages: 50},
+			// The service's defaults: a selection of up to 2 000 pages (OCRGATE_MAX_TEXT_PAGES),
+			// 10 CPU-s an engine operation (OCRGATE_RENDER_CPU).
+			Limits: document.Limits{MaxPages: 2000, OpCPU: 10 * time.Second},
 			Engine: pdfengine.Config{Instances: 4, MemoryLimit: 256 << 20, CacheDir: cache},
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), engineStartup)
@@ -61,12 +63,13 @@ func documentReader(t testing.TB) *document.Reader {
 // documentConfig is the service's default document settings (see config.Load).
 func documentConfig() dococr.Config {
 	return dococr.Config{
-		Scale:        document.DefaultScalePolicy(),
-		EngineMemory: 256 << 20,
-		OpTimeout:    10 * time.Second,
-		PageTimeout:  15 * time.Second,
-		MaxTimeout:   10 * time.Minute,
-		Parallel:     2,
+		Scale:             document.DefaultScalePolicy(),
+		EngineMemory:      256 << 20,
+		PageTimeout:       15 * time.Second,
+		SurveyPageTimeout: time.Second,
+		MaxTimeout:        10 * time.Minute,
+		Parallel:          2,
+		Budget:            dococr.BudgetLimits{Pages: 2000, OCRPages: 50, AnswerBytes: 64 << 20},
 	}
 }
 

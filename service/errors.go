@@ -119,6 +119,12 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.As(err, &tc):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "document_too_complex", msg: tc.Error()}
+	case errors.Is(err, document.ErrTooComplex):
+		// Built from the CPU time used and the limit, numbers only.
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "document_too_complex", msg: err.Error()}
+	case errors.Is(err, dococr.ErrAnswerTooLarge):
+		// Built from the limit, a number.
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large", msg: err.Error()}
 	case errors.Is(err, tiffdec.ErrUnsupported), errors.Is(err, tiffdec.ErrCorrupt):
 		return tiffAnswer(err)
 	case errors.As(err, &pc):
@@ -127,12 +133,18 @@ func classify(err error) *apiError {
 	case errors.Is(err, document.ErrTooLarge):
 		// The messages of document's size errors are built from numbers: sizes and limits.
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "document_too_large", msg: err.Error()}
+	case errors.Is(err, document.ErrDegenerate):
+		// Built from the page's size and the render limits, numbers only.
+		return &apiError{status: fiber.StatusUnprocessableEntity, code: "degenerate_page", msg: err.Error()}
 	case errors.Is(err, document.ErrEncrypted):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "encrypted_document",
 			msg: "the document is encrypted (it needs a password to be opened); send it without the password protection"}
 	case errors.Is(err, document.ErrCorrupt):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "corrupt_document",
 			msg: "the document is corrupt or cut short, or it cannot be read within the PDF engine's limits"}
+	case errors.Is(err, document.ErrUnsupported):
+		return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_image_format",
+			msg: "a page is stored in a format ocrgate does not read"}
 	case errors.Is(err, document.ErrNotDocument):
 		return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_image_format",
 			msg: "image format not recognized; send JPEG, PNG, GIF, BMP, TIFF, WebP or PDF"}

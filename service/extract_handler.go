@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -40,6 +41,9 @@ const (
 	// headerChatTextCut names the first page whose text the chat model did not get in full,
 	// when a document's text is longer than OCRGATE_CHAT_MAX_TEXT.
 	headerChatTextCut = "X-Chat-Text-Cut"
+	// headerFailedPages lists the pages of a document that could not be read (comma-separated
+	// numbers): the chat model got the others.
+	headerFailedPages = "X-Failed-Pages"
 )
 
 // ocrJSON runs OCR on the image and has the chat model fill the schema. The schema and the chat
@@ -84,13 +88,17 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	defer r.budget.Release()
 	img := req.Image.data
 
-	pages, err := r.pages(ctx, img, start)
+	pages, failed, err := r.pages(ctx, img, start)
 	leave() // every OCR admission is back by now; the chat call has its own gate
 	c.Set(headerOCRTime, seconds(time.Since(start)))
 	if err != nil {
 		return err
+	}
+	if len(failed) > 0 {
+		c.Set(headerFailedPages, failed)
 	}
 	// A document's chat call gets what is left of its deadline; an image's, its own.
 	if len(pages) == 1 && pages[0].Number == 0 {
@@ -121,24 +129,29 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 }
 
 // pages reads the image or document for the chat model: an image is one unnumbered page; a
-// document's selected pages keep their numbers, for the page markers.
-func (r *reading) pages(ctx context.Context, data []byte, start time.Time) ([]extract.Page, error) {
+// document's selected pages keep their numbers, for the page markers. A document's pages that
+// could not be read are left out, and listed in failed ("2,5").
+func (r *reading) pages(ctx context.Context, data []byte, start time.Time) (pages []extract.Page, failed string, err error) {
 	if r.s.opt.Documents != nil && document.Detect(data) != "" {
 		res, err := r.document(ctx, data, start)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		pages := make([]extract.Page, len(res.Read))
-		for i, p := range res.Read {
-			pages[i] = extract.Page{Number: p.Number, Result: p.Result}
+		var bad []string
+		for _, p := range res.Read {
+			if p.Err != nil {
+				bad = append(bad, strconv.Itoa(p.Number))
+				continue
+			}
+			pages = append(pages, extract.Page{Number: p.Number, Result: p.Result})
 		}
-		return pages, nil
+		return pages, strings.Join(bad, ","), nil
 	}
 	res, err := r.image(ctx, data, start)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return []extract.Page{{Result: res}}, nil
+	return []extract.Page{{Result: res}}, "", nil
 }
 
 // admitChat takes a chat slot (a no-op without a chat gate); 429 when the chat gate is full.

@@ -50,6 +50,8 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// What the answer holds stays charged until it is written (c.JSON encodes it at once).
+	defer r.budget.Release()
 	switch {
 	case req.Image != nil && req.Images != nil:
 		return badRequest("image_and_images", `send one image in "image" or several in "images", not both`)
@@ -74,6 +76,8 @@ type reading struct {
 	// array, every entry. (Its body is admitted on its own, as it is read: see body.go.)
 	held int64
 	adm  *requestAdmission
+	// budget bounds what the request's documents read and answer, across an "images" array.
+	budget *dococr.Budget
 }
 
 // newReading checks the request's read fields and picks the pipeline they ask for: the service's
@@ -91,7 +95,15 @@ func (s *Server) newReading(f readFields) (*reading, error) {
 		}
 		rec = p
 	}
-	return &reading{s: s, opt: opt, rec: rec, adm: &requestAdmission{s: s}}, nil
+	var lim dococr.BudgetLimits
+	if s.opt.Documents != nil {
+		lim = s.opt.Documents.Config().Budget
+	}
+	var charge func(int64) func()
+	if s.opt.Gate != nil {
+		charge = s.opt.Gate.Charge
+	}
+	return &reading{s: s, opt: opt, rec: rec, adm: &requestAdmission{s: s}, budget: dococr.NewBudget(lim, charge)}, nil
 }
 
 // read reads one image or document sent in the request, whose reading started at start, and
@@ -140,6 +152,8 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 		MaxCost: r.s.opt.MaxRequestCost,
 		Start:   start,
 		Timeout: r.s.opt.RequestTimeout,
+		Words:   r.opt.words,
+		Budget:  r.budget,
 	})
 	if err != nil {
 		var se *document.SelectionError
@@ -310,6 +324,11 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 		})
 	}
 	wg.Wait()
+	// A request over its page budget, or whose answer is too large to send, is refused whole:
+	// which entries crossed the bound depends on the order they ran in.
+	if err := r.budget.Exceeded(); err != nil {
+		return err
+	}
 	return c.JSON(batchResponse{Version: Version, Results: results, ProcessingTime: round(time.Since(start).Seconds(), 4)})
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/service/dococr"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -133,13 +134,41 @@ type pageBody struct {
 	Rotation int      `json:"rotation"` // as ocrResponse's
 	Regions  []region `json:"regions"`
 	Text     string   `json:"text"`
+	// HiddenText is set when the page's text layer held text no one sees, which was dropped.
+	HiddenText *hiddenText `json:"hidden_text,omitempty"`
+	// Error is set when the page could not be read (its source is then "none"): the code and
+	// message the same failure of a whole request would answer.
+	Error *pageError `json:"error,omitempty"`
+}
+
+// pageError is why one page of a document could not be read.
+type pageError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// hiddenText says how much of a page's text layer was dropped as invisible, and why.
+type hiddenText struct {
+	Characters int      `json:"characters"`
+	Reasons    []string `json:"reasons"`
+}
+
+func newHiddenText(h document.Hidden) *hiddenText {
+	if h.Chars() == 0 {
+		return nil
+	}
+	return &hiddenText{Characters: h.Chars(), Reasons: h.Reasons()}
 }
 
 func newDocumentResponse(res *dococr.Result, words bool, elapsed time.Duration) documentResponse {
 	pages := make([]pageBody, len(res.Read))
 	for i, p := range res.Read {
 		pages[i] = pageBody{Page: p.Number, Width: p.Width, Height: p.Height, Source: string(p.Source),
-			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text}
+			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text, HiddenText: newHiddenText(p.Hidden)}
+		if p.Err != nil {
+			ae := classify(p.Err)
+			pages[i].Error = &pageError{Code: ae.code, Message: ae.msg}
+		}
 	}
 	return documentResponse{
 		Version:        Version,

@@ -158,7 +158,7 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		AllowMethods: "GET,POST,OPTIONS",
 		AllowHeaders: "Content-Type,Authorization,X-Request-ID",
 		// Scripts on other origins may read the request ID, when to retry and what a call cost.
-		ExposeHeaders: "X-Request-ID,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts,X-Chat-Text-Cut",
+		ExposeHeaders: "X-Request-ID,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts,X-Chat-Text-Cut,X-Failed-Pages",
 	}))
 	app.Get("/ping", s.ping)
 	app.Get("/healthz", s.healthz)

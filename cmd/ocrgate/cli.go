@@ -30,7 +30,7 @@ import (
 const (
 	exitOK      = 0
 	exitUsage   = 2 // bad flags or arguments, an unreadable schema file, or an API key the service refuses
-	exitInput   = 3 // a file could not be read, or the service refused it as bad input (400, 413, 415, 422)
+	exitInput   = 3 // a file could not be read, the service refused it as bad input (400, 413, 415, 422), or a page of a document could not be read
 	exitService = 4 // the service failed or could not be reached: 5xx, 429 after retries, no engine
 )
 
@@ -91,7 +91,7 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 	if opt.pages != "" {
 		read = append(read, client.Pages(opt.pages))
 	}
-	job := func(ctx context.Context, img []byte) (json.RawMessage, string, error) {
+	job := func(ctx context.Context, img []byte) (json.RawMessage, string, []failedPage, error) {
 		if cmd == "extract" {
 			opts := read
 			if opt.template != "" {
@@ -102,15 +102,23 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 			}
 			ex, err := c.Extract(ctx, img, opts...)
 			if err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
-			return ex.Object, "", nil
+			var failed []failedPage
+			for _, n := range ex.FailedPages {
+				failed = append(failed, failedPage{page: n})
+			}
+			return ex.Object, "", failed, nil
 		}
 		res, err := c.OCR(ctx, img, read...)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
-		return res.Raw, res.Text, nil
+		var failed []failedPage
+		for _, p := range res.FailedPages() {
+			failed = append(failed, failedPage{page: p.Page, code: p.Error.Code, message: p.Error.Message})
+		}
+		return res.Raw, res.Text, failed, nil
 	}
 	b := batch{cmd: cmd, opt: opt, files: files, job: job, stdin: stdin, stdout: stdout, stderr: stderr}
 	return b.run(ctx)
@@ -214,8 +222,10 @@ type outcome struct {
 	name string
 	raw  json.RawMessage // the answer as the service sent it
 	text string          // ocr: the text
-	err  error
-	took time.Duration
+	// failed are a document's pages that could not be read (the rest were).
+	failed []failedPage
+	err    error
+	took   time.Duration
 }
 
 // batch is one run of ocr or extract over its files.
@@ -223,8 +233,9 @@ type batch struct {
 	cmd   string
 	opt   cliOptions
 	files []string
-	// job sends one image to the service: the answer as sent, and for ocr its text.
-	job    func(context.Context, []byte) (json.RawMessage, string, error)
+	// job sends one image to the service: the answer as sent, for ocr its text, and a
+	// document's pages that could not be read.
+	job    func(context.Context, []byte) (json.RawMessage, string, []failedPage, error)
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -246,7 +257,7 @@ func (b *batch) run(ctx context.Context) int {
 				o := outcome{name: name}
 				img, err := readInput(name, stdin)
 				if err == nil {
-					o.raw, o.text, err = job(ctx, img)
+					o.raw, o.text, o.failed, err = job(ctx, img)
 				}
 				o.err, o.took = err, time.Since(start)
 				results <- o
@@ -272,6 +283,10 @@ func (b *batch) run(ctx context.Context) int {
 		if o.err != nil {
 			code = max(code, exitCode(o.err))
 		}
+		// A document read in part is printed, and its failed pages said on stderr.
+		if len(o.failed) > 0 {
+			code = max(code, exitInput)
+		}
 		if many && !opt.quiet {
 			status := fmt.Sprintf("done in %.2f s", o.took.Seconds())
 			if o.err != nil {
@@ -280,6 +295,13 @@ func (b *batch) run(ctx context.Context) int {
 			fmt.Fprintf(stderr, "[%d/%d] %s: %s\n", done, len(files), o.name, status)
 		}
 		printOutcome(cmd, opt, many, o, stdout, stderr)
+		for _, f := range o.failed {
+			if f.code == "" {
+				fmt.Fprintf(stderr, "ocrgate %s: %s: page %d could not be read\n", cmd, o.name, f.page)
+				continue
+			}
+			fmt.Fprintf(stderr, "ocrgate %s: %s: page %d: %s: %s\n", cmd, o.name, f.page, f.code, f.message)
+		}
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "ocrgate %s: interrupted after %d of %d files\n", cmd, done, len(files))
@@ -308,6 +330,12 @@ func printOutcome(cmd string, opt cliOptions, many bool, o outcome, stdout, stde
 	default:
 		fmt.Fprintf(stdout, "%s\n", o.text)
 	}
+}
+
+// failedPage is a page of a document that could not be read.
+type failedPage struct {
+	page          int
+	code, message string
 }
 
 // fileLine is one line of output with several files and --json (or extract): the file and the

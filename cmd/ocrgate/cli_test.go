@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
@@ -313,5 +314,21 @@ func TestOCRCommandReadsPDFs(t *testing.T) {
 	}
 	if r := runOCRGate(testEnv, nil, "ocr", "--server", url, "--pages", "3", file); r.code != exitInput || !strings.Contains(r.stderr, "400 invalid_pages") {
 		t.Errorf("--pages 3 of 2: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestOCRCommandFailedPages: a document with a page that cannot be read prints the pages that
+// were, says on stderr which page failed and why, and exits with exitInput.
+func TestOCRCommandFailedPages(t *testing.T) {
+	good := hostile.TextPage("FIRST PAGE OF THE LETTER")
+	pdf := hostile.PDFPages(good, hostile.PageSpec{Crop: "0 0 0.01 0.01", Content: good.Content}, hostile.TextPage("THE LAST PAGE"))
+	file := filepath.Join(t.TempDir(), "letter.pdf")
+	if err := os.WriteFile(file, pdf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runOCRGate(testEnv, nil, "ocr", file)
+	if r.code != exitInput || r.stdout != "FIRST PAGE OF THE LETTER\f\fTHE LAST PAGE\n" ||
+		!strings.Contains(r.stderr, "letter.pdf: page 2: degenerate_page:") || strings.Contains(r.stderr, "page 1") {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

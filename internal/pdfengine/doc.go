@@ -9,6 +9,8 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"time"
+	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
 	"github.com/klippa-app/go-pdfium/enums"
@@ -19,15 +21,17 @@ import (
 )
 
 // maxReopens is how many times a document is opened again on a fresh instance after a page made
-// PDFium trap. It lets the other pages of a document with one broken page be read, without
-// letting a document that traps on every page cost unbounded work.
-const maxReopens = 2
+// PDFium trap or was stopped at its time limit. It lets the other pages of a document with a few
+// broken or costly pages be read, without letting a document that traps on every page cost
+// unbounded work.
+const maxReopens = 8
 
 // Doc is one open PDF on its own PDFium instance. Its methods may be called from several
 // goroutines but run one at a time (PDFium is single-threaded). Close it to return the instance.
 type Doc struct {
 	eng  *Engine
 	data []byte
+	cpu  time.Duration // CPU limit of one call; 0: none
 
 	mu      sync.Mutex
 	inst    pdfium.Pdfium // nil after a kill or a trap; reopened on demand
@@ -38,9 +42,13 @@ type Doc struct {
 }
 
 // Open loads a PDF from memory on a fresh instance, waiting for one until ctx ends. data must not
-// change while the Doc is open. Errors wrap ErrEncrypted, ErrCorrupt or ErrEngine, or are ctx's.
-func (e *Engine) Open(ctx context.Context, data []byte) (*Doc, error) {
-	d := &Doc{eng: e, data: data}
+// change while the Doc is open. Every operation on the document (opening it included) may use
+// cpuLimit of CPU time (0: no bound of its own; ctx still bounds it): one that needs more is
+// stopped and fails with a *CPUError, its instance thrown away. CPU time, not elapsed time: a
+// page that takes 2 CPU-s to draw draws on a busy machine too. Errors wrap ErrEncrypted,
+// ErrCorrupt, ErrEngine or ErrTooComplex, or are ctx's.
+func (e *Engine) Open(ctx context.Context, data []byte, cpuLimit time.Duration) (*Doc, error) {
+	d := &Doc{eng: e, data: data, cpu: cpuLimit}
 	if err := d.open(ctx); err != nil {
 		return nil, err
 	}
@@ -146,24 +154,34 @@ func (d *Doc) do(ctx context.Context, fn func(inst pdfium.Pdfium) error) error {
 	return err
 }
 
-// call runs fn with the instance, killing the instance if ctx ends while fn runs (wazero then
-// stops the running call), and turning panics into ErrEngine. d.mu must be held.
+// call runs fn with the instance, killing the instance if ctx ends while fn runs, or when fn
+// has used more than the document's CPU limit (wazero then stops the running call), and turning
+// panics into ErrEngine. d.mu must be held.
 func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err error) {
 	inst := d.inst
+	var once sync.Once
+	kill := func() { once.Do(func() { _ = safely(func() error { return inst.Kill() }) }) }
 	killed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(killed)
-		_ = safely(func() error { return inst.Kill() })
+		kill()
 	})
+	cpu := watchCPU(d.cpu, kill)
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: panic: %v", ErrEngine, r)
 		}
+		over, used := cpu.end()
 		if !stop() {
 			// The context ended during the call: the instance is gone, whatever fn returned.
 			<-killed
 			d.inst = nil
 			err = ctx.Err()
+			return
+		}
+		if over {
+			d.inst = nil
+			err = &CPUError{Used: used, Limit: d.cpu}
 		}
 	}()
 	return fn(inst)
@@ -209,6 +227,9 @@ type Char struct {
 	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise
 	Generated bool    // inserted by PDFium (a space or line break it inferred)
 	Unmapped  bool    // the font gives no Unicode for it
+	// Invisible is set for a character drawn in an invisible render mode (3, or 7: clipping
+	// only): text laid over a page that no one sees, such as a scanner's OCR layer.
+	Invisible bool
 }
 
 // Image is one image placed on the page.
@@ -231,8 +252,8 @@ type PageFacts struct {
 	// CharsTruncated is set when the page had more characters than asked for.
 	CharsTruncated bool
 	Images         []Image
-	// TextObjects counts text objects, InvisibleText those drawn in render mode 3 (invisible:
-	// the text layer a scanner's OCR lays over its page image).
+	// TextObjects counts text objects, InvisibleText those drawn in an invisible render mode
+	// (3, or 7: clipping only; the text layer a scanner's OCR lays over its page image).
 	TextObjects, InvisibleText int
 	// ObjectsTruncated is set when the page had more objects than were looked at.
 	ObjectsTruncated bool
@@ -394,8 +415,7 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 			facts.Paths++
 		case enums.FPDF_PAGEOBJ_TEXT:
 			facts.TextObjects++
-			m, err := inst.FPDFTextObj_GetTextRenderMode(&requests.FPDFTextObj_GetTextRenderMode{PageObject: obj})
-			if err == nil && m.TextRenderMode == enums.FPDF_TEXTRENDERMODE_INVISIBLE {
+			if invisibleMode(inst, obj) {
 				facts.InvisibleText++
 			}
 		case enums.FPDF_PAGEOBJ_FORM:
@@ -431,6 +451,13 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 		facts.ObjectsTruncated = true
 	}
 	return nil
+}
+
+// invisibleMode reports whether a text object is drawn in a render mode that paints nothing:
+// invisible (3) or clipping only (7).
+func invisibleMode(inst pdfium.Pdfium, obj references.FPDF_PAGEOBJECT) bool {
+	m, err := inst.FPDFTextObj_GetTextRenderMode(&requests.FPDFTextObj_GetTextRenderMode{PageObject: obj})
+	return err == nil && (m.TextRenderMode == enums.FPDF_TEXTRENDERMODE_INVISIBLE || m.TextRenderMode == enums.FPDF_TEXTRENDERMODE_CLIP)
 }
 
 // describeImage reads what decides whether an image can be taken from the file as it is.
@@ -479,7 +506,14 @@ func (d *Doc) ImageData(ctx context.Context, page, index int) ([]byte, error) {
 	return out, err
 }
 
-// readChars reads the text layer's characters with their boxes.
+// readChars reads the text layer's characters with their boxes. A page with more than maxChars
+// characters is not read at all (CharsTruncated): such a layer is not used as the page's text,
+// and reading it would cost seconds of the engine's time and tens of megabytes.
+//
+// Each call into the engine costs a few microseconds, and go-pdfium allocates and frees guest
+// memory for every out-parameter, so the characters' unicode, tight box and angle come from one
+// structured extraction (three engine calls a character, its buffers reused), and only the font
+// box and the mapping flag are asked character by character.
 func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr transform, maxChars int, facts *PageFacts) error {
 	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
 	if err != nil {
@@ -492,36 +526,57 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 	}
 	n := cnt.Count
 	if n > maxChars {
-		n = maxChars
 		facts.CharsTruncated = true
+		return nil
 	}
-	facts.Chars = make([]Char, 0, max(0, n))
-	for i := 0; i < n; i++ {
+	if n <= 0 {
+		return nil
+	}
+	st, err := inst.GetPageTextStructured(&requests.GetPageTextStructured{Page: page, Mode: requests.GetPageTextStructuredModeChars})
+	if err != nil {
+		return fmt.Errorf("%w: text layer: %v", ErrCorrupt, err)
+	}
+	if len(st.Chars) != n {
+		return fmt.Errorf("%w: text layer: %d characters, then %d", ErrCorrupt, n, len(st.Chars))
+	}
+	facts.Chars = make([]Char, 0, n)
+	// Which characters are drawn invisibly is asked only of pages that have such text objects:
+	// two more calls a character.
+	askMode := facts.InvisibleText > 0
+	for i, sc := range st.Chars {
 		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		u, err := inst.FPDFText_GetUnicode(&requests.FPDFText_GetUnicode{TextPage: tp.TextPage, Index: i})
-		if err != nil {
+		c := Char{Angle: tr.angle(0)}
+		for _, r := range sc.Text {
+			c.Rune = r
+			break
+		}
+		// PDFium's own spaces and line breaks (generated or not) separate words; nothing more
+		// is asked of them.
+		if c.Rune == 0 || unicode.IsSpace(c.Rune) {
+			c.Generated = c.Rune != ' '
+			facts.Chars = append(facts.Chars, c)
 			continue
 		}
-		c := Char{Rune: rune(u.Unicode), Angle: tr.angle(0)}
-		if g, err := inst.FPDFText_IsGenerated(&requests.FPDFText_IsGenerated{TextPage: tp.TextPage, Index: i}); err == nil {
-			c.Generated = g.IsGenerated
+		b := sc.PointPosition
+		c.Box = tr.rect(b.Left, b.Bottom, b.Right, b.Top)
+		if sc.Angle >= 0 {
+			c.Angle = tr.angle(sc.Angle)
 		}
-		if !c.Generated {
-			if me, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil {
-				c.Unmapped = me.HasUnicodeMapError
-			}
-			if b, err := inst.FPDFText_GetCharBox(&requests.FPDFText_GetCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
-				c.Box = tr.rect(b.Left, b.Bottom, b.Right, b.Top)
-			}
-			if b, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
-				c.Loose = tr.rect(float64(b.Rect.Left), float64(b.Rect.Bottom), float64(b.Rect.Right), float64(b.Rect.Top))
-			}
-			if a, err := inst.FPDFText_GetCharAngle(&requests.FPDFText_GetCharAngle{TextPage: tp.TextPage, Index: i}); err == nil && a.CharAngle >= 0 {
-				c.Angle = tr.angle(float64(a.CharAngle))
+		if me, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil {
+			c.Unmapped = me.HasUnicodeMapError
+		}
+		if lb, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
+			c.Loose = tr.rect(float64(lb.Rect.Left), float64(lb.Rect.Bottom), float64(lb.Rect.Right), float64(lb.Rect.Top))
+		}
+		if askMode {
+			// go-pdfium registers a new handle for every object it returns, so the mode
+			// cannot be remembered by object: it is asked again.
+			if o, err := inst.FPDFText_GetTextObject(&requests.FPDFText_GetTextObject{TextPage: tp.TextPage, Index: i}); err == nil {
+				c.Invisible = invisibleMode(inst, o.TextObject)
 			}
 		}
 		facts.Chars = append(facts.Chars, c)
@@ -532,18 +587,58 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 // Render draws page index (0-based) into a w×h RGBA image on white, annotations included. The
 // caller has checked that w×h is within its limits; the instance's memory cap stops the rest.
 func (d *Doc) Render(ctx context.Context, index, w, h int) (*image.RGBA, error) {
-	if w <= 0 || h <= 0 || w > 1<<16 || h > 1<<16 {
-		return nil, fmt.Errorf("%w: render size %d×%d", ErrEngine, w, h)
-	}
 	var out *image.RGBA
-	err := d.do(ctx, func(inst pdfium.Pdfium) error {
+	err := d.render(ctx, index, w, h, enums.FPDF_BITMAP_FORMAT_BGRX, func(buf []byte, stride int) {
+		// The buffer is a view into the instance's memory: copy it out, making every pixel
+		// opaque (the bitmap has no alpha channel; its fourth byte is padding).
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			src := buf[y*stride : y*stride+4*w]
+			dst := img.Pix[y*img.Stride : y*img.Stride+4*w]
+			copy(dst, src)
+			for x := 3; x < len(dst); x += 4 {
+				dst[x] = 0xFF
+			}
+		}
+		out = img
+	})
+	return out, err
+}
+
+// RenderGray draws page index (0-based) into a w×h gray image on white, annotations included: a
+// byte a pixel, for looking at a page rather than reading it.
+func (d *Doc) RenderGray(ctx context.Context, index, w, h int) (*image.Gray, error) {
+	var out *image.Gray
+	err := d.render(ctx, index, w, h, enums.FPDF_BITMAP_FORMAT_GRAY, func(buf []byte, stride int) {
+		img := image.NewGray(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			copy(img.Pix[y*img.Stride:y*img.Stride+w], buf[y*stride:y*stride+w])
+		}
+		out = img
+	})
+	return out, err
+}
+
+// render draws a page into a bitmap of the given format inside the instance and hands its
+// buffer (a view into the instance's memory, valid during the call) to out.
+func (d *Doc) render(ctx context.Context, index, w, h int, format enums.FPDF_BITMAP_FORMAT, out func(buf []byte, stride int)) error {
+	if w <= 0 || h <= 0 || w > 1<<16 || h > 1<<16 {
+		return fmt.Errorf("%w: render size %d×%d", ErrEngine, w, h)
+	}
+	bpp := 4
+	flags := enums.FPDF_RENDER_FLAG_ANNOT | enums.FPDF_RENDER_FLAG_REVERSE_BYTE_ORDER
+	if format == enums.FPDF_BITMAP_FORMAT_GRAY {
+		bpp = 1
+		flags = enums.FPDF_RENDER_FLAG_ANNOT | enums.FPDF_RENDER_FLAG_GRAYSCALE
+	}
+	return d.do(ctx, func(inst pdfium.Pdfium) error {
 		page := requests.Page{ByIndex: &requests.PageByIndex{Document: d.ref, Index: index}}
 		// Load the page first so that a page PDFium cannot parse is reported as corrupt, not as
 		// a failed render.
 		if _, err := inst.FPDF_GetPageWidthF(&requests.FPDF_GetPageWidthF{Page: page}); err != nil {
 			return fmt.Errorf("%w: page %d: %v", ErrCorrupt, index+1, err)
 		}
-		bm, err := inst.FPDFBitmap_Create(&requests.FPDFBitmap_Create{Width: w, Height: h, Alpha: 0})
+		bm, err := inst.FPDFBitmap_CreateEx(&requests.FPDFBitmap_CreateEx{Width: w, Height: h, Format: format, Pointer: uint64(0)})
 		if err != nil || bm.Bitmap == "" {
 			return fmt.Errorf("%w: no memory for a %d×%d bitmap", ErrEngine, w, h)
 		}
@@ -552,36 +647,20 @@ func (d *Doc) Render(ctx context.Context, index, w, h int) (*image.RGBA, error) 
 			return fmt.Errorf("%w: fill: %v", ErrEngine, err)
 		}
 		_, err = inst.FPDF_RenderPageBitmap(&requests.FPDF_RenderPageBitmap{
-			Bitmap: bm.Bitmap, Page: page, SizeX: w, SizeY: h,
-			Flags: enums.FPDF_RENDER_FLAG_ANNOT | enums.FPDF_RENDER_FLAG_REVERSE_BYTE_ORDER,
+			Bitmap: bm.Bitmap, Page: page, SizeX: w, SizeY: h, Flags: flags,
 		})
 		if err != nil {
 			return fmt.Errorf("%w: render page %d: %v", ErrEngine, index+1, err)
 		}
 		st, err := inst.FPDFBitmap_GetStride(&requests.FPDFBitmap_GetStride{Bitmap: bm.Bitmap})
-		if err != nil || st.Stride < 4*w {
+		if err != nil || st.Stride < bpp*w {
 			return fmt.Errorf("%w: bitmap stride", ErrEngine)
 		}
 		buf, err := inst.FPDFBitmap_GetBuffer(&requests.FPDFBitmap_GetBuffer{Bitmap: bm.Bitmap})
-		if err != nil || len(buf.Buffer) < st.Stride*(h-1)+4*w {
+		if err != nil || len(buf.Buffer) < st.Stride*(h-1)+bpp*w {
 			return fmt.Errorf("%w: bitmap buffer", ErrEngine)
 		}
-		// The buffer is a view into the instance's memory: copy it out, making every pixel
-		// opaque (the bitmap has no alpha channel; its fourth byte is padding).
-		img := image.NewRGBA(image.Rect(0, 0, w, h))
-		for y := 0; y < h; y++ {
-			src := buf.Buffer[y*st.Stride : y*st.Stride+4*w]
-			dst := img.Pix[y*img.Stride : y*img.Stride+4*w]
-			copy(dst, src)
-			for x := 3; x < len(dst); x += 4 {
-				dst[x] = 0xFF
-			}
-		}
-		out = img
+		out(buf.Buffer, st.Stride)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -46,7 +46,23 @@ var (
 	// ErrEngine means the engine itself failed: it did not start, ran out of its memory cap, or
 	// panicked. For a document that is merely odd, this is what its oddness cost.
 	ErrEngine = errors.New("the PDF engine failed")
+	// ErrTooComplex means one operation on the document used more than the engine's CPU limit;
+	// the wrapping *CPUError says how much.
+	ErrTooComplex = errors.New("the PDF is too complex")
 )
+
+// CPUError is an operation stopped at its document's CPU limit (see Engine.Open). It matches
+// ErrTooComplex.
+type CPUError struct {
+	Used, Limit time.Duration
+}
+
+func (e *CPUError) Error() string {
+	return fmt.Sprintf("%v: stopped after %.1f s of CPU time; the limit is %s", ErrTooComplex, e.Used.Seconds(), e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooComplex) hold.
+func (e *CPUError) Is(target error) bool { return target == ErrTooComplex }
 
 // Config sets up an Engine. Zero fields take the defaults below.
 type Config struct {

@@ -104,6 +104,26 @@ func (g *Gate) Continue(ctx context.Context, cost int64) (release func(), err er
 	return g.acquire(ctx, cost, true)
 }
 
+// Charge adds memory a request holds outside of any job (the answer it is building) to what the
+// gate counts, at once: it neither waits nor takes a running slot, so the request's own next job
+// cannot end up waiting behind it. Jobs admitted afterwards see that much less of the budget.
+// The caller bounds what it charges. release gives it back; later calls do nothing.
+func (g *Gate) Charge(cost int64) (release func()) {
+	cost = max(0, cost)
+	g.mu.Lock()
+	g.used += cost
+	g.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.used -= cost
+			g.grant()
+			g.mu.Unlock()
+		})
+	}
+}
+
 func (g *Gate) acquire(ctx context.Context, cost int64, continuing bool) (release func(), err error) {
 	cost = max(0, cost)
 	g.mu.Lock()

@@ -355,3 +355,34 @@ func TestContinue(t *testing.T) {
 		t.Errorf("the gate holds %+v at the end", s)
 	}
 }
+
+// TestCharge: memory charged outside of any job counts against the budget at once, even past it,
+// without a running slot; a job that no longer fits waits for its release.
+func TestCharge(t *testing.T) {
+	g := New(Options{Budget: 100, MaxRunning: 2, MaxQueue: 2, MaxWait: time.Minute})
+	job, err := g.Acquire(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job()
+	release := g.Charge(150) // past the budget: charged all the same, at once
+	if s := g.Stats(); s.Used != 160 || s.Running != 1 {
+		t.Fatalf("after the charge the gate holds %+v", s)
+	}
+	admitted := make(chan func())
+	go func() {
+		r, err := g.Acquire(context.Background(), 60)
+		if err != nil {
+			t.Error(err)
+		}
+		admitted <- r
+	}()
+	waitFor(t, "the job to queue", func() bool { return g.Stats().Waiting == 1 })
+	release()
+	release() // twice is harmless
+	r := <-admitted
+	if s := g.Stats(); s.Used != 70 || s.Running != 2 {
+		t.Errorf("after the release the gate holds %+v", s)
+	}
+	r()
+}

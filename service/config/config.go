@@ -61,11 +61,14 @@ type Config struct {
 	LogLevel           string        // debug, info, warn, error
 	LogFormat          string        // text or json
 	UI                 bool          // serve the demo page at GET / (the API is the same either way)
-	MaxPages           int           // document pages one request may read (413 beyond)
+	MaxPages           int           // document pages needing OCR one request may read (413 beyond)
+	MaxTextPages       int           // document pages one request may read in all, text-layer pages included (413 beyond)
 	MaxImages          int           // entries of an "images" array (413 beyond)
+	MaxAnswerBytes     int64         // largest answer of one request's documents (413 beyond)
 	PageTimeout        time.Duration // added to a document's deadline per OCR'd page after the first
+	TextPageTimeout    time.Duration // added to a document's survey deadline per page after the first
 	MaxDocumentTimeout time.Duration // cap of a document's (or an "images" array's) deadline
-	RenderTimeout      time.Duration // longest one PDF page may take to be read and drawn (422 beyond)
+	RenderCPU          time.Duration // CPU time one PDF engine operation may use (the page fails with document_too_complex beyond)
 	PDFInstances       int           // PDFs open at once in the engine (0: max in-flight)
 	PDFMemory          int64         // memory cap of one PDF engine instance, charged to every job that holds one
 	PDFCacheDir        string        // compiled PDF engine cache ("off": none)
@@ -122,10 +125,13 @@ func defaults(home string) Config {
 		LogFormat:          "text",
 		UI:                 true,
 		MaxPages:           50,
+		MaxTextPages:       2000,
 		MaxImages:          16,
+		MaxAnswerBytes:     64 << 20,
 		PageTimeout:        15 * time.Second,
+		TextPageTimeout:    time.Second,
 		MaxDocumentTimeout: 10 * time.Minute,
-		RenderTimeout:      10 * time.Second,
+		RenderCPU:          10 * time.Second,
 		PDFMemory:          256 << 20,
 		PDFCacheDir:        filepath.Join(home, "cache", "pdfium"),
 		OCR:                ocr.DefaultOptions(),
@@ -323,10 +329,13 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_queue", c.MaxQueue),
 		slog.Bool("ui", c.UI),
 		slog.Int("max_pages", c.MaxPages),
+		slog.Int("max_text_pages", c.MaxTextPages),
 		slog.Int("max_images", c.MaxImages),
+		slog.Int64("max_answer_bytes", c.MaxAnswerBytes),
 		slog.Duration("page_timeout", c.PageTimeout),
+		slog.Duration("text_page_timeout", c.TextPageTimeout),
 		slog.Duration("max_document_timeout", c.MaxDocumentTimeout),
-		slog.Duration("render_timeout", c.RenderTimeout),
+		slog.Duration("render_cpu", c.RenderCPU),
 		slog.Int("pdf_instances", c.PDFInstances),
 		slog.Int64("pdf_memory", c.PDFMemory),
 		slog.String("pdf_cache_dir", c.PDFCacheDir),

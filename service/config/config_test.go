@@ -322,8 +322,8 @@ func TestLoadLimits(t *testing.T) {
 		{name: "no chat slot", env: map[string]string{"OCRGATE_CHAT_MAX_INFLIGHT": "0"}, wantErr: "OCRGATE_CHAT_MAX_INFLIGHT (-chat-max-inflight): must be at least 1"},
 		{name: "tiny answer cap", env: map[string]string{"OCRGATE_CHAT_MAX_ANSWER_BYTES": "100"}, wantErr: "OCRGATE_CHAT_MAX_ANSWER_BYTES (-chat-max-answer-bytes): must be at least 1KiB, got 100"},
 		{name: "document defaults", check: func(t *testing.T, c Config) {
-			if c.MaxPages != 50 || c.MaxImages != 16 || c.PageTimeout != 15*time.Second || c.MaxDocumentTimeout != 10*time.Minute ||
-				c.RenderTimeout != 10*time.Second || c.PDFMemory != 256<<20 || c.Chat.MaxText != extract.DefaultMaxText ||
+			if c.MaxPages != 50 || c.MaxImages != 16 || c.MaxAnswerBytes != 64<<20 || c.PageTimeout != 15*time.Second || c.MaxDocumentTimeout != 10*time.Minute ||
+				c.RenderCPU != 10*time.Second || c.MaxTextPages != 2000 || c.TextPageTimeout != time.Second || c.PDFMemory != 256<<20 || c.Chat.MaxText != extract.DefaultMaxText ||
 				c.PDFCache() != filepath.Join(c.Home, "cache", "pdfium") {
 				t.Errorf("document defaults: %+v", c)
 			}
@@ -339,7 +339,8 @@ func TestLoadLimits(t *testing.T) {
 		}},
 		{name: "no pages", env: map[string]string{"OCRGATE_MAX_PAGES": "0"}, wantErr: "OCRGATE_MAX_PAGES (-max-pages): must be from 1 to 10000, got 0"},
 		{name: "no images", env: map[string]string{"OCRGATE_MAX_IMAGES": "0"}, wantErr: "OCRGATE_MAX_IMAGES (-max-images): must be from 1 to 1000"},
-		{name: "no render time", env: map[string]string{"OCRGATE_RENDER_TIMEOUT": "0s"}, wantErr: "OCRGATE_RENDER_TIMEOUT (-render-timeout): must be positive"},
+		{name: "tiny answers", env: map[string]string{"OCRGATE_MAX_ANSWER_BYTES": "100KiB"}, wantErr: "OCRGATE_MAX_ANSWER_BYTES (-max-answer-bytes): must be at least 1MiB"},
+		{name: "no render time", env: map[string]string{"OCRGATE_RENDER_CPU": "0s"}, wantErr: "OCRGATE_RENDER_CPU (-render-cpu): must be positive"},
 		{name: "PDF memory too small", env: map[string]string{"OCRGATE_PDF_MEMORY": "1MiB"}, wantErr: "OCRGATE_PDF_MEMORY (-pdf-memory): must be from 64MiB to 4GiB, got 1MiB"},
 		{name: "PDF memory past WebAssembly's", env: map[string]string{"OCRGATE_PDF_MEMORY": "5GiB"}, wantErr: "OCRGATE_PDF_MEMORY (-pdf-memory): must be from 64MiB to 4GiB, got 5GiB"},
 		{name: "tiny chat text", env: map[string]string{"OCRGATE_CHAT_MAX_TEXT": "10"}, wantErr: "OCRGATE_CHAT_MAX_TEXT (-chat-max-text): must be at least 1000"},

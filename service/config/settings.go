@@ -77,8 +77,10 @@ func (c *Config) settings() []setting {
 		{"OCRGATE_MAX_IMAGE_PIXELS", "max-image-pixels", "largest image accepted, in pixels (checked from its header, before decoding; 0: no limit)", atLeast(0, (*intValue)(&o.Limits.MaxPixels))},
 		{"OCRGATE_MAX_IMAGE_SIDE", "max-image-side", "longest image side accepted, in pixels (0: no limit)", atLeast(0, (*intValue)(&o.Limits.MaxSide))},
 		{"OCRGATE_MAX_JPEG_SCANS", "max-jpeg-scans", "refuse progressive JPEGs with more scans than this (0: no limit); encoders write about 10", atLeast(0, (*intValue)(&o.Limits.MaxScans))},
-		{"OCRGATE_MAX_PAGES", "max-pages", "document pages one request may read, its default selection (every page) included; more is refused with 413", within(1, 10_000, (*intValue)(&c.MaxPages))},
+		{"OCRGATE_MAX_PAGES", "max-pages", "document pages that need OCR one request may read, across its documents; more is refused with 413 too_many_pages (pages read from their text layer count against max-text-pages)", within(1, 10_000, (*intValue)(&c.MaxPages))},
+		{"OCRGATE_MAX_TEXT_PAGES", "max-text-pages", "document pages one request may read in all, across its documents, its default selection (every page) included; more is refused with 413 too_many_pages", within(1, 10_000, (*intValue)(&c.MaxTextPages))},
 		{"OCRGATE_MAX_IMAGES", "max-images", "entries of an \"images\" array; more is refused with 413", within(1, 1000, (*intValue)(&c.MaxImages))},
+		{"OCRGATE_MAX_ANSWER_BYTES", "max-answer-bytes", "largest answer (regions, words and text as JSON) the documents of one request may have together, e.g. 64MiB; more is refused with 413 answer_too_large, and what an answer holds is charged to the memory budget until it is written", atLeast(1<<20, (*bytesValue)(&c.MaxAnswerBytes))},
 
 		section("Admission and memory"),
 		{"OCRGATE_MAX_INFLIGHT", "max-inflight", "OCR jobs running at once, within the memory budget (0: one per CPU core)", atLeast(0, (*intValue)(&c.MaxInFlight))},
@@ -115,8 +117,9 @@ func (c *Config) settings() []setting {
 
 		section("Documents"),
 		{"OCRGATE_PAGE_TIMEOUT", "page-timeout", "added to a document's deadline for every page it OCRs after the first", atLeast(0, (*durationValue)(&c.PageTimeout))},
+		{"OCRGATE_TEXT_PAGE_TIMEOUT", "text-page-timeout", "added to the deadline of a document's survey (reading every selected page's facts and text layer) for every page after the first", atLeast(0, (*durationValue)(&c.TextPageTimeout))},
 		{"OCRGATE_MAX_DOCUMENT_TIMEOUT", "max-document-timeout", "longest deadline of a document or an \"images\" array (never less than the request timeout); also how long shutdown waits for requests in flight", above(0, (*durationValue)(&c.MaxDocumentTimeout))},
-		{"OCRGATE_RENDER_TIMEOUT", "render-timeout", "longest one PDF page may take to be opened, read and drawn; longer is refused with 422 document_too_complex", above(0, (*durationValue)(&c.RenderTimeout))},
+		{"OCRGATE_RENDER_CPU", "render-cpu", "CPU time one PDF engine operation (opening a document, reading a page, drawing it) may use, however busy the machine; a page past it fails alone with document_too_complex", above(0, (*durationValue)(&c.RenderCPU))},
 		{"OCRGATE_PDF_INSTANCES", "pdf-instances", "PDFs open at once in the PDF engine, one engine instance each (0: max-inflight)", atLeast(0, (*intValue)(&c.PDFInstances))},
 		{"OCRGATE_PDF_MEMORY", "pdf-memory", "memory cap of one PDF engine instance, e.g. 256MiB; a job that opens a PDF is charged this much (at most 4 GiB, a WebAssembly memory's limit)", within(64<<20, 4<<30, (*bytesValue)(&c.PDFMemory))},
 		{"OCRGATE_PDF_CACHE_DIR", "pdf-cache-dir", "where the compiled PDF engine is kept between starts (off: nowhere; used read-only when it exists and cannot be written)", (*stringValue)(&c.PDFCacheDir)},

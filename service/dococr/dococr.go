@@ -12,9 +12,15 @@
 // fresh engine instance and close it before OCR starts: the instance's memory (charged at the
 // engine's cap, the only bound a hostile page respects) is gone by the time the models run.
 //
-// Every engine operation (opening, reading a page, rendering it) has its own time limit: a page
-// that takes longer is a document too complex to read ([TooComplexError]), which is the caller's
-// document's fault, not the service's; the request's own deadline stays the bound on the whole.
+// Every engine operation (opening, reading a page, rendering it) is bounded by the CPU time it
+// may use (the engine's CPU limit, see internal/pdfengine): a page that needs more is too
+// complex to read (document.ErrTooComplex), which is the caller's document's fault, not the
+// service's, and that page fails alone (see [Page].Err). CPU time, not elapsed time: a page that
+// takes 2 CPU-s draws on a busy machine too. The request's own deadline, which grows with the
+// pages a document reads and OCRs ([Reader.Deadline]), stays the bound on the whole.
+//
+// Limits count work. A request may read Budget.Pages pages in all (text-layer pages are cheap),
+// of which Budget.OCRPages may need OCR; each job is admitted by what it will hold.
 package dococr
 
 import (
@@ -26,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -62,6 +69,8 @@ type Source string
 const (
 	TextLayer Source = "text-layer"
 	OCR       Source = "ocr"
+	// Failed is a page that could not be read (Page.Err says why).
+	Failed Source = "none"
 )
 
 // Config sets up a Reader.
@@ -71,15 +80,20 @@ type Config struct {
 	// EngineMemory is charged for every job that has a PDF open: the PDF engine's per-instance
 	// memory cap (the file, its parsed objects, decoded images and the render bitmap live there).
 	EngineMemory int64
-	// OpTimeout bounds one engine operation: opening the document, reading a page's facts,
-	// rendering a page. Longer is a TooComplexError. Zero means no bound of its own.
+	// OpTimeout bounds one engine operation in elapsed time: opening the document, reading a
+	// page's facts, rendering a page. Longer is a TooComplexError. Zero (what the service uses:
+	// the engine's CPU limit bounds operations whatever the load) means no bound of its own.
 	OpTimeout time.Duration
-	// PageTimeout is added to a document's deadline for every page it OCRs after the first, up to
-	// MaxTimeout from the request's start.
-	PageTimeout, MaxTimeout time.Duration
+	// PageTimeout is added to a document's deadline for every page it OCRs after the first, and
+	// SurveyPageTimeout for every page it reads after the first (its survey: facts and text
+	// layer), up to MaxTimeout from the request's start.
+	PageTimeout, SurveyPageTimeout, MaxTimeout time.Duration
 	// Parallel is how many pages of one document may be rendered and OCR'd at once, each
 	// admitted on its own (at least 1).
 	Parallel int
+	// Budget bounds what one request reads across its documents (see Budget); a Request
+	// without a Budget of its own gets one with these limits.
+	Budget BudgetLimits
 }
 
 // Reader reads documents with one PDF engine (the document.Reader's) for the whole service. It is
@@ -119,6 +133,11 @@ type Request struct {
 	// survey must finish within it; the pages then get more (see Deadline).
 	Start   time.Time
 	Timeout time.Duration
+	// Words says whether the answer carries every region's words, which its size depends on.
+	Words bool
+	// Budget is the request's, shared by every document it sends; nil gives the document a
+	// budget of its own (Config.Budget) that charges nothing.
+	Budget *Budget
 }
 
 // Page is one page read.
@@ -129,6 +148,13 @@ type Page struct {
 	// Result holds the page's regions and text. For text-layer pages every region and word has
 	// confidence 1 and Timings are zero.
 	Result *ocr.Result
+	// Hidden counts the characters of the page's text layer that were dropped because no one
+	// sees them (see document.Hidden): none of them is in Result.
+	Hidden document.Hidden
+	// Err is why the page could not be read, nil when it was: a *document.PageError whose Err
+	// wraps the document package's sentinels, or is a *TooComplexError or a *CostError. Its
+	// Result is then empty, and its Source Failed.
+	Err error
 }
 
 // Result is a document read.
@@ -186,10 +212,13 @@ var ErrEngineStarting = fmt.Errorf("%w: the PDF engine is still starting", docum
 // 100 000 characters of text layer, under 100 bytes each), and the text-layer pages read so far.
 const surveyBytes = 32 << 20
 
-// Deadline is the deadline of a document that OCRs ocrPages pages: the request's Timeout, plus
-// PageTimeout for every OCR'd page after the first, at most MaxTimeout from its start.
-func (r *Reader) Deadline(req Request, ocrPages int) time.Time {
-	d := req.Timeout + time.Duration(max(0, ocrPages-1))*r.cfg.PageTimeout
+// Deadline is the deadline of a document that reads pages pages and OCRs ocrPages of them: the
+// request's Timeout, plus SurveyPageTimeout for every page read after the first and PageTimeout
+// for every OCR'd page after the first, at most MaxTimeout from its start. Its survey has the
+// deadline of a document that OCRs no page.
+func (r *Reader) Deadline(req Request, pages, ocrPages int) time.Time {
+	d := req.Timeout + time.Duration(max(0, ocrPages-1))*r.cfg.PageTimeout +
+		time.Duration(max(0, pages-1))*r.cfg.SurveyPageTimeout
 	if r.cfg.MaxTimeout > 0 {
 		d = min(d, max(req.Timeout, r.cfg.MaxTimeout))
 	}
@@ -203,6 +232,7 @@ type pending struct {
 	scale  float64
 	cost   int64
 	render document.Cost
+	hidden document.Hidden
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
@@ -216,11 +246,13 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if format == "" {
 		return nil, fmt.Errorf("%w: expected a PDF or a multi-page TIFF", document.ErrNotDocument)
 	}
-	survey, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
-	defer cancel()
 	if format == document.FormatPDF {
-		if err := r.docs.Ready(survey); err != nil {
-			if survey.Err() != nil {
+		ready, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
+		err := r.docs.Ready(ready)
+		late := ready.Err() != nil
+		cancel()
+		if err != nil {
+			if late {
 				return nil, ErrEngineStarting
 			}
 			return nil, err
@@ -229,16 +261,28 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if adm == nil {
 		adm = unbounded{}
 	}
-	res, todo, err := r.survey(survey, adm, format, req)
+	if req.Budget == nil {
+		req.Budget = NewBudget(r.cfg.Budget, nil)
+	}
+	res, todo, err := r.survey(ctx, adm, format, req)
 	if err != nil {
 		return nil, err
 	}
 	if len(todo) > 0 {
-		pages, cancel := context.WithDeadline(ctx, r.Deadline(req, len(todo)))
+		// Only pages that need OCR count against the request's OCR page limit; text-layer
+		// pages are priced by their answer and their survey time.
+		if err := req.Budget.takeOCRPages(len(todo)); err != nil {
+			return nil, err
+		}
+		pages, cancel := context.WithDeadline(ctx, r.Deadline(req, len(res.Read), len(todo)))
 		defer cancel()
 		if err := r.ocrPages(pages, p, adm, req, res, todo); err != nil {
 			return nil, err
 		}
+	}
+	// A document of which no page could be read fails as its first page did.
+	if err := allFailed(res.Read); err != nil {
+		return nil, err
 	}
 	texts := make([]string, len(res.Read))
 	for i, pg := range res.Read {
@@ -246,6 +290,61 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	}
 	res.Text = strings.Join(texts, PageSeparator)
 	return res, nil
+}
+
+// allFailed returns the first page's error when no page was read, nil otherwise.
+func allFailed(pages []Page) error {
+	for _, pg := range pages {
+		if pg.Err == nil {
+			return nil
+		}
+	}
+	if len(pages) == 0 {
+		return nil
+	}
+	return pages[0].Err
+}
+
+// failPage records that page slot could not be read, when err is the page's own failure (see
+// pageFailure), and reports whether it was; any other error ends the whole read.
+func failPage(res *Result, slot, number int, err error, hidden document.Hidden) bool {
+	pe := pageFailure(number, err)
+	if pe == nil {
+		return false
+	}
+	res.Read[slot] = Page{Number: number, Source: Failed, Result: &ocr.Result{}, Hidden: hidden, Err: pe}
+	return true
+}
+
+// pageFailure returns err as the failure of page number alone (the other pages of the document
+// are read), or nil when err is not the page's: the request's deadline or cancellation, its
+// admission, its answer or page budget, the model runtime. A page fails alone when it cannot be
+// read, drawn or decoded, is too complex to draw within the engine's limits, or costs more than
+// a request may.
+func pageFailure(number int, err error) *document.PageError {
+	var (
+		pe *document.PageError
+		tc *TooComplexError
+		ce *CostError
+	)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, ErrAnswerTooLarge), errors.Is(err, document.ErrTooManyPages), errors.Is(err, document.ErrUnavailable):
+		return nil
+	case errors.As(err, &pe):
+		return pe
+	case errors.As(err, &tc):
+		if tc.Page == 0 {
+			tc = &TooComplexError{Page: number, Limit: tc.Limit}
+		}
+		return &document.PageError{Page: number, Err: tc}
+	case errors.As(err, &ce):
+		return &document.PageError{Page: number, Err: err}
+	case errors.Is(err, document.ErrCorrupt), errors.Is(err, document.ErrTooLarge), errors.Is(err, document.ErrDegenerate),
+		errors.Is(err, document.ErrUnsupported), errors.Is(err, document.ErrTooComplex):
+		return &document.PageError{Page: number, Err: err}
+	}
+	return nil
 }
 
 // engineCost is what a job that opens the document holds in the engine.
@@ -257,14 +356,17 @@ func (r *Reader) engineCost(format document.Format) int64 {
 }
 
 // survey is the first job: open the document, check the selection, read every selected page's
-// facts, answer the text-layer pages and price the others.
+// facts, answer the text-layer pages and price the others. It runs within the request's Timeout
+// until the selection is known, then within the Deadline of its pages (none OCR'd).
 func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Format, req Request) (*Result, []pending, error) {
-	release, err := r.admit(ctx, adm, req, req.Held+r.engineCost(format)+surveyBytes, 0, document.Cost{})
+	opening, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
+	defer cancel()
+	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes), 0, document.Cost{})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer release()
-	doc, err := r.open(ctx, req.Data)
+	doc, err := r.open(opening, req.Data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,31 +375,69 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := req.Budget.takePages(len(sel)); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancelSurvey := context.WithDeadline(ctx, r.Deadline(req, len(sel), 0))
+	defer cancelSurvey()
 	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
 	var todo []pending
 	for i, n := range sel {
+		// Another document of the request may have used up the answer already.
+		if err := req.Budget.Exceeded(); err != nil {
+			return nil, nil, err
+		}
 		var page *document.Page
 		err := r.op(ctx, n, func(ctx context.Context) (err error) {
 			page, err = doc.Page(ctx, n)
 			return err
 		})
 		if err != nil {
+			if failPage(res, i, n, err, document.Hidden{}) {
+				continue
+			}
 			return nil, nil, err
 		}
-		scale := page.Scale(r.cfg.Scale, r.docs.Limits())
-		c := page.RenderCost(scale)
-		if req.Mode == Auto && page.TextUsable().Usable {
-			res.Read[i] = textLayerPage(page, c.Width, c.Height)
-			continue
+		scale, err := page.Scale(r.cfg.Scale, r.docs.Limits())
+		if err != nil {
+			if failPage(res, i, n, err, page.Hidden) {
+				continue
+			}
+			return nil, nil, err
 		}
-		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c})
-		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR}
+		c := page.RenderCost(scale)
+		hidden := page.Hidden
+		if req.Mode == Auto && page.TextUsable().Usable {
+			var tl *document.TextLayer
+			err := r.op(ctx, n, func(ctx context.Context) (err error) {
+				tl, err = doc.TextLayer(ctx, page, c.Width, c.Height)
+				return err
+			})
+			if err != nil {
+				if failPage(res, i, n, err, hidden) {
+					continue
+				}
+				return nil, nil, err
+			}
+			hidden = tl.Hidden
+			// A layer of which nothing is seen is not the page's text: the page is OCR'd.
+			if len(tl.Lines) > 0 {
+				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height)
+				if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+		}
+		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden})
+		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden}
 	}
 	return res, todo, nil
 }
 
 // ocrPages renders and OCRs the pages the survey left, up to Parallel at once, each admitted on
-// its own. The first error stops the rest.
+// its own. A page that fails alone (see pageFailure) is answered with its error; the first other
+// error stops the rest.
 func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Request, res *Result, todo []pending) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -309,17 +449,19 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	fail := func(err error) {
 		once.Do(func() { first = err; cancel(err) })
 	}
-	for i := range todo {
+	affordable := todo[:0]
+	for _, t := range todo {
 		// What the page holds at its peak: its pixels throughout; with them the engine while it
 		// is drawn, then the models' tensors (the engine instance is closed before OCR starts).
-		t := &todo[i]
-		t.cost = req.Held + t.render.Bytes + max(r.engineCost(res.Format), opt.ModelBytes(t.render.Width, t.render.Height))
-		// A page the request may not afford fails the document before any page is read.
+		t.cost = addCost(req.Held, t.render.Bytes, max(r.engineCost(res.Format), opt.ModelBytes(t.render.Width, t.render.Height)))
+		// A page the request may not afford fails alone, before any page is drawn.
 		if req.MaxCost > 0 && t.cost > req.MaxCost {
-			return &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}
+			failPage(res, t.slot, t.number, &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}, t.hidden)
+			continue
 		}
+		affordable = append(affordable, t)
 	}
-	for _, t := range todo {
+	for _, t := range affordable {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -331,6 +473,10 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 			defer func() { <-sem }()
 			pg, err := r.ocrPage(ctx, p, adm, req, res.Format, t)
 			if err != nil {
+				// The page's own failure is its answer; anything else ends the read.
+				if ctx.Err() == nil && failPage(res, t.slot, t.number, err, t.hidden) {
+					return
+				}
 				fail(err)
 				return
 			}
@@ -355,6 +501,9 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	if err != nil {
 		return Page{}, err
 	}
+	// A scan's decode cannot be stopped: abandoned at the deadline, it keeps the page's
+	// admission (admission.Hold) until it really ends.
+	ctx, release = admission.Share(ctx, release)
 	defer release()
 	dec, err := r.render(ctx, req.Data, t)
 	if err != nil {
@@ -364,7 +513,10 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	if err != nil {
 		return Page{}, err
 	}
-	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res}, nil
+	if err := req.Budget.addAnswer(answerBytes(res, req.Words)); err != nil {
+		return Page{}, err
+	}
+	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res, Hidden: t.hidden}, nil
 }
 
 // render draws one page with the document open only for that long.
@@ -392,6 +544,20 @@ func (r *Reader) admit(ctx context.Context, adm Admitter, req Request, cost int6
 		return nil, &CostError{Page: page, Width: c.Width, Height: c.Height, Cost: cost, Limit: req.MaxCost}
 	}
 	return adm.Admit(ctx, cost)
+}
+
+// addCost adds memory costs, saturating at math.MaxInt64: a page's announced cost may already be
+// the largest value (a render that cannot be sized), and a sum that wrapped to a negative number
+// would pass every limit.
+func addCost(costs ...int64) int64 {
+	var sum int64
+	for _, c := range costs {
+		if c < 0 || sum > math.MaxInt64-c {
+			return math.MaxInt64
+		}
+		sum += c
+	}
+	return sum
 }
 
 // unbounded admits every job at once: Read with a nil Admitter.
@@ -423,10 +589,10 @@ func (r *Reader) op(ctx context.Context, page int, fn func(context.Context) erro
 	return err
 }
 
-// textLayerPage turns a page's text-layer lines, in a w×h pixel space over the page, into a page
-// result shaped like the pipeline's.
-func textLayerPage(page *document.Page, w, h int) Page {
-	lines := page.Lines(w, h)
+// textLayerPage turns a page's visible text-layer lines, in a w×h pixel space over the page, into
+// a page result shaped like the pipeline's.
+func textLayerPage(number int, tl *document.TextLayer, w, h int) Page {
+	lines := tl.Lines
 	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
 	var text strings.Builder
 	for i, l := range lines {
@@ -446,7 +612,7 @@ func textLayerPage(page *document.Page, w, h int) Page {
 		text.WriteString(l.Text)
 	}
 	res.Text = text.String()
-	return Page{Number: page.Number, Width: w, Height: h, Source: TextLayer, Result: res}
+	return Page{Number: number, Width: w, Height: h, Source: TextLayer, Result: res, Hidden: tl.Hidden}
 }
 
 // vertical reports whether a line's text runs up or down the page.

@@ -134,12 +134,15 @@ func TestJobsAndTheirCosts(t *testing.T) {
 	if rec.costs[0] < held+engineMemory || rec.costs[0] > held+engineMemory+64<<20 {
 		t.Errorf("survey charged %d MiB; want the engine's %d MiB and little more", rec.costs[0]>>20, engineMemory>>20)
 	}
-	cfg, _ := jpeg.DecodeConfig(bytes.NewReader(jpg))
-	px := int64(cfg.Width) * int64(cfg.Height)
-	want := held + 4*px + max(int64(engineMemory), p.Options().ModelBytes(cfg.Width, cfg.Height))
+	// A scan read from the file costs what decoding its JPEG holds, as the same upload would.
+	h, err := imaging.Inspect(jpg, imaging.Limits{MaxPixels: 50_000_000, MaxSide: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := held + h.DecodeBytes() + max(int64(engineMemory), p.Options().ModelBytes(h.Width, h.Height))
 	for i, c := range rec.costs[1:] {
 		if c != want {
-			t.Errorf("scan %d charged %d, want %d (held + its pixels + the larger of engine and models)", i+1, c, want)
+			t.Errorf("scan %d charged %d, want %d (held + its decoding + the larger of engine and models)", i+1, c, want)
 		}
 	}
 	if rec.maxRun > 2 || rec.released != 3 || rec.running != 0 {
@@ -167,10 +170,10 @@ func TestAdmissionErrors(t *testing.T) {
 	if _, err := r.Read(t.Context(), p, rec, req); !errors.Is(err, errFull) {
 		t.Errorf("refused survey: %v", err)
 	}
-	// A 20-megapixel scan: its page costs its 76 MiB of pixels and more than the engine for the
-	// models, the survey the engine and 32 MiB.
+	// A 36-megapixel scan: its page costs decoding it (54 MB at 4:2:0) and the larger of the
+	// engine and the models, the survey the engine and 32 MiB.
 	var big bytes.Buffer
-	if err := jpeg.Encode(&big, ocrtest.Page(4500, 4500), &jpeg.Options{Quality: 50}); err != nil {
+	if err := jpeg.Encode(&big, ocrtest.Page(6000, 6000), &jpeg.Options{Quality: 50}); err != nil {
 		t.Fatal(err)
 	}
 	bigDoc, err := testdoc.Scanned([][]byte{big.Bytes()}, testdoc.ScanOptions{DPI: 600})
@@ -179,7 +182,7 @@ func TestAdmissionErrors(t *testing.T) {
 	}
 	limited := req
 	limited.Data = bigDoc
-	limited.MaxCost = engineMemory + 64<<20 // the survey fits, no OCR page does
+	limited.MaxCost = engineMemory + 32<<20 // the survey fits, no OCR page does
 	rec = &recorder{}
 	_, err = r.Read(t.Context(), p, rec, limited)
 	var ce *dococr.CostError
@@ -237,17 +240,20 @@ func TestFirstErrorEndsTheRead(t *testing.T) {
 }
 
 // TestDeadline: a document gets the request's timeout, plus PageTimeout for every OCR'd page
-// after the first, up to MaxTimeout.
+// after the first and SurveyPageTimeout for every page read after the first, up to MaxTimeout.
 func TestDeadline(t *testing.T) {
-	r := dococr.New(docs(t), dococr.Config{PageTimeout: 15 * time.Second, MaxTimeout: 5 * time.Minute})
+	r := dococr.New(docs(t), dococr.Config{PageTimeout: 15 * time.Second, SurveyPageTimeout: time.Second, MaxTimeout: 5 * time.Minute})
 	start := time.Unix(1_000_000, 0)
 	req := dococr.Request{Start: start, Timeout: 30 * time.Second}
 	for _, tt := range []struct {
-		pages int
-		want  time.Duration
-	}{{0, 30 * time.Second}, {1, 30 * time.Second}, {2, 45 * time.Second}, {10, 165 * time.Second}, {50, 5 * time.Minute}} {
-		if got := r.Deadline(req, tt.pages).Sub(start); got != tt.want {
-			t.Errorf("%d OCR'd pages: deadline after %v, want %v", tt.pages, got, tt.want)
+		pages, ocr int
+		want       time.Duration
+	}{
+		{0, 0, 30 * time.Second}, {1, 1, 30 * time.Second}, {2, 2, 46 * time.Second}, {10, 10, 174 * time.Second},
+		{50, 50, 5 * time.Minute}, {300, 0, 5 * time.Minute}, {100, 0, 129 * time.Second}, {100, 2, 144 * time.Second},
+	} {
+		if got := r.Deadline(req, tt.pages, tt.ocr).Sub(start); got != tt.want {
+			t.Errorf("%d pages, %d OCR'd: deadline after %v, want %v", tt.pages, tt.ocr, got, tt.want)
 		}
 	}
 }

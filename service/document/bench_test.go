@@ -105,7 +105,7 @@ func BenchmarkRenderPage(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				p := pages[i%len(pages)]
-				dec, err := doc.Render(ctx, p, p.Scale(document.DefaultScalePolicy(), document.Limits{}))
+				dec, err := doc.Render(ctx, p, scaleOf(b, p, document.Limits{}))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -130,7 +130,7 @@ func BenchmarkTextLayerPage(b *testing.B) {
 		if !p.TextUsable().Usable {
 			b.Fatal("text layer not usable")
 		}
-		c := p.RenderCost(p.Scale(document.DefaultScalePolicy(), document.Limits{}))
+		c := p.RenderCost(scaleOf(b, p, document.Limits{}))
 		lines = len(p.Lines(c.Width, c.Height))
 	}
 	b.ReportMetric(float64(lines), "lines")
@@ -147,7 +147,7 @@ func BenchmarkOCRPage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		dec, err := doc.Render(ctx, p, p.Scale(document.DefaultScalePolicy(), document.Limits{}))
+		dec, err := doc.Render(ctx, p, scaleOf(b, p, document.Limits{}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func BenchmarkScannedPDF20(b *testing.B) {
 				b.Fatal(err)
 			}
 			t0 := time.Now()
-			dec, err := doc.Render(ctx, p, p.Scale(document.DefaultScalePolicy(), document.Limits{}))
+			dec, err := doc.Render(ctx, p, scaleOf(b, p, document.Limits{}))
 			if err != nil {
 				b.Fatal(err)
 			}

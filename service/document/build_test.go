@@ -173,3 +173,14 @@ func stripes(w, h, page int) image.Image {
 	}
 	return img
 }
+
+// scaleOf is the page's OCR scale under the default policy and lim; a page that has none fails
+// the test.
+func scaleOf(t testing.TB, p *document.Page, lim document.Limits) float64 {
+	t.Helper()
+	s, err := p.Scale(document.DefaultScalePolicy(), lim)
+	if err != nil {
+		t.Fatalf("page %d: %v", p.Number, err)
+	}
+	return s
+}

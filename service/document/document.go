@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"strings"
+	"time"
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/internal/tiffdec"
@@ -42,6 +44,9 @@ var (
 	// ErrCorrupt means the document or one of its pages cannot be read, including documents that
 	// exhaust the engine's memory cap or make it fail.
 	ErrCorrupt = errors.New("the document cannot be read")
+	// ErrDegenerate means a page's geometry cannot be drawn: a side under a pixel at any scale the
+	// render limits allow (a page box a hundredth of a point thin).
+	ErrDegenerate = errors.New("the page cannot be drawn")
 	// ErrUnsupported means a valid document, or one of its pages, uses something this package
 	// does not read (a TIFF page of 12-bit samples, an unsupported compression).
 	ErrUnsupported = errors.New("the document uses a feature that is not supported")
@@ -55,7 +60,48 @@ var (
 	ErrBadSelection = errors.New("invalid page selection")
 	// ErrUnavailable means the PDF engine could not be started.
 	ErrUnavailable = errors.New("the document engine is unavailable")
+	// ErrTooComplex means one operation on the document (opening it, reading a page, drawing
+	// it) used more than the engine's CPU limit: content built to draw forever, or far too
+	// complex a page.
+	ErrTooComplex = errors.New("the page is too complex to draw")
 )
+
+// PageError is the failure of one page of a document: it could not be read, drawn or decoded,
+// or costs more than allowed. The document's other pages are not affected, and are read. Err
+// wraps the sentinels above (or is the caller's typed error), which say what kind of failure it
+// is; any source of pages (the PDF engine, the TIFF decoder) reports a page's failure as a
+// PageError with the page's number.
+type PageError struct {
+	Page int // 1-based
+	Err  error
+}
+
+func (e *PageError) Error() string {
+	msg := e.Err.Error()
+	// Most failures name their page already.
+	if names(msg, fmt.Sprintf("page %d", e.Page)) {
+		return msg
+	}
+	return fmt.Sprintf("page %d: %s", e.Page, msg)
+}
+
+// names reports whether msg holds word not followed by a digit ("page 1" is not in "page 12").
+func names(msg, word string) bool {
+	for i := 0; ; {
+		k := strings.Index(msg[i:], word)
+		if k < 0 {
+			return false
+		}
+		end := i + k + len(word)
+		if end == len(msg) || msg[end] < '0' || msg[end] > '9' {
+			return true
+		}
+		i = end
+	}
+}
+
+// Unwrap gives the failure itself.
+func (e *PageError) Unwrap() error { return e.Err }
 
 // Format names a document format.
 type Format string
@@ -116,6 +162,10 @@ type Limits struct {
 	// Raster bounds TIFF pages, checked from each page's IFD before decoding (ErrTooLarge):
 	// the same limits as single images.
 	Raster imaging.Limits
+	// OpCPU bounds the CPU time of one engine operation on a PDF: opening it, reading a page,
+	// drawing it (ErrTooComplex beyond). CPU time, not elapsed time, so that a page draws or not
+	// whatever the machine's load. 0 means no bound of its own (the caller's context's).
+	OpCPU time.Duration
 }
 
 // DefaultLimits are the limits used for zero fields.
@@ -235,7 +285,7 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 		if err := r.Ready(ctx); err != nil {
 			return nil, err
 		}
-		doc, err := r.pdf.Open(ctx, data)
+		doc, err := r.pdf.Open(ctx, data, r.lim.OpCPU)
 		if err != nil {
 			return nil, pdfError(err)
 		}
@@ -263,9 +313,14 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 
 // pdfError maps the engine's errors to this package's.
 func pdfError(err error) error {
+	var cpu *pdfengine.CPUError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return err
+	case errors.As(err, &cpu):
+		// The limit, not the time used: how far past it the engine got before it was stopped
+		// depends on the machine, and the same document must get the same answer.
+		return fmt.Errorf("%w: it needs more than %s of CPU time, the limit of one step", ErrTooComplex, cpu.Limit)
 	case errors.Is(err, pdfengine.ErrEncrypted):
 		return fmt.Errorf("%w: %v", ErrEncrypted, err)
 	case errors.Is(err, pdfengine.ErrCorrupt):
@@ -388,12 +443,34 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 				ErrTooLarge, n, im.Width, im.Height, float64(px)/1e6, float64(d.lim.MaxImagePixels)/1e6)
 		}
 	}
-	return newPDFPage(n, facts), nil
+	p := newPDFPage(n, facts)
+	if p.scan != nil {
+		d.priceScan(ctx, p)
+	}
+	return p, nil
+}
+
+// priceScan reads a scanned page's JPEG header from the file, so that reading the JPEG is priced
+// (and bounded by Limits.Raster) exactly as uploading it alone would be. A JPEG whose header the
+// image limits refuse, or that disagrees with its dictionary, is not read from the file: the page
+// is drawn by the engine instead, within the render limits and the engine's memory cap.
+func (d *Document) priceScan(ctx context.Context, p *Page) {
+	raw, err := d.pdf.ImageData(ctx, p.Number-1, p.scan.index)
+	if err != nil {
+		p.scan = nil
+		return
+	}
+	h, err := imaging.Inspect(withoutEXIF(raw), d.lim.Raster)
+	if err != nil || h.Format != "jpeg" || h.Width != p.scan.width || h.Height != p.scan.height {
+		p.scan = nil
+		return
+	}
+	p.scan.header = h
 }
 
 func (d *Document) checkPageSize(n int, w, h float64) error {
 	if !(w > 0 && h > 0) || math.IsInf(w, 0) || math.IsInf(h, 0) {
-		return fmt.Errorf("%w: page %d has no area (%g×%g pt)", ErrCorrupt, n, w, h)
+		return fmt.Errorf("%w: page %d has no area (%g×%g pt)", ErrDegenerate, n, w, h)
 	}
 	if w > d.lim.MaxPageSide || h > d.lim.MaxPageSide {
 		return fmt.Errorf("%w: page %d is %.0f×%.0f pt (%.0f×%.0f in); the limit is %.0f pt a side",
@@ -466,9 +543,12 @@ func (d *Document) scanPixels(ctx context.Context, p *Page) (imaging.Decoded, er
 		return imaging.Decoded{}, pdfError(err)
 	}
 	// A PDF shows a JPEG as stored: an EXIF orientation inside it is not applied by viewers,
-	// so it must not be applied here either.
-	dec, err := imaging.Decode(withoutEXIF(raw), d.lim.Raster)
+	// so it must not be applied here either. The decode cannot be interrupted; it gives up
+	// waiting at ctx's end and keeps the admission ctx shares until it is really over.
+	dec, err := imaging.DecodeContext(ctx, withoutEXIF(raw), d.lim.Raster)
 	switch {
+	case ctx.Err() != nil && err != nil:
+		return imaging.Decoded{}, ctx.Err()
 	case errors.Is(err, imaging.ErrTooLarge):
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrTooLarge, err)
 	case err != nil:

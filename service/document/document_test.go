@@ -61,7 +61,7 @@ func TestBornDigitalTextLayer(t *testing.T) {
 	if math.Abs(page.Width-595.28) > 0.5 || math.Abs(page.Height-841.89) > 0.5 {
 		t.Errorf("page is %.2f×%.2f pt, want A4", page.Width, page.Height)
 	}
-	scale := page.Scale(document.DefaultScalePolicy(), document.Limits{})
+	scale := scaleOf(t, page, document.Limits{})
 	cost := page.RenderCost(scale)
 	dec, err := doc.Render(ctx, page, scale)
 	if err != nil {
@@ -250,7 +250,7 @@ func TestPageSizeAndCost(t *testing.T) {
 				if math.Abs(w-p.Width) > 0.01 || math.Abs(h-p.Height) > 0.01 {
 					t.Errorf("page %d: PageSize %v×%v, Page %v×%v", n, w, h, p.Width, p.Height)
 				}
-				cost := p.RenderCost(p.Scale(document.DefaultScalePolicy(), document.Limits{}))
+				cost := p.RenderCost(scaleOf(t, p, document.Limits{}))
 				if cost.Pixels > bound.Pixels || cost.Bytes > bound.Bytes || cost.Pixels != int64(cost.Width)*int64(cost.Height) {
 					t.Errorf("page %d: cost %+v over the bound %+v", n, cost, bound)
 				}

@@ -31,7 +31,7 @@ func FuzzDocument(f *testing.F) {
 	f.Add([]byte("II*\x00\x08\x00\x00\x00\x00\x00"))
 
 	r := testReader(f).WithLimits(document.Limits{MaxRenderPixels: 1_000_000, MaxPages: 5})
-	sentinels := []error{document.ErrNotDocument, document.ErrEncrypted, document.ErrCorrupt,
+	sentinels := []error{document.ErrNotDocument, document.ErrEncrypted, document.ErrCorrupt, document.ErrDegenerate,
 		document.ErrTooLarge, document.ErrTooManyPages, document.ErrBadSelection,
 		context.DeadlineExceeded}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -55,7 +55,10 @@ func FuzzDocument(f *testing.F) {
 			if err != nil {
 				return err
 			}
-			s := page.Scale(document.DefaultScalePolicy(), r.Limits())
+			s, err := page.Scale(document.DefaultScalePolicy(), r.Limits())
+			if err != nil {
+				return err
+			}
 			c := page.RenderCost(s)
 			if !page.Raster && (c.Pixels > 1_000_000 || c.Width < 1 || c.Height < 1) {
 				t.Fatalf("scale %v gives %d×%d px, over the cap", s, c.Width, c.Height)

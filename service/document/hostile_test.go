@@ -74,7 +74,11 @@ func process(ctx context.Context, r *document.Reader, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = doc.Render(ctx, page, page.Scale(document.DefaultScalePolicy(), r.Limits()))
+	s, err := page.Scale(document.DefaultScalePolicy(), r.Limits())
+	if err != nil {
+		return err
+	}
+	_, err = doc.Render(ctx, page, s)
 	return err
 }
 
@@ -182,5 +186,33 @@ func TestOpenWaitsForAnInstance(t *testing.T) {
 	doc.Close()
 	for _, d := range held {
 		d.Close()
+	}
+}
+
+// TestStackedTextStoppedByCPU: a page of 4 000 page-sized glyphs drawn at one place costs the
+// engine a minute of CPU to draw for the visibility check of its text layer; the check stops at
+// the document's CPU limit with ErrTooComplex, and the engine serves the next document.
+func TestStackedTextStoppedByCPU(t *testing.T) {
+	r := testReader(t).WithLimits(document.Limits{OpCPU: 2 * time.Second})
+	doc, err := r.Open(ctxFor(t, time.Minute), hostile.PDFStackedText(4_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doc.Close()
+	ctx := ctxFor(t, 5*time.Minute)
+	page, err := doc.Page(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := page.RenderCost(scaleOf(t, page, r.Limits()))
+	start := time.Now()
+	_, err = doc.TextLayer(ctx, page, c.Width, c.Height)
+	t.Logf("%v after %v", err, time.Since(start))
+	if !errors.Is(err, document.ErrTooComplex) {
+		t.Errorf("error %v; want ErrTooComplex", err)
+	}
+	good, _ := bornDigital(t, bornDigitalPage)
+	if err := process(ctxFor(t, time.Minute), r, good); err != nil {
+		t.Errorf("the next document: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func ocrPage(ctx context.Context, t testing.TB, doc *document.Document, n int) (
 	if err != nil {
 		t.Fatalf("page %d: %v", n, err)
 	}
-	dec, err := doc.Render(ctx, page, page.Scale(document.DefaultScalePolicy(), document.Limits{}))
+	dec, err := doc.Render(ctx, page, scaleOf(t, page, document.Limits{}))
 	if err != nil {
 		t.Fatalf("render page %d: %v", n, err)
 	}
@@ -86,7 +86,7 @@ func TestScannedReceiptsReadLikeTheirJPEGs(t *testing.T) {
 			if d := page.TextUsable(); d.Usable {
 				t.Errorf("%s: a scanned page's text layer was judged usable (%s)", r.ID, d.Reason)
 			}
-			got, err := doc.Render(ctx, page, page.Scale(document.DefaultScalePolicy(), document.Limits{}))
+			got, err := doc.Render(ctx, page, scaleOf(t, page, document.Limits{}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestMixedDocument(t *testing.T) {
 	if len(res.Regions) < 10 {
 		t.Errorf("scan: %d regions read; a receipt holds dozens", len(res.Regions))
 	}
-	s := digital.Scale(document.DefaultScalePolicy(), document.Limits{})
+	s := scaleOf(t, digital, document.Limits{})
 	c := digital.RenderCost(s)
 	lines := digital.Lines(c.Width, c.Height)
 	if len(lines) != len(bornDigitalPage) || lines[0].Text != bornDigitalPage[0].Text {

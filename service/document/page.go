@@ -1,6 +1,7 @@
 package document
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"unicode"
@@ -8,6 +9,7 @@ import (
 	"github.com/klippa-app/go-pdfium/enums"
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
+	"github.com/ocrgate/ocrgate/service/imaging"
 )
 
 // Page is what one page holds, read without rendering it.
@@ -30,6 +32,9 @@ type Page struct {
 	// Chars counts the text layer's characters that are not spaces; Unmapped those of them
 	// whose font gives no Unicode text.
 	Chars, Unmapped int
+	// Hidden counts the characters of the text layer that are not page text, because no one
+	// sees them; they are not in Chars, Lines or TextLayer.
+	Hidden Hidden
 
 	// rasterBytes is what decoding a TIFF page holds at its peak (tiffdec.Plan).
 	rasterBytes int64
@@ -45,6 +50,10 @@ type Page struct {
 type scanImage struct {
 	index         int // object index on the page
 	width, height int
+	// header is the JPEG's own header, read from the file during Document.Page: what decoding it
+	// costs (a progressive JPEG holds its coefficients, 15 bytes a pixel at 4:4:4), priced as an
+	// upload of the same file would be.
+	header imaging.Header
 }
 
 // TextDecision says whether a page's text layer can stand in for OCR, and why.
@@ -71,13 +80,10 @@ const (
 	minTextAreaOverImage = 0.02
 	// maxUnmappedShare: more characters than this without Unicode text make the layer garbage.
 	maxUnmappedShare = 0.1
-	// invisibleShare: text objects drawn invisibly in this share or more make the text an OCR
-	// layer laid over a scan.
-	invisibleShare = 0.9
 )
 
 func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
-	p := &Page{Number: n, Width: f.Width, Height: f.Height, chars: f.Chars}
+	p := &Page{Number: n, Width: f.Width, Height: f.Height}
 	area := f.Width * f.Height
 	page := pdfengine.Rect{X1: f.Width, Y1: f.Height}
 	var covered float64
@@ -100,9 +106,31 @@ func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
 		p.ImageScale = math.Sqrt(float64(dominant.Width) * float64(dominant.Height) / (bw * bh))
 	}
 
+	// What no one sees is not page text: characters drawn invisibly, placed outside the page's
+	// visible box, or too small to be read leave the layer here (Document.TextLayer drops the
+	// ones the drawn page shows no mark of).
+	kept := make([]pdfengine.Char, 0, len(f.Chars))
+	for _, c := range f.Chars {
+		if c.Generated || unicode.IsSpace(c.Rune) || c.Rune == 0 && !c.Unmapped {
+			kept = append(kept, c)
+			continue
+		}
+		switch {
+		case c.Invisible:
+			p.Hidden.Invisible++
+		case offPage(c, page):
+			p.Hidden.OffPage++
+		case tooSmall(c):
+			p.Hidden.TooSmall++
+		default:
+			kept = append(kept, c)
+		}
+	}
+	p.chars = kept
+
 	var heights []float64
 	var textArea float64
-	for _, c := range f.Chars {
+	for _, c := range kept {
 		if c.Generated || unicode.IsSpace(c.Rune) || c.Rune == 0 && !c.Unmapped {
 			continue
 		}
@@ -153,14 +181,16 @@ func findScan(f *pdfengine.PageFacts) *scanImage {
 func decide(p *Page, f *pdfengine.PageFacts, textShare float64) TextDecision {
 	overImage := p.ImageCoverage >= pageImageCoverage
 	switch {
-	case p.Chars == 0:
-		return TextDecision{Reason: "no text layer"}
 	case f.CharsTruncated:
 		return TextDecision{Reason: "the text layer is larger than the character limit"}
+	case p.Chars == 0 && p.Hidden.Invisible > 0 && overImage:
+		return TextDecision{Reason: "invisible text over a page image (an earlier OCR layer)"}
+	case p.Chars == 0 && p.Hidden.Chars() > 0:
+		return TextDecision{Reason: "no visible text layer"}
+	case p.Chars == 0:
+		return TextDecision{Reason: "no text layer"}
 	case float64(p.Unmapped) > maxUnmappedShare*float64(p.Chars):
 		return TextDecision{Reason: "the text layer's fonts do not map to Unicode"}
-	case overImage && f.TextObjects > 0 && float64(f.InvisibleText) >= invisibleShare*float64(f.TextObjects):
-		return TextDecision{Reason: "invisible text over a page image (an earlier OCR layer)"}
 	case overImage && (p.Chars < minCharsOverImage || textShare < minTextAreaOverImage):
 		return TextDecision{Reason: "a few stray characters over a page image"}
 	}
@@ -197,12 +227,19 @@ func DefaultScalePolicy() ScalePolicy {
 	return ScalePolicy{TextPixels: 24, Default: 200.0 / 72, Min: 100.0 / 72, Max: 600.0 / 72}
 }
 
+// maxFitSteps bounds the steps that shrink a scale until its rounded render fits the caps. The
+// caps are applied in closed form first, so rounding is all that is left: a step or two.
+const maxFitSteps = 64
+
 // Scale returns the render resolution, in pixels per point, that OCR wants for this page: a scan
 // at its own resolution, a page with known text so that the text is TextPixels tall, anything
 // else at the default; then capped by the pixel limits. Raster pages always give 1.
-func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
+//
+// A page that would be drawn less than a pixel wide or tall (a page box a hundredth of a point
+// thin) cannot be read at any scale the caps allow: Scale refuses it with ErrDegenerate, at once.
+func (p *Page) Scale(pol ScalePolicy, lim Limits) (float64, error) {
 	if p.Raster {
-		return 1
+		return 1, nil
 	}
 	lim = lim.withDefaults()
 	maxPixels, maxSide := pol.MaxPixels, pol.MaxSide
@@ -217,7 +254,10 @@ func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
 		(pol.MaxSide <= 0 || max(p.scan.width, p.scan.height) <= pol.MaxSide) {
 		// The scan's own pixels, read from the file: bounded like an uploaded image, not like a
 		// render.
-		return p.ImageScale
+		return p.ImageScale, nil
+	}
+	if !(p.Width > 0 && p.Height > 0) || math.IsInf(p.Width*p.Height, 0) {
+		return 0, p.degenerate(0)
 	}
 	var s float64
 	switch {
@@ -228,21 +268,34 @@ func (p *Page) Scale(pol ScalePolicy, lim Limits) float64 {
 	default:
 		s = clamp(pol.Default, pol.Min, pol.Max)
 	}
-	// The caps: pixels, then each side (ceil in RenderCost must stay within them).
+	// The caps: pixels, then each side (rounding in RenderCost must stay within them).
 	if capS := math.Sqrt(float64(maxPixels) / (p.Width * p.Height)); s > capS {
 		s = capS
 	}
 	if capS := float64(maxSide) / math.Max(p.Width, p.Height); s > capS {
 		s = capS
 	}
-	for s > 0 {
+	if !(s > 0) || math.IsInf(s, 0) {
+		return 0, p.degenerate(s)
+	}
+	for range maxFitSteps {
+		// A side under a pixel stays under one at every smaller scale: no step can help.
+		if math.Round(p.Width*s) < 1 || math.Round(p.Height*s) < 1 {
+			return 0, p.degenerate(s)
+		}
 		c := p.RenderCost(s)
 		if c.Pixels <= int64(maxPixels) && c.Width <= maxSide && c.Height <= maxSide {
-			break
+			return s, nil
 		}
 		s *= 0.999
 	}
-	return s
+	return 0, p.degenerate(s)
+}
+
+// degenerate is the error of a page that cannot be drawn at scale s (pixels per point).
+func (p *Page) degenerate(s float64) error {
+	return fmt.Errorf("%w: page %d is %.3g×%.3g pt, under a pixel on a side when drawn at %.3g px/pt within the render limits",
+		ErrDegenerate, p.Number, p.Width, p.Height, s)
 }
 
 func clamp(v, lo, hi float64) float64 {
@@ -260,9 +313,8 @@ type Cost struct {
 	Width, Height int   // of the render, pixels
 	Pixels        int64 // Width × Height
 	// Bytes is the memory the render holds at its peak: the bitmap inside the PDF engine and
-	// its RGBA copy in Go (a TIFF page: its decode as the TIFF reader prices it, the page and
-	// one strip or tile; a scan's JPEG read from the file: its decoded planes, at most 4 bytes a
-	// pixel).
+	// its RGBA copy in Go (a TIFF page: the decoded page, at most 8 bytes a pixel; a scan's
+	// JPEG read from the file: what its header says decoding it holds, as for an upload).
 	Bytes int64
 }
 
@@ -271,9 +323,10 @@ type Cost struct {
 func (p *Page) RenderCost(scale float64) Cost {
 	var w, h int
 	if p.scan != nil && scale == p.ImageScale {
-		// A JPEG decoded in Go: at most three bytes a pixel (4:4:4), plus its 1/64 preview.
+		// The JPEG decoded in Go, priced by its header as an upload is: its pixels and the
+		// decoder's working memory at their peak.
 		px := int64(p.scan.width) * int64(p.scan.height)
-		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: 4 * px}
+		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: p.scan.header.DecodeBytes()}
 	}
 	if p.Raster {
 		w, h = int(p.Width), int(p.Height)

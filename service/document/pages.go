@@ -28,11 +28,20 @@ type PageCountError struct {
 	Limit    int  // the most allowed
 	Selected bool // the count is of a selection, not of the whole document
 	AtLeast  bool // Pages is a lower bound: counting stopped at the limit
+	// Request: the count is of every document a request sent together (an "images" array).
+	Request bool
+	// OCR: the count is of pages that need OCR (pages read from their text layer not counted).
+	OCR bool
 }
 
 func (e *PageCountError) Error() string {
 	what := "the document has"
-	if e.Selected {
+	switch {
+	case e.Request && e.OCR:
+		return fmt.Sprintf("the request's documents hold %d pages that need OCR (they have no usable text layer); the limit is %d per request", e.Pages, e.Limit)
+	case e.Request:
+		return fmt.Sprintf("the request's documents select %d pages together; the limit is %d per request", e.Pages, e.Limit)
+	case e.Selected:
 		what = "the selection holds"
 	}
 	at := ""

@@ -91,7 +91,7 @@ func TestMultiPageTIFF(t *testing.T) {
 		if !page.Raster || int(page.Width) != wb.Dx() || int(page.Height) != wb.Dy() {
 			t.Errorf("page %d: %v×%v raster %v; want %d×%d", n+1, page.Width, page.Height, page.Raster, wb.Dx(), wb.Dy())
 		}
-		if s := page.Scale(document.DefaultScalePolicy(), document.Limits{}); s != 1 {
+		if s := scaleOf(t, page, document.Limits{}); s != 1 {
 			t.Errorf("page %d: scale %v, want 1", n+1, s)
 		}
 		if d := page.TextUsable(); d.Usable {

@@ -198,9 +198,12 @@ func Documents(cfg config.Config) (*dococr.Reader, string) {
 	}
 	docs := document.NewReader(document.Config{
 		Limits: document.Limits{
-			MaxPages: cfg.MaxPages,
+			// A document's selection may hold every page a request may read; how many of them
+			// may need OCR is known once they are surveyed (the request's budget).
+			MaxPages: cfg.MaxTextPages,
 			// TIFF pages and scans read from a PDF are held to the limits of images.
 			Raster: cfg.OCR.Limits,
+			OpCPU:  cfg.RenderCPU,
 		},
 		Engine: pdfengine.Config{Instances: cfg.Instances(), MemoryLimit: cfg.PDFMemory, CacheDir: cache},
 	})
@@ -208,9 +211,12 @@ func Documents(cfg config.Config) (*dococr.Reader, string) {
 	return dococr.New(docs, dococr.Config{
 		Scale:        document.DefaultScalePolicy(),
 		EngineMemory: cfg.PDFMemory,
-		OpTimeout:    cfg.RenderTimeout,
-		PageTimeout:  cfg.PageTimeout,
-		MaxTimeout:   cfg.MaxDocumentTimeout,
-		Parallel:     inflight,
+		// Engine operations are bounded by their CPU time (Limits.OpCPU), not by a wall-clock
+		// time of their own: the request's deadline bounds them on a busy machine.
+		PageTimeout:       cfg.PageTimeout,
+		SurveyPageTimeout: cfg.TextPageTimeout,
+		MaxTimeout:        cfg.MaxDocumentTimeout,
+		Parallel:          inflight,
+		Budget:            dococr.BudgetLimits{OCRPages: cfg.MaxPages, Pages: cfg.MaxTextPages, AnswerBytes: cfg.MaxAnswerBytes},
 	}), cache
 }

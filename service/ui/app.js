@@ -119,6 +119,15 @@ function show(ans, file, took) {
   for (const p of pages) {
     const fig = document.createElement('figure');
     fig.className = 'page';
+    if (p.error) {
+      // A page that could not be read: no sheet to draw boxes on, just why.
+      fig.classList.add('failed');
+      const cap = document.createElement('figcaption');
+      cap.textContent = 'Page ' + p.page + ' could not be read: ' + p.error.message + ' (' + p.error.code + ')';
+      fig.append(cap);
+      host.append(fig);
+      continue;
+    }
     const sheet = document.createElement('div');
     sheet.className = 'sheet';
     sheet.style.aspectRatio = p.width + ' / ' + p.height;

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service"
@@ -31,8 +32,9 @@ const apiKey = "page-test-key"
 // playwright-core; nothing downloads a browser) against the real service with the real models,
 // uploads a SROIE receipt through the file input and checks what a person sees: as many boxes as
 // the API found regions, the receipt's text, the 401 and 415 answers explained, the extraction
-// result, keyboard and narrow-window use, and a two-page PDF shown page by page with its text
-// (browsertest/page.test.mjs has the checks). `make test`
+// result, keyboard and narrow-window use, a two-page PDF shown page by page with its text, and a
+// PDF with a page that cannot be read shown with that page's reason (browsertest/page.test.mjs
+// has the checks). `make test`
 // installs Chromium and playwright-core first (scripts/browser_tools.sh).
 func TestPageInChromium(t *testing.T) {
 	testenv.Models(t)
@@ -72,6 +74,13 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	pdfText := []string{"TAX INVOICE 2024-0117", "TOTAL DUE 1299.00", "THANK YOU FOR THE PAYMENT"}
+	// A PDF whose page 2 cannot be read: the page must show the others and say why.
+	good := hostile.TextPage("FIRST PAGE OF THE LETTER")
+	failingPath := filepath.Join(out, "failing.pdf")
+	failing := hostile.PDFPages(good, hostile.PageSpec{Crop: "0 0 0.01 0.01", Content: good.Content}, hostile.TextPage("THE LAST PAGE"))
+	if err := os.WriteFile(failingPath, failing, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	url := startService(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -81,7 +90,7 @@ func TestPageInChromium(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt),
 		"KNOWN="+strings.Join(known, "\n"), "OUT_DIR="+out, "CHROMIUM="+browser,
-		"PDF="+pdfPath, "PDF_TEXT="+strings.Join(pdfText, "\n"))
+		"PDF="+pdfPath, "PDF_TEXT="+strings.Join(pdfText, "\n"), "PDF_FAILING="+failingPath)
 	output, err := cmd.CombinedOutput()
 	t.Logf("%s", output)
 	if err != nil {

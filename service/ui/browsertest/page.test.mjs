@@ -8,6 +8,7 @@
 //   OUT_DIR          where the screenshots and a text file go
 //   CHROMIUM         the browser executable
 //   PDF              a two-page born-digital PDF;  PDF_TEXT: lines of its text, one per line
+//   PDF_FAILING      a three-page PDF whose page 2 cannot be read (degenerate_page)
 //
 // Exits non-zero, saying what failed, when the page does not do what a person expects.
 import assert from 'node:assert/strict';
@@ -28,6 +29,7 @@ const known = env('KNOWN').split('\n').filter(Boolean);
 const out = env('OUT_DIR');
 const pdf = env('PDF');
 const pdfText = env('PDF_TEXT').split('\n').filter(Boolean);
+const pdfFailing = env('PDF_FAILING');
 const step = (msg) => console.log('page test: ' + msg);
 
 const profile = mkdtempSync(join(tmpdir(), 'ocrgate-chromium-'));
@@ -186,6 +188,20 @@ try {
   for (const k of pdfText) assert.ok(docShown.includes(k), 'the page does not show "' + k + '" from the PDF');
   assert.match(await page.textContent('#meta'), /^3 regions · .* pdf 2 pages$/);
   step('PDF: 2 pages, ' + docRegions + ' boxes, shows ' + pdfText.map((k) => '"' + k + '"').join(', '));
+
+  // A PDF with a page that cannot be read: the other pages are drawn, that one says why.
+  const partAnswer = page.waitForResponse((r) => r.url() === base + '/ocr' && r.request().method() === 'POST');
+  await page.setInputFiles('#file', pdfFailing);
+  const part = await (await partAnswer).json();
+  await page.locator('#status:not(.error)', { hasText: 'Read failing.pdf.' }).waitFor();
+  assert.equal(part.pages[1].error.code, 'degenerate_page');
+  assert.equal(await page.locator('#pages figure.page').count(), 3, 'the page does not show three pages');
+  assert.equal(await page.locator('#pages .sheet').count(), 2, 'a page that was not read got a sheet');
+  const partCaptions = await page.locator('#pages figcaption').allTextContents();
+  assert.equal(partCaptions[0], 'Page 1 (text-layer)');
+  assert.match(partCaptions[1], /^Page 2 could not be read: .*page 2.* \(degenerate_page\)$/);
+  assert.equal(partCaptions[2], 'Page 3 (text-layer)');
+  step('PDF with a failed page: ' + partCaptions[1]);
 
   assert.deepEqual(errors, [], 'errors while the page ran');
   step('all checks passed');
