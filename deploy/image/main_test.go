@@ -135,7 +135,7 @@ func setup() (int, error) {
 		if want := "ocrgate:" + variant + "-" + version; tag != want {
 			return 1, fmt.Errorf("build script printed tag %q, want %q", tag, want)
 		}
-		summary.lines = append(summary.lines, fmt.Sprintf("build %s: %.0f s wall (busy shared machine); image %s", tag, time.Since(start).Seconds(), imageSize(tag)))
+		summary.lines = append(summary.lines, fmt.Sprintf("build %s: %.0f s wall; image %s", tag, time.Since(start).Seconds(), imageSize(tag)))
 	}
 	start := time.Now()
 	log := filepath.Join(logs, "build-standin.log")
@@ -184,7 +184,7 @@ func baseImages(logs string) error {
 		out, err := exec.CommandContext(ctx, engine, "pull", b).CombinedOutput()
 		cancel()
 		if err != nil {
-			fmt.Printf("base image %s: no registry serves it (%s)\n", b, firstLine(string(out)))
+			fmt.Printf("base image %s: no registry serves it (%s)\n", b, lastLine(string(out)))
 			pulled = false
 			break
 		}
@@ -264,11 +264,6 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return l
-}
-
 // ---- the engine ------------------------------------------------------------------------------------
 
 // eng runs the engine with args and returns its stdout; it fails the test with stderr on error.
@@ -337,35 +332,32 @@ func removeOnCleanup(t *testing.T, things ...string) {
 			}
 		}
 		for _, c := range things {
-			kind, name, found := strings.Cut(c, ":")
-			var err error
-			switch {
-			case !found:
-				_, err = engOut("rm", "-f", "-t", "0", c)
-			case kind == "pod":
-				_, err = engOut("pod", "rm", "-f", "-t", "0", name)
-			default:
-				_, err = engOut(kind, "rm", "-f", name)
-			}
-			if err != nil && !strings.Contains(err.Error(), "no such") && !strings.Contains(err.Error(), "no container") {
+			if err := remove(c); err != nil && !strings.Contains(err.Error(), "no such") && !strings.Contains(err.Error(), "no container") {
 				t.Logf("clean up %s: %v", c, err)
 			}
 		}
 	})
 }
 
+// remove removes a container, or a "pod:NAME", "volume:NAME" or "network:NAME".
+func remove(thing string) error {
+	kind, name, found := strings.Cut(thing, ":")
+	var err error
+	switch {
+	case !found:
+		_, err = engOut("rm", "-f", "-t", "0", thing)
+	case kind == "pod":
+		_, err = engOut("pod", "rm", "-f", "-t", "0", name)
+	default:
+		_, err = engOut(kind, "rm", "-f", name)
+	}
+	return err
+}
+
 // removeStale removes what an earlier, interrupted run may have left under these names.
 func removeStale(things ...string) {
 	for _, c := range things {
-		kind, name, found := strings.Cut(c, ":")
-		switch {
-		case !found:
-			_, _ = engOut("rm", "-f", "-t", "0", c)
-		case kind == "pod":
-			_, _ = engOut("pod", "rm", "-f", "-t", "0", name)
-		default:
-			_, _ = engOut(kind, "rm", "-f", name)
-		}
+		_ = remove(c)
 	}
 }
 
@@ -374,4 +366,3 @@ func inspect(t testing.TB, what, format string) string {
 	t.Helper()
 	return strings.TrimSpace(eng(t, "inspect", "--format", format, what))
 }
-
