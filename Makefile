@@ -1,10 +1,16 @@
 # ocrgate — the README's two commands are `make run` and `make test`; both fetch what is missing.
 GO      ?= go
 BIN     ?= bin/ocrgate
+# DATASET: the images the benchmarks and load tests read, a directory in SROIE's layout (img/, box/,
+# key/). The default is the team's development set beside the checkout, where it exists; the tests
+# never read it (they read testdata/), and testdata/sroie is a small dataset of its own.
 DATASET ?= ../shared/datasets/sroie-dev
 PRED    ?= out/pred
-SCORER  ?= ../shared/tools/ocr_score.py
+SCORER  ?= internal/ocrscore/ocr_score.py
 FUZZTIME ?= 1m
+# TEST_TIMEOUT: the longest one package's tests may run in make test (a machine shared with other
+# builds may need more)
+TEST_TIMEOUT ?= 30m
 
 # The static checker, pinned: staticcheck 2026.2.2 analyzes Go 1.26 code (go install builds it with
 # the local toolchain into bin/tools).
@@ -14,7 +20,7 @@ STATICCHECK         := bin/tools/staticcheck
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -58,28 +64,39 @@ python:
 	    echo "python3 missing: installing Debian's python3"; \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3; \
-	  else echo "python3 is missing: install it (the accuracy tests run shared/tools/ocr_score.py)" >&2; exit 2; fi; }
+	  else echo "python3 is missing: install it (the accuracy tests run internal/ocrscore/ocr_score.py)" >&2; exit 2; fi; }
 
-## check: gofmt, go mod tidy and the static checker, in both modules (fails on any difference)
-check: lint-tools
+## check: gofmt, go mod tidy, the static checker (both modules) and generated code that is current:
+## `make proto` must leave tritonclient/inferencepb as committed (fails on any difference)
+check: lint-tools proto-tools
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then \
 	  echo "gofmt: not formatted (run make fmt):" >&2; echo "$$unformatted" >&2; exit 1; fi
 	$(GO) mod tidy -diff
 	cd deploy && $(GO) mod tidy -diff
 	$(STATICCHECK) -tags integration ./...
 	cd deploy && ../$(STATICCHECK) -tags image ./...
+	@$(MAKE) --no-print-directory proto
+	@git diff --exit-code -- tritonclient/inferencepb && \
+	  test -z "$$(git status --porcelain --untracked-files=all -- tritonclient/inferencepb)" || { \
+	  echo "tritonclient/inferencepb is not what tritonclient/proto generates: make proto rewrote it; commit the result" >&2; exit 1; }
 
-## test: fetch what is missing, check, then vet and run every test with the race detector: the
-## service module with the integration tests (real models, datasets, the Python scorer), then the
-## deployment module
+## test: the full tier. Fetch what is missing, check, then vet and run every test with the race
+## detector: the service module with the integration tests (the real models on ONNX Runtime, the
+## receipts in testdata/, the Python scorer), then the deployment module. Nothing outside the
+## repository is read but the models and ONNX Runtime it fetches into $OCRGATE_HOME.
 test: models proto-tools browser-tools python check
 	$(GO) vet -tags integration ./...
-	$(GO) test -tags integration -race -count=1 -timeout 30m ./...
+	$(GO) test -tags integration -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd deploy && $(GO) vet -tags image ./... && $(GO) test -race -count=1 ./...
 
-## test-short: the fast tier, without models, ONNX Runtime or datasets
+## docs: regenerate docs/configuration.md from the settings table (a test fails when it is stale)
+docs:
+	$(GO) generate ./service/config
+
+## test-short: the fast tier: no models, no ONNX Runtime, no dataset, no network (internal/testenv
+## skips what needs them)
 test-short:
-	$(GO) test -short ./...
+	$(GO) test -short -count=1 ./...
 
 ## fuzz: every fuzz target for FUZZTIME each (nightly use, not CI)
 fuzz:
@@ -89,13 +106,20 @@ fuzz:
 score:
 	python3 $(SCORER) ocr $(DATASET) $(PRED)
 
-## golden: rewrite the per-receipt golden text (service/testdata/sroie-dev) from the current pipeline
+## golden: rewrite the golden text of testdata/sroie's receipts (service/testdata/sroie-dev) from the
+## current pipeline
 golden: models
 	$(GO) test -tags integration -count=1 -run '^TestAccuracySROIE$$' ./service/ -update
 
-## bench: per-stage times, images/s and overhead ratio over the SROIE dev receipts
+## bench: per-stage times, images/s and overhead ratio over DATASET
 bench: models build
 	./$(BIN) bench -dataset $(DATASET)
+
+## bench-accuracy: accuracy (ocr_score.py: detection, words, characters) and speed over a whole
+## dataset, DATASET (default ../shared/datasets/sroie-dev where it exists; without one it says how
+## to get one); predictions kept in PRED. The tests check the same on testdata/sroie only.
+bench-accuracy: models build
+	@scripts/bench_accuracy.sh "$(DATASET)" "$(PRED)"
 
 ## bench-triton: the Triton path (gRPC on loopback) beside the embedded runtime, same receipts
 bench-triton: models

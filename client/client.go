@@ -111,7 +111,7 @@ func Words() CallOption { return func(c *call) { c.read.Words = true } }
 
 // PipelineOption sets one of the service's per-request pipeline options for this call:
 // "det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "min_score" or
-// "use_cls" (the README and GET /openapi.json give their ranges). The service refuses an unknown
+// "use_cls" (docs/api.md and GET /openapi.json give their ranges). The service refuses an unknown
 // option or a value out of range with a 400.
 func PipelineOption(name string, value any) CallOption {
 	return func(c *call) {

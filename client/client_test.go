@@ -43,11 +43,12 @@ func newClient(t *testing.T, url string, opts ...client.Option) (*client.Client,
 	return c, ct
 }
 
+// readReceipt reads the receipt the tests and examples send.
 func readReceipt(t *testing.T) []byte {
 	t.Helper()
 	img, err := os.ReadFile(receipt)
 	if err != nil {
-		t.Fatalf("%v (the tests expect shared/ beside the checkout)", err)
+		t.Fatal(err)
 	}
 	return img
 }
@@ -55,12 +56,12 @@ func readReceipt(t *testing.T) []byte {
 // TestOCRIsTheAPIAnswer: the typed result is the /ocr answer, and Raw is that answer verbatim.
 func TestOCRIsTheAPIAnswer(t *testing.T) {
 	img := readReceipt(t)
-	c, _ := newClient(t, serverURL, client.WithAPIKey(apiKey))
+	c, _ := newClient(t, live(t), client.WithAPIKey(apiKey))
 	res, err := c.OCR(context.Background(), img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodPost, serverURL+"/ocr", bytes.NewReader([]byte(`{"image":"`+b64(img)+`"}`)))
+	req, _ := http.NewRequest(http.MethodPost, live(t)+"/ocr", bytes.NewReader([]byte(`{"image":"`+b64(img)+`"}`)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	resp, err := http.DefaultClient.Do(req)
@@ -100,23 +101,23 @@ func TestErrors(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"not an image", serverURL, apiKey, func(c *client.Client) error {
+		{"not an image", live(t), apiKey, func(c *client.Client) error {
 			_, err := c.OCR(context.Background(), []byte("hello"))
 			return err
 		}, 415, "unsupported_image_format"},
-		{"truncated image", serverURL, apiKey, func(c *client.Client) error {
+		{"truncated image", live(t), apiKey, func(c *client.Client) error {
 			_, err := c.OCR(context.Background(), img[:len(img)/3])
 			return err
 		}, 422, "undecodable_image"},
-		{"wrong key", serverURL, "nope", func(c *client.Client) error {
+		{"wrong key", live(t), "nope", func(c *client.Client) error {
 			_, err := c.OCR(context.Background(), img)
 			return err
 		}, 401, "unauthorized"},
-		{"unknown template", serverURL, apiKey, func(c *client.Client) error {
+		{"unknown template", live(t), apiKey, func(c *client.Client) error {
 			_, err := c.Extract(context.Background(), img, client.Template("passport"))
 			return err
 		}, 422, "unknown_template"},
-		{"unusable schema", serverURL, apiKey, func(c *client.Client) error {
+		{"unusable schema", live(t), apiKey, func(c *client.Client) error {
 			_, err := c.Extract(context.Background(), img, client.Schema(json.RawMessage(`{"type": "string"}`)))
 			return err
 		}, 422, "invalid_schema"},
@@ -235,7 +236,7 @@ func TestNewRejectsBadURLs(t *testing.T) {
 // TestReaderVariants: OCRReader and ExtractReader send what the reader yields.
 func TestReaderVariants(t *testing.T) {
 	img := readReceipt(t)
-	c, _ := newClient(t, serverURL, client.WithAPIKey(apiKey))
+	c, _ := newClient(t, live(t), client.WithAPIKey(apiKey))
 	res, err := c.OCRReader(context.Background(), bytes.NewReader(img))
 	if err != nil || len(res.Regions) < 40 {
 		t.Fatalf("OCRReader: %v", err)
@@ -263,7 +264,7 @@ func TestDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := newClient(t, serverURL, client.WithAPIKey(apiKey))
+	c, _ := newClient(t, live(t), client.WithAPIKey(apiKey))
 	res, err := c.OCR(t.Context(), pdf, client.Pages("2"), client.Words())
 	if err != nil {
 		t.Fatal(err)

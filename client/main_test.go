@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"image"
 	"image/png"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/config"
@@ -35,18 +37,49 @@ var (
 	apiKey    = "demo-key"
 )
 
-const receipt = "../../shared/datasets/sroie-dev/img/003.jpg"
+// receipt is the SROIE receipt 003 the repository carries (testdata/sroie, see internal/testenv).
+const receipt = "../testdata/sroie/img/003.jpg"
 
+// TestMain serves the examples and tests from one real ocrgate (the examples cannot start one of
+// their own). The fast tier (-short) has no models: it starts none, every test that needs one
+// skips (live), and the examples, which cannot skip, are left out.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		if err := skipExamples(); err != nil {
+			fmt.Fprintln(os.Stderr, "client tests:", err)
+			os.Exit(2)
+		}
+		os.Exit(m.Run())
+	}
 	code, err := runWithServer(m)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "client tests:", err, "(run `make test`, which fetches the models first)")
+		fmt.Fprintln(os.Stderr, "client tests:", err)
 		os.Exit(1)
 	}
 	os.Exit(code)
 }
 
+// skipExamples adds the examples to -test.skip.
+func skipExamples() error {
+	skip := "^Example"
+	if f := flag.Lookup("test.skip"); f != nil && f.Value.String() != "" {
+		skip = f.Value.String() + "|" + skip
+	}
+	return flag.Set("test.skip", skip)
+}
+
+// live is the URL of the package's ocrgate; in the fast tier it skips the test.
+func live(t testing.TB) string {
+	t.Helper()
+	testenv.Models(t)
+	return serverURL
+}
+
 func runWithServer(m *testing.M) (int, error) {
+	if err := testenv.ModelsPresent(); err != nil {
+		return 0, err
+	}
 	eng, err := engine()
 	if err != nil {
 		return 0, err
@@ -122,6 +155,7 @@ func serve(rec service.Recognizer, opt service.Options) (string, func(), error) 
 // testServer is serve for one test, stopped when it ends.
 func testServer(t *testing.T, rec service.Recognizer, opt service.Options) string {
 	t.Helper()
+	testenv.Models(t)
 	if rec == nil {
 		eng, err := engine()
 		if err != nil {
@@ -141,6 +175,7 @@ func testServer(t *testing.T, rec service.Recognizer, opt service.Options) strin
 // holds it until release is called: every other OCR request meets a full service (429).
 func busyServer(t *testing.T) (url string, release func()) {
 	t.Helper()
+	testenv.Models(t)
 	eng, err := engine()
 	if err != nil {
 		t.Fatal(err)

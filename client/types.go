@@ -108,7 +108,7 @@ type Extraction struct {
 func (e *Extraction) Decode(v any) error { return json.Unmarshal(e.Object, v) }
 
 // Error is an answer of the service other than 2xx. Switch on Code (stable) rather than on
-// Message (for people); the README and GET /openapi.json list the codes of each status.
+// Message (for people); docs/api.md and GET /openapi.json list the codes of each status.
 type Error struct {
 	Status     int           // HTTP status
 	Code       string        // the API's code, such as "overloaded" or "unsupported_image_format"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # gen_proto.sh — regenerates tritonclient/inferencepb from tritonclient/proto with pinned tools.
 #
-#   scripts/gen_proto.sh           regenerate the committed Go code
-#   scripts/gen_proto.sh --check   generate into a temporary directory; exit 1 with a diff when the
-#                                  committed code differs (CI and TestGeneratedCodeIsCurrent run this)
-#   scripts/gen_proto.sh --tools   only install the pinned tools
+#   scripts/gen_proto.sh           regenerate the committed Go code (make proto)
+#   scripts/gen_proto.sh --tools   only install the pinned tools (make proto-tools)
+#
+# `make check` (and so `make test` and CI) runs `make proto` and fails when the committed code
+# differs from what it generates (git diff --exit-code).
 #
 # Generated files record the tool versions in their headers, so every tool is pinned and checked:
 #   protoc              Debian bookworm's protobuf-compiler package (installed with apt-get when
@@ -27,7 +28,7 @@ log() { printf 'gen_proto: %s\n' "$*" >&2; }
 die() { log "$*"; exit 2; }
 
 usage() {
-  echo "usage: scripts/gen_proto.sh [--check | --tools]" >&2
+  echo "usage: scripts/gen_proto.sh [--tools]" >&2
   exit 2
 }
 
@@ -98,18 +99,6 @@ case "$mode" in
     rm -f "$ROOT/$OUT_PKG"/*.pb.go
     cp "$tmp/$OUT_PKG"/*.pb.go "$ROOT/$OUT_PKG/"
     log "wrote $OUT_PKG"
-    ;;
-  --check)
-    ensure_tools
-    tmp="$(mktemp -d)"
-    trap 'rm -rf "$tmp"' EXIT
-    generate "$tmp"
-    # doc.go is written by hand; everything else in the package is generated.
-    if ! diff -ru -x doc.go "$ROOT/$OUT_PKG" "$tmp/$OUT_PKG"; then
-      log "$OUT_PKG is out of date with tritonclient/proto: run scripts/gen_proto.sh and commit the result"
-      exit 1
-    fi
-    log "$OUT_PKG is current"
     ;;
   --tools)
     ensure_tools

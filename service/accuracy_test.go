@@ -11,39 +11,43 @@ import (
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/geom"
 )
 
 // update rewrites the golden text from this run instead of comparing with it (`make golden`).
 var update = flag.Bool("update", false, "rewrite testdata/sroie-dev/*.txt from this run")
 
-// Accuracy floors on the SROIE dev receipts, scored by shared/tools/ocr_score.py (SROIE's ground
-// truth is upper case, so the case-insensitive numbers are the ones that mean something). They sit
-// just under what the pipeline measures today (see the README), leaving only the margin that
-// floating-point differences between CPUs can cause; a change that costs accuracy fails here.
+// Accuracy floors on the SROIE receipts the repository carries (testdata/sroie), scored by the
+// project's scorer (internal/ocrscore; SROIE's ground truth is upper case, so the case-insensitive
+// numbers are the ones that mean something). They sit just under what the pipeline measures today,
+// leaving only the margin that floating-point differences between CPUs can cause; a change that
+// costs accuracy fails here. Measured on the four receipts: det H 0.9111, word F1 (ci) 0.8400, char
+// accuracy (ci) 0.9701; the margins are those the floors over the 20 development receipts had. The
+// same figures over a whole dataset are a benchmark: `make bench-accuracy`.
 const (
-	floorDetHmean  = 0.910
-	floorWordCIF1  = 0.840
-	floorCharAccCI = 0.955
+	floorDetHmean  = 0.900
+	floorWordCIF1  = 0.820
+	floorCharAccCI = 0.960
 )
 
 // goldenEditBudget is how many characters of a receipt's golden text may differ before the test
 // fails: enough for the character that another CPU's kernels may flip, far less than one line.
 const goldenEditBudget = 4
 
-// goldenDir holds one file per dev receipt: its regions' text, one per line, in reading order.
+// goldenDir holds one file per receipt of testdata/sroie: its regions' text, one per line, in
+// reading order.
 var goldenDir = filepath.Join("testdata", "sroie-dev")
 
-// TestAccuracySROIE runs every dev receipt through POST /ocr, compares each receipt's text with its
+// TestAccuracySROIE runs every receipt of testdata/sroie through POST /ocr, compares each receipt's text with its
 // golden file (naming every line that changed) and scores the answers with the Python scorer
 // against the accuracy floors.
 func TestAccuracySROIE(t *testing.T) {
-	if testing.Short() {
-		t.Skip("accuracy run over 20 receipts skipped in -short mode")
-	}
-	images, err := ocrscore.Images(datasetDir)
+	needModels(t)
+	dataset := testenv.SROIE(t)
+	images, err := ocrscore.Images(dataset)
 	if err != nil {
-		t.Fatalf("dataset: %v (the tests expect shared/ beside the checkout)", err)
+		t.Fatal(err)
 	}
 	pred := t.TempDir()
 	for _, im := range images {
@@ -75,14 +79,14 @@ func TestAccuracySROIE(t *testing.T) {
 		}
 		checkGolden(t, im.ID, texts)
 	}
-	sum, err := ocrscore.Score(t.Context(), datasetDir, pred, ocrscore.Options{})
+	sum, err := ocrscore.Score(t.Context(), dataset, pred, ocrscore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range sum.PerImage {
 		t.Logf("%s: det H %.3f word_ci F1 %.3f char_acc_ci %.3f", p.ID, p.DetHmean, p.WordCIF1, p.CharAccCI)
 	}
-	t.Logf("sroie-dev (ocr_score.py): %s", sum)
+	t.Logf("testdata/sroie (ocr_score.py): %s", sum)
 	if sum.Images != len(images) || sum.MissingPredictions != 0 {
 		t.Errorf("the scorer scored %d images (%d without prediction), want %d", sum.Images, sum.MissingPredictions, len(images))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/memlimit"
@@ -27,7 +28,7 @@ import (
 //	go test -run x -bench 'Documents/scanned_PDF,_20_pages,_JPEGs' -benchtime 1x ./service/   # one, alone
 func BenchmarkDocuments(b *testing.B) {
 	needModels(b)
-	paths, err := filepath.Glob(filepath.Join(datasetDir, "img", "*.jpg"))
+	paths, err := filepath.Glob(filepath.Join(testenv.Dataset(b, "sroie-dev"), "img", "*.jpg"))
 	if err != nil || len(paths) < 20 {
 		b.Fatalf("dataset: %v", err)
 	}

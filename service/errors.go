@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/ocrgate/ocrgate/internal/tiffdec"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/dococr"
 	"github.com/ocrgate/ocrgate/service/document"
@@ -94,6 +95,8 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.As(err, &tc):
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "document_too_complex", msg: tc.Error()}
+	case errors.Is(err, tiffdec.ErrUnsupported), errors.Is(err, tiffdec.ErrCorrupt):
+		return tiffAnswer(err)
 	case errors.As(err, &pc):
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_pages",
 			msg: pc.Error() + `; select fewer with "pages", such as "1-10"`}

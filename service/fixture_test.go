@@ -5,16 +5,19 @@ import (
 	"image"
 	"image/jpeg"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/ocr/ocrtest"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
 
-// The HTTP tests run in two tiers. The full tier (make test) serves them from the real models on
-// the embedded ONNX Runtime and real SROIE receipts; the fast tier (go test -short) has neither, and
+// The HTTP tests run in two tiers (see internal/testenv). The full tier (make test) serves them from
+// the real models on the embedded ONNX Runtime and the SROIE receipts the repository carries
+// (testdata/sroie); the fast tier (go test -short) has neither, and
 // serves them from ocrtest's stand-in runtime, which turns synthetic pages into real regions through
 // the real pipeline. A fixture holds what a test reads in the tier it runs in.
 type fixture struct {
@@ -85,21 +88,20 @@ func fakeEngine(rt ocr.Runtime) *setup.Engine {
 }
 
 // needModels skips a test that needs the real models in the fast tier. In the full tier a missing
-// model is a failure that says how to fetch it (embeddedEngine).
+// model is a failure that says how to fetch it.
 func needModels(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs the PP-OCR models, ONNX Runtime and the datasets: skipped in -short mode")
-	}
+	testenv.Models(t)
 }
 
-// readImage reads an image of the SROIE dev set (full tier only).
+// readImage reads a receipt of testdata/sroie by file name (full tier only: the fast tier has no
+// models to read it with).
 func readImage(t testing.TB, name string) []byte {
 	t.Helper()
 	needModels(t)
-	data, err := os.ReadFile(datasetDir + "/img/" + name)
+	data, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "img", name))
 	if err != nil {
-		t.Fatalf("dataset image: %v (the tests expect shared/ beside the checkout)", err)
+		t.Fatal(err)
 	}
 	return data
 }

@@ -24,8 +24,6 @@ var (
 	testApp *fiber.App
 )
 
-const datasetDir = "../../shared/datasets/sroie-dev"
-
 // app is the service on the tier's engine (see fixtures), built once for the package's tests.
 func app(t testing.TB) *checkedApp {
 	t.Helper()

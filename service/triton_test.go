@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/setup"
@@ -47,7 +48,7 @@ func embeddedEngine(t testing.TB) *setup.Engine {
 		embedded, embeddedErr = setup.Embedded(cfg)
 	})
 	if embeddedErr != nil {
-		t.Fatalf("embedded runtime: %v (run `make test`, which fetches the models first)", embeddedErr)
+		t.Fatalf("embedded runtime: %v", embeddedErr)
 	}
 	return embedded
 }
@@ -123,17 +124,15 @@ func get(path string) *http.Request {
 }
 
 // TestTritonMatchesEmbedded: the Triton path returns the same regions and text as the embedded
-// runtime on every dev receipt (identical text, boxes within a pixel).
+// runtime on every receipt the repository carries (identical text, boxes within a pixel).
 func TestTritonMatchesEmbedded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("20 receipts through both runtimes skipped in -short mode")
-	}
+	needModels(t)
 	srv := startTriton(t, nil)
 	app := tritonApp(t, srv.Addr(), 2*time.Minute)
 	if code, body := call(t, app, get("/readyz")); code != 200 {
 		t.Fatalf("/readyz = %d %s", code, body)
 	}
-	samples, err := ocrscore.Images(datasetDir)
+	samples, err := ocrscore.Images(testenv.SROIE(t))
 	if err != nil {
 		t.Fatal(err)
 	}

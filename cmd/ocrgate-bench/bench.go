@@ -1,8 +1,13 @@
 // Command ocrgate-bench measures the OCR pipeline on a dataset: where the time goes stage by stage,
 // how many images a second it reads, and how much the Go orchestration adds on top of pure model
-// inference (the overhead ratio, target ≤ 1.10). With ground truth beside the images, python3 on
-// the PATH and shared/tools/ocr_score.py beside the checkout, it then scores the output with that
-// scorer, the project's only one.
+// inference (the overhead ratio, target ≤ 1.10). With ground truth beside the images and python3
+// on the PATH, it then scores the output with the project's one scorer, ocr_score.py (embedded;
+// see internal/ocrscore).
+//
+// The dataset is -dataset, else $OCRGATE_DATASET, else ../shared/datasets/sroie-dev (where the
+// team keeps its development set beside the checkout). Any directory in SROIE's layout will do:
+// img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring; testdata/sroie, the four receipts
+// the repository carries, is one.
 //
 // It is a separate binary so that the service never links a benchmark or a scorer; `ocrgate bench`
 // runs it when it lies beside the ocrgate binary (make build puts both in bin/).
@@ -44,9 +49,13 @@ func main() {
 func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ocrgate bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataset := fs.String("dataset", filepath.Join("..", "shared", "datasets", "sroie-dev"), "dataset directory (img/, and box/ + key/ for scoring)")
-	out := fs.String("out", "", "write one prediction JSON per image here (for shared/tools/ocr_score.py); default a temporary directory")
-	scorer := fs.String("scorer", "", "path of ocr_score.py (default: shared/tools/ocr_score.py beside the checkout); \"none\" skips scoring")
+	defaultDataset := getenv("OCRGATE_DATASET")
+	if defaultDataset == "" {
+		defaultDataset = filepath.Join("..", "shared", "datasets", "sroie-dev")
+	}
+	dataset := fs.String("dataset", defaultDataset, "dataset directory in SROIE's layout (img/, and box/ + key/ for scoring); default $OCRGATE_DATASET, else ../shared/datasets/sroie-dev")
+	out := fs.String("out", "", "write one prediction JSON per image here (ocr_score.py's input); default a temporary directory")
+	scorer := fs.String("scorer", "", "path of an ocr_score.py to score with (default: the one embedded, internal/ocrscore/ocr_score.py); \"none\" skips scoring")
 	warmup := fs.Int("warmup", 1, "images run first and not measured (session warm-up)")
 	repeat := fs.Int("repeat", 1, "passes over the dataset; each image counts with its fastest pass")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the measured runs to this file (go tool pprof)")
@@ -57,6 +66,11 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if _, err := os.Stat(filepath.Join(*dataset, "img")); err != nil {
+		fmt.Fprintf(stderr, "bench: no dataset at %s: give -dataset DIR (or set OCRGATE_DATASET), a directory in SROIE's layout "+
+			"(img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring); testdata/sroie in the repository is a small one\n", *dataset)
 		return 2
 	}
 	cfg, err := config.Load(nil, getenv, stderr)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
@@ -17,7 +18,7 @@ import (
 // and checks the summary and the per-image table of -images: a row per image, a value per
 // stage, and no image whose model time exceeds its wall time.
 func TestBenchPrintsEachImage(t *testing.T) {
-	ids := []string{"003", "139"}
+	ids := []string{"003", "583"}
 	dir := receipts(t, ids...)
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"-dataset", dir, "-scorer", "none", "-warmup", "0", "-images"}, os.Getenv, &out, &errOut); code != 0 {
@@ -63,7 +64,7 @@ func TestBenchPrintsEachImage(t *testing.T) {
 // TestBenchConcurrency runs one round of -c 2 and checks that it reports both measurements and
 // their ratios.
 func TestBenchConcurrency(t *testing.T) {
-	dir := receipts(t, "003", "139", "158")
+	dir := receipts(t, "003", "034", "583")
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"-dataset", dir, "-c", "2", "-rounds", "1"}, os.Getenv, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
@@ -76,17 +77,15 @@ func TestBenchConcurrency(t *testing.T) {
 	}
 }
 
-// receipts makes a dataset directory of the sroie-dev images ids.
+// receipts makes a dataset directory of the images ids of testdata/sroie.
 func receipts(t *testing.T, ids ...string) string {
+	testenv.Models(t)
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "img"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", id+".jpg"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := testenv.Receipt(t, id)
 		if err := os.WriteFile(filepath.Join(dir, "img", id+".jpg"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@
 //	                          for container HEALTHCHECKs, where no curl is installed
 //	ocrgate pdf-cache         compile the PDF engine into OCRGATE_PDF_CACHE_DIR and exit (the
 //	                          container image runs it when it is built)
+//	ocrgate config-doc [-o F] write docs/configuration.md, every setting, from the settings table
 //
 // main only wires things together; see the service packages for the work.
 package main
@@ -60,6 +61,8 @@ func run(args []string) int {
 			return healthcheck(args[1:])
 		case "pdf-cache":
 			return pdfCache(args[1:])
+		case "config-doc":
+			return configDoc(args[1:])
 		case "ocr", "extract":
 			return runCLI(args[0], args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 		case "serve":
@@ -108,6 +111,33 @@ func runTool(name string, args []string) int {
 			return ee.ExitCode()
 		}
 		fmt.Fprintf(os.Stderr, "ocrgate: %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// configDoc writes the configuration reference (docs/configuration.md) from the settings table,
+// to standard output or to the file -o names; go generate ./service/config runs it.
+func configDoc(args []string) int {
+	fs := flag.NewFlagSet("ocrgate config-doc", flag.ContinueOnError)
+	outPath := fs.String("o", "", "write to this file instead of standard output")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	var buf strings.Builder
+	if err := config.Markdown(&buf); err != nil {
+		fmt.Fprintf(os.Stderr, "ocrgate config-doc: %v\n", err)
+		return 1
+	}
+	if *outPath == "" {
+		fmt.Print(buf.String())
+		return 0
+	}
+	if err := os.WriteFile(*outPath, []byte(buf.String()), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "ocrgate config-doc: %v\n", err)
 		return 1
 	}
 	return 0

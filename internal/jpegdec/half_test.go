@@ -3,8 +3,9 @@ package jpegdec
 import (
 	"image"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/ocrgate/ocrgate/internal/testenv"
 )
 
 // halfDiff compares half, a DecodeHalf result, with the 2×2 means of full, the DecodeSized result
@@ -105,7 +106,7 @@ func TestDecodeHalf(t *testing.T) {
 
 // BenchmarkDecodeHalf is BenchmarkDecode's scan at half size.
 func BenchmarkDecodeHalf(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "282.jpg"))
+	data, err := os.ReadFile(testenv.ReceiptPath(b, "282"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/ocrgate/ocrgate/internal/testenv"
 )
 
 // equalToStdlib decodes data both ways and fails unless the results have the same type, bounds and
@@ -176,15 +178,11 @@ func TestParallel(t *testing.T) {
 }
 
 // TestScans checks real receipts: a 600-dpi A4 scan (the case this package exists for) and a
-// phone photo, from the dataset beside the repository.
+// phone photo, from the receipts the repository carries (testdata/sroie).
 func TestScans(t *testing.T) {
-	for _, name := range []string{"282.jpg", "034.jpg"} {
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			equalToStdlib(t, data)
+	for _, id := range []string{"282", "034"} {
+		t.Run(id, func(t *testing.T) {
+			equalToStdlib(t, testenv.Receipt(t, id))
 		})
 	}
 }
@@ -324,9 +322,10 @@ func addFixtures(t *testing.T, inputs map[string][]byte, names ...string) {
 	}
 }
 
-// BenchmarkDecode compares this package with image/jpeg on a 600-dpi A4 receipt scan.
+// BenchmarkDecode compares this package with image/jpeg on a 600-dpi A4 receipt scan (282 of
+// testdata/sroie).
 func BenchmarkDecode(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "282.jpg"))
+	data, err := os.ReadFile(testenv.ReceiptPath(b, "282"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,21 +22,22 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/internal/onnxgraph"
-	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/onnx"
 )
 
-// home is $OCRGATE_HOME (default ~/.ocrgate), where scripts/fetch_models.sh installs the models.
-func home(t testing.TB) string {
+// models is where scripts/fetch_models.sh installs the models and ONNX Runtime; the fast tier
+// (-short) skips the test.
+func models(t testing.TB) testenv.Paths {
 	t.Helper()
-	return config.Home(os.Getenv)
+	return testenv.Models(t)
 }
 
 func source(t testing.TB, m modelprep.Model) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(home(t), "models", m.Source))
+	data, err := os.ReadFile(filepath.Join(models(t).ModelDir, m.Source))
 	if err != nil {
-		t.Fatalf("%v (run `make test`, which fetches the models first)", err)
+		t.Fatal(err)
 	}
 	return data
 }
@@ -45,13 +46,14 @@ var ortOnce sync.Once
 
 func initORT(t testing.TB) {
 	t.Helper()
+	lib := models(t).ORTLibrary
 	var err error
 	ortOnce.Do(func() {
-		ort.SetSharedLibraryPath(filepath.Join(home(t), "lib", "libonnxruntime.so.1"))
+		ort.SetSharedLibraryPath(lib)
 		err = ort.InitializeEnvironment()
 	})
 	if err != nil {
-		t.Fatalf("load ONNX Runtime: %v (run `make test`, which fetches it first)", err)
+		t.Fatalf("load ONNX Runtime: %v", err)
 	}
 	if !ort.IsInitialized() {
 		t.Fatal("ONNX Runtime failed to load earlier in this test binary")

@@ -1,16 +1,19 @@
-// Package ocrscore connects ocrgate to the project's one accuracy scorer, shared/tools/ocr_score.py:
-// it writes OCR results as the scorer's prediction files, runs the scorer on them and reads its
-// JSON summary back. There is deliberately no Go scorer beside it: two scorers drift apart, and the
-// Python one is what every figure in the README is measured with.
+// Package ocrscore connects ocrgate to the project's one accuracy scorer, ocr_score.py: it writes
+// OCR results as the scorer's prediction files, runs the scorer on them and reads its JSON summary
+// back. There is deliberately no Go scorer beside it: two scorers drift apart, and the Python one
+// is what every figure in the docs is measured with.
 //
-// The accuracy tests (build tag integration) and the benchmark command use it; the service does
-// not. The scorer and the datasets are looked up in a shared/ directory beside the checkout (or
-// beside any parent of the working directory), the layout CI provides.
+// The scorer travels with the repository (ocr_score.py in this directory, embedded in the
+// binaries that use this package, run with python3 on the PATH), so the accuracy tests run on a
+// lone clone; it is a copy of the team's shared/tools/ocr_score.py, and `make bench-accuracy`
+// says when the two differ. The accuracy tests (build tag integration) and the benchmark command
+// use it; the service does not.
 package ocrscore
 
 import (
 	"bytes"
 	"context"
+	_ "embed" // the scorer
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,33 +90,17 @@ func Images(dataset string) ([]Image, error) {
 	return images, nil
 }
 
-// ErrNotFound reports that the scorer script, a dataset or python3 is missing.
+// ErrNotFound reports that python3 is missing.
 var ErrNotFound = errors.New("ocrscore: not found")
 
-// Shared finds rel (e.g. "tools/ocr_score.py" or "datasets/sroie-dev") in the shared/ directory
-// beside the checkout: it tries shared/rel in the working directory and each of its parents, so
-// tests find it from any package directory.
-func Shared(rel string) (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, "shared", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("%w: shared/%s in no parent of the working directory (the tests expect shared/ beside the checkout)", ErrNotFound, rel)
-		}
-		dir = parent
-	}
-}
+// Script is ocr_score.py, the scorer, as the repository carries it.
+//
+//go:embed ocr_score.py
+var Script []byte
 
 // Options adjust a scorer run.
 type Options struct {
-	// Script is the path of ocr_score.py; empty finds shared/tools/ocr_score.py (see Shared).
+	// Script is the path of a scorer to run instead of the embedded one (Script).
 	Script string
 	// OnlyPredicted scores only the images that have a prediction file (--only-predicted);
 	// otherwise a missing file counts as an empty prediction.
@@ -150,25 +137,26 @@ func (s *Summary) String() string {
 }
 
 // Score runs `python3 ocr_score.py ocr DATASET PRED_DIR --json -v` and returns its summary. It
-// fails when python3 or the script is missing, when the scorer fails, or when it read malformed
-// ground truth (the numbers would then not be the ones the README quotes).
+// fails when python3 is missing, when the scorer fails, or when it read malformed ground truth
+// (the numbers would then not be the ones the docs quote).
 func Score(ctx context.Context, dataset, predDir string, opt Options) (*Summary, error) {
-	script := opt.Script
-	if script == "" {
-		var err error
-		if script, err = Shared(filepath.Join("tools", "ocr_score.py")); err != nil {
-			return nil, err
-		}
-	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		return nil, fmt.Errorf("%w: python3 is not on PATH; the scorer needs it (`make test` installs it)", ErrNotFound)
+		return nil, fmt.Errorf("%w: python3 is not on PATH; the scorer needs it (`make python` installs it)", ErrNotFound)
+	}
+	// The embedded scorer is read from standard input ("python3 - ARGS").
+	script := "-"
+	if opt.Script != "" {
+		script = opt.Script
 	}
 	args := []string{script, "ocr", dataset, predDir, "--json", "-v"}
 	if opt.OnlyPredicted {
 		args = append(args, "--only-predicted")
 	}
 	cmd := exec.CommandContext(ctx, python, args...)
+	if opt.Script == "" {
+		cmd.Stdin = bytes.NewReader(Script)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

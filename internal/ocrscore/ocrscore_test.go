@@ -1,7 +1,6 @@
 package ocrscore
 
 import (
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/geom"
 )
 
@@ -111,16 +111,10 @@ func TestImages(t *testing.T) {
 	}
 }
 
-// TestScore writes predictions for a two-receipt dataset and has the real scorer read them: one
-// receipt read perfectly, one with a wrong word and a missed line.
+// TestScore writes predictions for a two-receipt dataset and has the real scorer (the embedded
+// ocr_score.py) read them: one receipt read perfectly, one with a wrong word and a missed line.
 func TestScore(t *testing.T) {
-	script, err := Shared(filepath.Join("tools", "ocr_score.py"))
-	if err != nil {
-		if testing.Short() && errors.Is(err, ErrNotFound) {
-			t.Skip("no shared/tools beside the checkout (-short)")
-		}
-		t.Fatal(err)
-	}
+	testenv.Command(t, "python3", "`make python` installs it")
 	dataset, pred := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(dataset, "img", "r1.jpg"), "not read")
 	writeFile(t, filepath.Join(dataset, "img", "r2.jpg"), "not read")
@@ -133,7 +127,7 @@ func TestScore(t *testing.T) {
 	if err := Write(pred, "r2", []Line{{Text: "CASH 10.0O", Quad: box}}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Score(t.Context(), dataset, pred, Options{Script: script})
+	s, err := Score(t.Context(), dataset, pred, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +144,7 @@ func TestScore(t *testing.T) {
 	if err := os.Remove(filepath.Join(pred, "r2.json")); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Score(t.Context(), dataset, pred, Options{Script: script, OnlyPredicted: true})
+	s, err = Score(t.Context(), dataset, pred, Options{OnlyPredicted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +153,7 @@ func TestScore(t *testing.T) {
 	}
 
 	// A scorer that fails is an error with its output.
-	if _, err := Score(t.Context(), filepath.Join(dataset, "none"), pred, Options{Script: script}); err == nil {
+	if _, err := Score(t.Context(), filepath.Join(dataset, "none"), pred, Options{}); err == nil {
 		t.Error("no error for a dataset that does not exist")
 	}
 }

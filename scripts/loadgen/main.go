@@ -94,6 +94,8 @@ func hostileBodies() []hostileFile {
 		{"progressive 6000² 60 scans", hostile.ScanBomb(6000, 6000, 60)},
 		{"16-bit PNG 4000²", hostile.PNG16Bomb(4000, 4000, 4000)},
 		{"progressive 4000² cut short", hostile.HugeProgressive(4000, 4000)},
+		{"TIFF of 50000 overlapping IFDs", hostile.TIFFOverlappingIFDs(50_000, 4095)},
+		{"TIFF Deflate strip of 290 MB", hostile.TIFFDeflateBomb(7000, 7000, 1, 290<<20)},
 	}
 	out := make([]hostileFile, len(files))
 	for i, f := range files {
@@ -299,7 +301,7 @@ func pct(d []time.Duration, p float64) time.Duration {
 func loadBodies(dataset string) ([][]byte, error) {
 	paths, _ := filepath.Glob(filepath.Join(dataset, "img", "*"))
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("no images in %s/img", dataset)
+		return nil, fmt.Errorf("no images in %s/img: give -dataset DIR (make: DATASET=DIR), a directory with an img/ folder; testdata/sroie in the repository is a small one", dataset)
 	}
 	slices.Sort(paths)
 	var bodies [][]byte

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/extract"
 )
 
@@ -125,22 +127,23 @@ func TestInvalid(t *testing.T) {
 		vars map[string]string
 		want []string
 	}{
-		{"unknown runtime", nil, map[string]string{"OCRGATE_RUNTIME": "tensorrt"}, []string{`runtime must be embedded or triton, got "tensorrt"`}},
+		{"unknown runtime", nil, map[string]string{"OCRGATE_RUNTIME": "tensorrt"}, []string{`OCRGATE_RUNTIME (-runtime): must be one of embedded, triton, got "tensorrt"`}},
 		{"triton without address", []string{"-triton-addr="}, map[string]string{"OCRGATE_RUNTIME": "triton"}, []string{"triton runtime needs an address"}},
 		{"triton without a model name", []string{"-runtime=triton", "-triton-rec-model="}, nil, []string{"triton runtime needs an address and three model names"}},
-		{"shared memory mode", nil, map[string]string{"OCRGATE_TRITON_SHM": "maybe"}, []string{`triton shm must be off, auto or on, got "maybe"`}},
-		{"receive limit under grpc's", nil, map[string]string{"OCRGATE_TRITON_MAX_RECV_BYTES": "1024"}, []string{"at least 4 MiB"}},
-		{"zero timeout", []string{"-request-timeout=0s"}, nil, []string{"request timeout must be positive"}},
-		{"tiny body limit", nil, map[string]string{"OCRGATE_MAX_BODY_BYTES": "10"}, []string{"max body bytes must be at least 1024"}},
-		{"negative queue", nil, map[string]string{"OCRGATE_MAX_QUEUE": "-2"}, []string{"max queue ≥ -1"}},
-		{"negative threads", nil, map[string]string{"OCRGATE_ORT_INTRA_THREADS": "-1"}, []string{"thread counts must not be negative"}},
+		{"shared memory mode", nil, map[string]string{"OCRGATE_TRITON_SHM": "maybe"}, []string{`OCRGATE_TRITON_SHM (-triton-shm): must be one of auto, on, off, got "maybe"`}},
+		{"receive limit under grpc's", nil, map[string]string{"OCRGATE_TRITON_MAX_RECV_BYTES": "1024"}, []string{"OCRGATE_TRITON_MAX_RECV_BYTES (-triton-max-recv-bytes): must be at least 4194304, got 1024"}},
+		{"zero timeout", []string{"-request-timeout=0s"}, nil, []string{"OCRGATE_REQUEST_TIMEOUT (-request-timeout): must be positive, got 0s"}},
+		{"tiny body limit", nil, map[string]string{"OCRGATE_MAX_BODY_BYTES": "10"}, []string{"OCRGATE_MAX_BODY_BYTES (-max-body-bytes): must be at least 1024"}},
+		{"negative queue", nil, map[string]string{"OCRGATE_MAX_QUEUE": "-2"}, []string{"OCRGATE_MAX_QUEUE (-max-queue): must be at least -1, got -2"}},
+		{"negative threads", nil, map[string]string{"OCRGATE_ORT_INTRA_THREADS": "-1"}, []string{"OCRGATE_ORT_INTRA_THREADS (-ort-intra-threads): must not be negative, got -1"}},
 		{"session config", nil, map[string]string{"OCRGATE_ORT_SESSION_CONFIG": "a=1,broken"}, []string{`"broken" is not key=value`}},
-		{"log level", nil, map[string]string{"OCRGATE_LOG_LEVEL": "loud"}, []string{`log level must be debug, info, warn or error, got "loud"`}},
-		{"log format", nil, map[string]string{"OCRGATE_LOG_FORMAT": "xml"}, []string{`log format must be text or json, got "xml"`}},
+		{"log level", nil, map[string]string{"OCRGATE_LOG_LEVEL": "loud"}, []string{`OCRGATE_LOG_LEVEL (-log-level): log level must be debug, info, warn or error, got "loud"`}},
+		{"log format", nil, map[string]string{"OCRGATE_LOG_FORMAT": "xml"}, []string{`OCRGATE_LOG_FORMAT (-log-format): must be one of text, json, got "xml"`}},
 		{"keys file missing", nil, map[string]string{"OCRGATE_API_KEYS_FILE": filepath.Join(t.TempDir(), "none")}, []string{"API keys file"}},
 		{"keys file empty", nil, map[string]string{"OCRGATE_API_KEYS_FILE": keysFile}, []string{"holds no key"}},
-		{"pipeline options", nil, map[string]string{"OCRGATE_DET_LIMIT_SIDE": "-5"}, nil},
-		{"several at once", nil, map[string]string{"OCRGATE_LOG_FORMAT": "xml", "OCRGATE_RUNTIME": "x"}, []string{"log format", "runtime must be"}},
+		{"pipeline options", nil, map[string]string{"OCRGATE_DET_LIMIT_SIDE": "-5"}, []string{"OCRGATE_DET_LIMIT_SIDE (-det-limit-side): must be at least 32, got -5"}},
+		{"what only the pipeline sees", nil, map[string]string{"OCRGATE_DET_TILE_PIXELS": "1000", "OCRGATE_DET_TILE_OVERLAP": "0"}, []string{"OCRGATE_DET_TILE_PIXELS (-det-tile-pixels): must be 0 or at least 4 × (32 + 2 × 0)² = 4096, got 1000"}},
+		{"several at once", nil, map[string]string{"OCRGATE_LOG_FORMAT": "xml", "OCRGATE_RUNTIME": "x"}, []string{"OCRGATE_LOG_FORMAT", "OCRGATE_RUNTIME"}},
 		{"not an integer", nil, map[string]string{"OCRGATE_MAX_BODY_BYTES": "lots"}, []string{`OCRGATE_MAX_BODY_BYTES="lots": not an integer`}},
 		{"not a duration", nil, map[string]string{"OCRGATE_REQUEST_TIMEOUT": "30"}, []string{"OCRGATE_REQUEST_TIMEOUT", "not a duration"}},
 		{"not a boolean", nil, map[string]string{"OCRGATE_USE_CLS": "sometimes"}, []string{"OCRGATE_USE_CLS", "not a boolean"}},
@@ -171,7 +174,8 @@ func TestHelp(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("error %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"Usage: ocrgate", "-addr", "env OCRGATE_ADDR", "env CHAT_BOT_APIKEY", "-det-unclip-ratio"} {
+	for _, want := range []string{"Usage: ocrgate", "-addr", "env OCRGATE_ADDR", "env CHAT_BOT_APIKEY", "-det-unclip-ratio",
+		"env OCRGATE_MAX_PAGES; from 1 to 10000", "env OCRGATE_RUNTIME; embedded or triton", "Environment only:\n  OCRGATE_HOME"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("usage lacks %q", want)
 		}
@@ -314,9 +318,9 @@ func TestLoadLimits(t *testing.T) {
 		{name: "API keys that hold no key", env: map[string]string{"OCRGATE_API_KEYS": " , "}, wantErr: "holds no key"},
 		{name: "API keys file that holds no key", env: map[string]string{"OCRGATE_API_KEYS_FILE": keysFile}, wantErr: "holds no key"},
 		{name: "budget not a size", env: map[string]string{"OCRGATE_MEMORY_BUDGET": "plenty"}, wantErr: "OCRGATE_MEMORY_BUDGET"},
-		{name: "negative scans", env: map[string]string{"OCRGATE_MAX_JPEG_SCANS": "-1"}, wantErr: "must not be negative"},
-		{name: "no chat slot", env: map[string]string{"OCRGATE_CHAT_MAX_INFLIGHT": "0"}, wantErr: "chat max inflight"},
-		{name: "tiny answer cap", env: map[string]string{"OCRGATE_CHAT_MAX_ANSWER_BYTES": "100"}, wantErr: "answer bytes"},
+		{name: "negative scans", env: map[string]string{"OCRGATE_MAX_JPEG_SCANS": "-1"}, wantErr: "OCRGATE_MAX_JPEG_SCANS (-max-jpeg-scans): must not be negative"},
+		{name: "no chat slot", env: map[string]string{"OCRGATE_CHAT_MAX_INFLIGHT": "0"}, wantErr: "OCRGATE_CHAT_MAX_INFLIGHT (-chat-max-inflight): must be at least 1"},
+		{name: "tiny answer cap", env: map[string]string{"OCRGATE_CHAT_MAX_ANSWER_BYTES": "100"}, wantErr: "OCRGATE_CHAT_MAX_ANSWER_BYTES (-chat-max-answer-bytes): must be at least 1KiB, got 100"},
 		{name: "document defaults", check: func(t *testing.T, c Config) {
 			if c.MaxPages != 50 || c.MaxImages != 16 || c.PageTimeout != 15*time.Second || c.MaxDocumentTimeout != 10*time.Minute ||
 				c.RenderTimeout != 10*time.Second || c.PDFMemory != 256<<20 || c.Chat.MaxText != extract.DefaultMaxText ||
@@ -333,12 +337,12 @@ func TestLoadLimits(t *testing.T) {
 				t.Errorf("got %+v", c)
 			}
 		}},
-		{name: "no pages", env: map[string]string{"OCRGATE_MAX_PAGES": "0"}, wantErr: "max pages"},
-		{name: "no images", env: map[string]string{"OCRGATE_MAX_IMAGES": "0"}, wantErr: "max images"},
-		{name: "no render time", env: map[string]string{"OCRGATE_RENDER_TIMEOUT": "0s"}, wantErr: "render and max document timeouts"},
-		{name: "PDF memory too small", env: map[string]string{"OCRGATE_PDF_MEMORY": "1MiB"}, wantErr: "pdf memory"},
-		{name: "PDF memory past WebAssembly's", env: map[string]string{"OCRGATE_PDF_MEMORY": "5GiB"}, wantErr: "pdf memory"},
-		{name: "tiny chat text", env: map[string]string{"OCRGATE_CHAT_MAX_TEXT": "10"}, wantErr: "chat max text"},
+		{name: "no pages", env: map[string]string{"OCRGATE_MAX_PAGES": "0"}, wantErr: "OCRGATE_MAX_PAGES (-max-pages): must be from 1 to 10000, got 0"},
+		{name: "no images", env: map[string]string{"OCRGATE_MAX_IMAGES": "0"}, wantErr: "OCRGATE_MAX_IMAGES (-max-images): must be at least 1"},
+		{name: "no render time", env: map[string]string{"OCRGATE_RENDER_TIMEOUT": "0s"}, wantErr: "OCRGATE_RENDER_TIMEOUT (-render-timeout): must be positive"},
+		{name: "PDF memory too small", env: map[string]string{"OCRGATE_PDF_MEMORY": "1MiB"}, wantErr: "OCRGATE_PDF_MEMORY (-pdf-memory): must be from 64MiB to 4GiB, got 1MiB"},
+		{name: "PDF memory past WebAssembly's", env: map[string]string{"OCRGATE_PDF_MEMORY": "5GiB"}, wantErr: "OCRGATE_PDF_MEMORY (-pdf-memory): must be from 64MiB to 4GiB, got 5GiB"},
+		{name: "tiny chat text", env: map[string]string{"OCRGATE_CHAT_MAX_TEXT": "10"}, wantErr: "OCRGATE_CHAT_MAX_TEXT (-chat-max-text): must be at least 1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,32 +361,137 @@ func TestLoadLimits(t *testing.T) {
 	}
 }
 
-// TestEverySettingDocumented: the README's configuration tables name every environment variable
-// the service reads.
-func TestEverySettingDocumented(t *testing.T) {
-	var usage strings.Builder
-	if _, err := Load([]string{"-h"}, func(string) string { return "" }, &usage); err == nil {
-		t.Fatal("-h did not ask for help")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md from the settings table")
+
+// TestConfigurationDoc fails when docs/configuration.md is not what the settings table writes, as
+// a change to a setting's name, default, rule or meaning that was not regenerated would leave it.
+func TestConfigurationDoc(t *testing.T) {
+	var want bytes.Buffer
+	if err := Markdown(&want); err != nil {
+		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	path := filepath.Join("..", "..", "docs", "configuration.md")
+	if *update {
+		if err := os.WriteFile(path, want.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	envs := regexp.MustCompile(`\(env ([A-Z_]+)\)`).FindAllStringSubmatch(usage.String(), -1)
-	if len(envs) < 40 {
-		t.Fatalf("found only %d settings in the usage text", len(envs))
-	}
-	for _, m := range envs {
-		name := m[1]
-		// The README groups related names in one row ("OCRGATE_SCHEMA_MAX_BYTES, …_MAX_DEPTH").
-		found := strings.Contains(string(readme), "`"+name+"`")
-		for i := range len(name) {
-			if name[i] == '_' && strings.Contains(string(readme), "`…"+name[i:]+"`") {
-				found = true
+	if !bytes.Equal(got, want.Bytes()) {
+		gotLines, wantLines := strings.Split(string(got), "\n"), strings.Split(want.String(), "\n")
+		for i := range max(len(gotLines), len(wantLines)) {
+			g, w := "", ""
+			if i < len(gotLines) {
+				g = gotLines[i]
+			}
+			if i < len(wantLines) {
+				w = wantLines[i]
+			}
+			if g != w {
+				t.Fatalf("docs/configuration.md is stale (run go generate ./service/config); first difference at line %d:\n have: %s\n want: %s", i+1, g, w)
 			}
 		}
-		if !found {
-			t.Errorf("%s is not in the README", name)
+	}
+}
+
+// TestTestenvFindsTheConfiguredModels: internal/testenv, which decides whether a test has the
+// models, looks where the service does (it cannot import this package: most of the pipeline's
+// tests would then import themselves).
+func TestTestenvFindsTheConfiguredModels(t *testing.T) {
+	for _, e := range []map[string]string{
+		{},
+		{"OCRGATE_HOME": "/opt/ocrgate"},
+		{"OCRGATE_HOME": "/opt/ocrgate", "OCRGATE_MODEL_DIR": "/srv/models", "OCRGATE_ORT_LIB": "/usr/lib/libonnxruntime.so.1"},
+	} {
+		getenv := func(k string) string { return e[k] }
+		cfg, err := Load(nil, getenv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
 		}
+		got := testenv.Locate(getenv)
+		if got.Home != cfg.Home || got.ModelDir != cfg.ModelDir || got.ORTLibrary != cfg.ORTLibrary {
+			t.Errorf("env %v: testenv finds %+v, the service %s, %s, %s", e, got, cfg.Home, cfg.ModelDir, cfg.ORTLibrary)
+		}
+		if !slices.Contains(testenv.ModelFiles, cfg.Dictionary) {
+			t.Errorf("testenv does not check for the dictionary %s", cfg.Dictionary)
+		}
+	}
+}
+
+// TestSettingsTable: every row names a variable of the house form and a flag of its own, and
+// every default passes its own rule.
+func TestSettingsTable(t *testing.T) {
+	c := defaults(home)
+	envs, flags := map[string]bool{}, map[string]bool{}
+	for _, s := range c.settings() {
+		if s.isSection() {
+			continue
+		}
+		if !regexp.MustCompile(`^(OCRGATE|CHAT_BOT)_[A-Z0-9_]+$`).MatchString(s.env) || envs[s.env] {
+			t.Errorf("variable %q: not OCRGATE_* or CHAT_BOT_*, or named twice", s.env)
+		}
+		envs[s.env] = true
+		if s.flag != "" && flags[s.flag] {
+			t.Errorf("flag -%s named twice", s.flag)
+		}
+		flags[s.flag] = true
+		if s.usage == "" || s.value == nil {
+			t.Errorf("%s: no meaning or no value", s.env)
+		}
+		if r, ok := s.value.(rule); ok {
+			if err := r.check(); err != nil {
+				t.Errorf("%s: the default %s breaks its own rule: %v", s.env, s.value, err)
+			}
+		}
+	}
+	if len(envs) < 80 {
+		t.Errorf("only %d settings in the table", len(envs))
+	}
+}
+
+// TestRulesMatchThePipeline holds each bound in the table to what Validate does: a value just
+// past the bound is refused naming the setting, one at the bound is accepted, and where the
+// setting is a pipeline option, ocr.Options.Validate refuses the value past the bound too, so the
+// pipeline is never looser than the docs say (for the programs that fill ocr.Options without
+// this package).
+func TestRulesMatchThePipeline(t *testing.T) {
+	base := defaults(home)
+	n := 0
+	for i, s := range base.settings() {
+		b, ok := s.value.(*bounded)
+		if !ok {
+			continue
+		}
+		n++
+		for _, x := range b.outside() {
+			c := defaults(home)
+			v := c.settings()[i].value.(*bounded)
+			if err := v.Set(v.format(x)); err != nil {
+				continue // the parser refuses it (a negative size), and Load names the variable
+			}
+			err := c.Validate()
+			if err == nil || !strings.Contains(err.Error(), s.env) {
+				t.Errorf("%s=%s: Validate says %v, want a refusal naming it", s.env, v.format(x), err)
+			}
+			if !reflect.DeepEqual(c.OCR, base.OCR) && c.OCR.Validate() == nil {
+				t.Errorf("%s=%s: the rule refuses it but ocr.Options.Validate accepts it", s.env, v.format(x))
+			}
+		}
+		for _, x := range b.inside() {
+			c := defaults(home)
+			v := c.settings()[i].value.(*bounded)
+			if err := v.Set(v.format(x)); err != nil {
+				t.Fatalf("%s: set %s: %v", s.env, v.format(x), err)
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s=%s is within its rule (%s), but Validate says %v", s.env, v.format(x), b.rule(), err)
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("only %d bounded settings", n)
 	}
 }

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// TestRenderedScansScoreLikeTheirJPEGs wraps every sroie-dev receipt as a scanned page with a
+// TestRenderedScansScoreLikeTheirJPEGs wraps every receipt of testdata/sroie as a scanned page with a
 // vector mark on it, so PDFium has to render the page (at the scan's resolution, capped for the
 // 600-dpi A4 scans) instead of handing over the JPEG: OCR through the real pipeline must score
 // (detection hmean, case-insensitive word F1, with the project's scorer) within 0.01 of the JPEGs
@@ -46,10 +47,7 @@ func TestRenderedScansScoreLikeTheirJPEGs(t *testing.T) {
 		writePred(t, filepath.Join(pred, "pdf"), r.ID, res)
 		writePred(t, filepath.Join(pred, "jpeg"), r.ID, alone)
 	}
-	dataset, err := filepath.Abs(datasetDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dataset := testenv.SROIE(t)
 	p, err := ocrscore.Score(ctx, dataset, filepath.Join(pred, "pdf"), ocrscore.Options{OnlyPredicted: true})
 	if err != nil {
 		t.Fatal(err)

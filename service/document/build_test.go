@@ -17,14 +17,14 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/document"
 )
 
 // The documents of these tests are written by the tests: born-digital PDFs with go-pdf/fpdf,
 // scanned PDFs wrapping the SROIE receipts, hostile PDFs by hand (raw objects and a computed
-// cross-reference table), multi-page TIFFs with x/image/tiff plus a hand-built IFD chain.
-
-const datasetDir = "../../../shared/datasets/sroie-dev"
+// cross-reference table), multi-page TIFFs with x/image/tiff plus a hand-built IFD chain. The
+// receipts are the ones the repository carries (testdata/sroie, see internal/testenv).
 
 // One Reader (one compiled engine) for the whole package, as in the service.
 var (
@@ -113,18 +113,18 @@ func scanned(t testing.TB, jpegs [][]byte, extra []drawn, mark bool) []byte {
 	return data
 }
 
-// receipt is one SROIE sample.
+// receipt is one SROIE receipt of testdata/sroie.
 type receipt struct {
 	ID   string
 	JPEG []byte
 }
 
-// receipts reads the first n receipts of sroie-dev (all when n <= 0), in id order.
+// receipts reads the first n receipts of testdata/sroie (all when n <= 0), in id order.
 func receipts(t testing.TB, n int) []receipt {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(datasetDir, "img", "*.jpg"))
+	paths, err := filepath.Glob(filepath.Join(testenv.SROIE(t), "img", "*.jpg"))
 	if err != nil || len(paths) == 0 {
-		t.Fatalf("no receipts under %s (the tests expect shared/ beside the checkout): %v", datasetDir, err)
+		t.Fatalf("no receipts in testdata/sroie: %v", err)
 	}
 	sort.Strings(paths)
 	if n > 0 && n < len(paths) {

@@ -11,8 +11,9 @@
 // [Page.Lines] gives the text layer's lines and words in the same pixel space.
 //
 // PDFs run in PDFium compiled to WebAssembly (see internal/pdfengine): memory-capped, killed at
-// the caller's deadline, compiled once per Reader. TIFF pages are decoded by
-// golang.org/x/image/tiff one page at a time (see internal/tiffpages).
+// the caller's deadline, compiled once per Reader. TIFF pages are decoded by internal/tiffdec one
+// page at a time, each priced exactly before it is decoded; a page that cannot be read is an error
+// naming it (a *tiffdec.PageError in the chain), so that the other pages can still be read.
 //
 // Errors wrap the sentinels below so that the HTTP layer's single classify maps them; context
 // errors pass through unchanged.
@@ -27,7 +28,7 @@ import (
 	"math"
 
 	"github.com/ocrgate/ocrgate/internal/pdfengine"
-	"github.com/ocrgate/ocrgate/internal/tiffpages"
+	"github.com/ocrgate/ocrgate/internal/tiffdec"
 	"github.com/ocrgate/ocrgate/service/imaging"
 )
 
@@ -41,6 +42,9 @@ var (
 	// ErrCorrupt means the document or one of its pages cannot be read, including documents that
 	// exhaust the engine's memory cap or make it fail.
 	ErrCorrupt = errors.New("the document cannot be read")
+	// ErrUnsupported means a valid document, or one of its pages, uses something this package
+	// does not read (a TIFF page of 12-bit samples, an unsupported compression).
+	ErrUnsupported = errors.New("the document uses a feature that is not supported")
 	// ErrTooLarge means the document's bytes, a page's size or a render exceed Limits.
 	ErrTooLarge = errors.New("the document is too large")
 	// ErrTooManyPages means the document or the selection has more pages than Limits allows; the
@@ -68,19 +72,25 @@ const pdfHeaderWindow = 1024
 
 // Detect tells whether data is a document this package reads: a PDF, or a TIFF with more than one
 // page. It returns "" for anything else, single-page TIFFs included: those are images, read as
-// today by the imaging package. It looks at the bytes only (a TIFF's IFD chain), never decodes.
+// today by the imaging package. It looks at the bytes only, never decodes, and its cost is small
+// and fixed: it runs before the request is admitted, so it reads at most detectIFDs of a TIFF's
+// directories (a chain longer than that, thumbnails included, is a document, whose walk is then
+// admitted and bounded like any other).
 func Detect(data []byte) Format {
 	if bytes.Contains(data[:min(len(data), pdfHeaderWindow)], []byte("%PDF-")) {
 		return FormatPDF
 	}
-	if tiffpages.IsTIFF(data) {
-		pages, err := tiffpages.Pages(data, 2)
-		if errors.Is(err, tiffpages.ErrTooManyPages) || (err == nil && len(pages) > 1) {
+	if tiffdec.IsTIFF(data) {
+		f, err := tiffdec.Open(context.Background(), data, tiffdec.Limits{MaxPages: 1, MaxIFDs: detectIFDs})
+		if errors.Is(err, tiffdec.ErrTooManyPages) || (err == nil && len(f.Pages) > 1) {
 			return FormatTIFF
 		}
 	}
 	return ""
 }
+
+// detectIFDs is the most TIFF directories Detect reads: a page and its thumbnail, and more.
+const detectIFDs = 8
 
 // Limits bound what a Reader accepts. Zero fields take the defaults of DefaultLimits.
 type Limits struct {
@@ -207,8 +217,8 @@ type Document struct {
 	data   []byte
 	lim    Limits
 	pages  int
-	pdf    *pdfengine.Doc   // FormatPDF
-	tiff   []tiffpages.Page // FormatTIFF
+	pdf    *pdfengine.Doc // FormatPDF
+	tiff   *tiffdec.File  // FormatTIFF
 }
 
 // Open reads a document's structure (for a PDF: parses it on a fresh PDFium instance, waiting for
@@ -234,13 +244,13 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 			doc.Close()
 			return nil, fmt.Errorf("%w: the PDF has no pages", ErrCorrupt)
 		}
-	case tiffpages.IsTIFF(data):
+	case tiffdec.IsTIFF(data):
 		d.format = FormatTIFF
-		pages, err := tiffpages.Pages(data, r.lim.MaxDocumentPages)
+		f, err := tiffdec.Open(ctx, data, tiffdec.Limits{MaxPages: r.lim.MaxDocumentPages})
 		if err != nil {
 			return nil, tiffError(err, r.lim.MaxDocumentPages)
 		}
-		d.tiff, d.pages = pages, len(pages)
+		d.tiff, d.pages = f, len(f.Pages)
 	default:
 		return nil, fmt.Errorf("%w: expected a PDF or a TIFF", ErrNotDocument)
 	}
@@ -266,14 +276,20 @@ func pdfError(err error) error {
 	return err
 }
 
+// tiffError maps the TIFF reader's errors to this package's, keeping a *tiffdec.PageError in the
+// chain: it names the page and says why.
 func tiffError(err error, limit int) error {
 	switch {
-	case errors.Is(err, tiffpages.ErrTooManyPages):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, tiffdec.ErrTooManyPages):
 		return &PageCountError{Pages: limit + 1, Limit: limit, AtLeast: true}
-	case errors.Is(err, tiffpages.ErrFormat):
-		return fmt.Errorf("%w: %v", ErrNotDocument, err)
+	case errors.Is(err, tiffdec.ErrFormat):
+		return fmt.Errorf("%w: %w", ErrNotDocument, err)
+	case errors.Is(err, tiffdec.ErrUnsupported):
+		return fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
-	return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	return fmt.Errorf("%w: %w", ErrCorrupt, err)
 }
 
 // Format is the document's format.
@@ -306,7 +322,7 @@ func (d *Document) PageSize(ctx context.Context, n int) (w, h float64, err error
 		return 0, 0, &SelectionError{Spec: fmt.Sprint(n), Pages: d.pages, Reason: "no such page"}
 	}
 	if d.format == FormatTIFF {
-		return float64(d.tiff[n-1].Width), float64(d.tiff[n-1].Height), nil
+		return float64(d.tiff.Pages[n-1].Width), float64(d.tiff.Pages[n-1].Height), nil
 	}
 	w, h, err = d.pdf.PageSize(ctx, n-1)
 	if err != nil {
@@ -321,7 +337,7 @@ func (d *Document) PageSize(ctx context.Context, n int) (w, h float64, err error
 func (l Limits) MaxPageCost() Cost {
 	l = l.withDefaults()
 	render := Cost{Pixels: int64(l.MaxRenderPixels), Bytes: 8 * int64(l.MaxRenderPixels)}
-	raster := Cost{Pixels: int64(l.Raster.MaxPixels), Bytes: 8 * int64(l.Raster.MaxPixels)}
+	raster := Cost{Pixels: int64(l.Raster.MaxPixels), Bytes: tiffdec.MaxBytesPerPixel*int64(l.Raster.MaxPixels) + tiffdec.MaxStateBytes}
 	if raster.Bytes > render.Bytes {
 		return raster
 	}
@@ -331,18 +347,24 @@ func (l Limits) MaxPageCost() Cost {
 // Page reads page n (1-based): its size and, for a PDF, its images and text layer (PDFium parses
 // the page's content, which the deadline bounds; nothing is rendered). Errors: ErrBadSelection for
 // n out of range, ErrTooLarge for a page beyond MaxPageSide or a TIFF page beyond Raster,
-// ErrCorrupt, or ctx's.
+// ErrCorrupt, ErrUnsupported (a TIFF page whose layout is not read; with ErrCorrupt, a
+// *tiffdec.PageError in the chain names the page), or ctx's.
 func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 	if n < 1 || n > d.pages {
 		return nil, &SelectionError{Spec: fmt.Sprint(n), Pages: d.pages, Reason: "no such page"}
 	}
 	if d.format == FormatTIFF {
-		tp := d.tiff[n-1]
+		tp := &d.tiff.Pages[n-1]
 		if err := checkRaster(tp.Width, tp.Height, d.lim.Raster); err != nil {
 			return nil, fmt.Errorf("page %d: %w", n, err)
 		}
+		plan, err := tp.Plan()
+		if err != nil {
+			return nil, tiffError(err, d.lim.MaxDocumentPages)
+		}
 		return &Page{Number: n, Width: float64(tp.Width), Height: float64(tp.Height), Raster: true,
-			ImageScale: 1, ImageCoverage: 1, decision: TextDecision{Reason: "a raster page has no text layer"}}, nil
+			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(),
+			decision: TextDecision{Reason: "a raster page has no text layer"}}, nil
 	}
 	// The size first, from the page dictionary alone: a 200-inch page is refused before PDFium
 	// parses its content.
@@ -406,9 +428,9 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64) (imaging.
 		return imaging.Decoded{}, err
 	}
 	if d.format == FormatTIFF {
-		img, err := tiffpages.Decode(d.data, d.tiff[p.Number-1])
+		img, err := d.tiff.Decode(ctx, &d.tiff.Pages[p.Number-1])
 		if err != nil {
-			return imaging.Decoded{}, fmt.Errorf("page %d: %w: %v", p.Number, ErrCorrupt, err)
+			return imaging.Decoded{}, tiffError(err, d.lim.MaxDocumentPages)
 		}
 		img = toOrigin(img)
 		b := img.Bounds()

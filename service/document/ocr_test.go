@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -29,6 +30,7 @@ var (
 
 func pipeline(t testing.TB) *ocr.Pipeline {
 	t.Helper()
+	testenv.Models(t)
 	engineOnce.Do(func() {
 		cfg, err := config.Load(nil, os.Getenv, io.Discard)
 		if err != nil {
@@ -38,7 +40,7 @@ func pipeline(t testing.TB) *ocr.Pipeline {
 		engine, engineErr = setup.Embedded(cfg)
 	})
 	if engineErr != nil {
-		t.Fatalf("OCR engine: %v (make test fetches the models)", engineErr)
+		t.Fatalf("OCR engine: %v", engineErr)
 	}
 	return engine.Pipeline
 }
@@ -61,14 +63,12 @@ func ocrPage(ctx context.Context, t testing.TB, doc *document.Document, n int) (
 	return res, page
 }
 
-// TestScannedReceiptsReadLikeTheirJPEGs wraps every sroie-dev receipt as a page of a scanned
+// TestScannedReceiptsReadLikeTheirJPEGs wraps every receipt of testdata/sroie as a page of a scanned
 // PDF as a scanner writes it (one JPEG filling each page): the page's JPEG is read from the file,
 // and the pixels must be exactly those of the JPEG sent alone. (TestRenderedScansScoreLikeTheirJPEGs,
 // an accuracy test, covers the pages PDFium has to render.)
 func TestScannedReceiptsReadLikeTheirJPEGs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("OCR over 20 receipts twice skipped in -short mode")
-	}
+	testenv.Models(t)
 	recs := receipts(t, 0)
 	jpegs := make([][]byte, len(recs))
 	for i, r := range recs {
@@ -137,9 +137,7 @@ func samePixels(a, b image.Image) error {
 // TestMixedDocument has a scanned receipt, then a born-digital page: the first needs OCR, the
 // second reads from its text layer, and both read what they hold.
 func TestMixedDocument(t *testing.T) {
-	if testing.Short() {
-		t.Skip("OCR skipped in -short mode")
-	}
+	testenv.Models(t)
 	rec := receipts(t, 1)[0]
 	doc := open(t, scannedPDF(t, [][]byte{rec.JPEG}, bornDigitalPage))
 	ctx := ctxFor(t, 5*time.Minute)
@@ -191,9 +189,7 @@ func first(lines []document.Line) string {
 // its line must sit over it horizontally (overlap over union of the x extents at least 0.6) and
 // cover its vertical middle.
 func TestOCRWordsMatchTheTextLayer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("OCR skipped in -short mode")
-	}
+	testenv.Models(t)
 	data, _ := bornDigital(t, invoicePage())
 	doc := open(t, data)
 	ctx := ctxFor(t, 5*time.Minute)

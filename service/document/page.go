@@ -31,6 +31,9 @@ type Page struct {
 	// whose font gives no Unicode text.
 	Chars, Unmapped int
 
+	// rasterBytes is what decoding a TIFF page holds at its peak (tiffdec.Plan).
+	rasterBytes int64
+
 	chars    []pdfengine.Char
 	decision TextDecision
 	// scan is set when the page is nothing but one JPEG filling it upright: its pixels can be
@@ -257,8 +260,9 @@ type Cost struct {
 	Width, Height int   // of the render, pixels
 	Pixels        int64 // Width × Height
 	// Bytes is the memory the render holds at its peak: the bitmap inside the PDF engine and
-	// its RGBA copy in Go (a TIFF page: the decoded page, at most 8 bytes a pixel; a scan's
-	// JPEG read from the file: its decoded planes, at most 4 bytes a pixel).
+	// its RGBA copy in Go (a TIFF page: its decode as the TIFF reader prices it, the page and
+	// one strip or tile; a scan's JPEG read from the file: its decoded planes, at most 4 bytes a
+	// pixel).
 	Bytes int64
 }
 
@@ -274,7 +278,7 @@ func (p *Page) RenderCost(scale float64) Cost {
 	if p.Raster {
 		w, h = int(p.Width), int(p.Height)
 		px := int64(w) * int64(h)
-		return Cost{Width: w, Height: h, Pixels: px, Bytes: 8 * px}
+		return Cost{Width: w, Height: h, Pixels: px, Bytes: p.rasterBytes}
 	}
 	// Rounded, not ceiled: a scan's page size is written with a few decimals, and its render at
 	// the scan's own resolution must come out at the scan's pixel size, not one more.

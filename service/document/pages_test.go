@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/tiffdec"
 	"github.com/ocrgate/ocrgate/service/document"
 )
 
@@ -141,11 +142,12 @@ func TestTIFFErrors(t *testing.T) {
 		page int
 		want error
 	}{
-		{"looping chain", testReader(t), loop, 0, document.ErrCorrupt},
+		// As libtiff: a chain that loops back ends there; page 1 is read (page 2 is lost).
+		{"looping chain", testReader(t), loop, 1, nil},
 		{"next IFD outside the file", testReader(t), outside, 0, document.ErrCorrupt},
 		{"truncated in the chain", testReader(t), good[:len(good)/2], 0, document.ErrCorrupt},
 		{"truncated in the pixels", testReader(t), stripCut(t, good), 2, document.ErrCorrupt},
-		{"bigtiff", testReader(t), []byte("II+\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), 0, document.ErrNotDocument},
+		{"bigtiff", testReader(t), []byte("II+\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), 0, document.ErrUnsupported},
 		{"more pages than the document limit", big, good, 0, document.ErrTooManyPages},
 		{"a page over the pixel limit", testReader(t), huge, 2, document.ErrTooLarge},
 	} {
@@ -162,6 +164,11 @@ func TestTIFFErrors(t *testing.T) {
 			}
 			if !errors.Is(err, c.want) {
 				t.Fatalf("error %v; want %v", err, c.want)
+			}
+			// An error about one page names it.
+			var pe *tiffdec.PageError
+			if c.page > 0 && c.want != nil && c.want != document.ErrTooLarge && (!errors.As(err, &pe) || pe.Page != c.page) {
+				t.Fatalf("error %v; want a *tiffdec.PageError for page %d", err, c.page)
 			}
 		})
 	}

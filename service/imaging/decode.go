@@ -10,13 +10,14 @@ import (
 	"runtime/debug"
 
 	// Decoders are registered for their side effect on image.Decode; the set is deliberately the
-	// formats people actually upload for OCR (photos, scans, screenshots).
+	// formats people actually upload for OCR (photos, scans, screenshots). TIFF is read by
+	// internal/tiffdec, which prices its decode exactly and reads what scanners and fax servers
+	// write.
 	_ "image/gif"
 	_ "image/jpeg"
 	_ "image/png"
 
 	_ "golang.org/x/image/bmp"
-	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
 
 	"github.com/ocrgate/ocrgate/internal/jpegdec"
@@ -226,6 +227,10 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 			case !errors.Is(err, jpegdec.ErrUnsupported):
 				return fmt.Errorf("%w: %v", ErrUndecodable, err)
 			}
+		}
+		if h.Format == "tiff" {
+			img, err = decodeTIFF(data)
+			return err
 		}
 		img, _, err = image.Decode(bytes.NewReader(data))
 		if err != nil {

@@ -2,12 +2,14 @@ package imaging
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 
 	"github.com/ocrgate/ocrgate/internal/jpegdec"
+	"github.com/ocrgate/ocrgate/internal/tiffdec"
 )
 
 // Header is what an image's header says about it, read and checked against Limits before any
@@ -81,6 +83,9 @@ func Inspect(data []byte, lim Limits) (Header, error) {
 	if len(data) == 0 {
 		return Header{}, fmt.Errorf("%w: the body is empty", ErrUnsupportedFormat)
 	}
+	if tiffdec.IsTIFF(data) {
+		return inspectTIFF(data, lim)
+	}
 	var (
 		cfg    image.Config
 		format string
@@ -118,11 +123,6 @@ func Inspect(data []byte, lim Limits) (Header, error) {
 		// The first frame (one byte a pixel), then that frame on its logical screen when it does
 		// not cover it (NRGBA, see toOrigin).
 		h.PixelBytes, h.WorkBytes = px, 4*px
-	case "tiff":
-		// A strip or tile is read whole before it is unpacked, and a file may hold the image in
-		// one strip: as much again as the pixels, at most.
-		h.PixelBytes = px * bytesPerPixel(cfg.ColorModel)
-		h.WorkBytes = h.PixelBytes
 	case "webp":
 		switch cfg.ColorModel {
 		case color.YCbCrModel: // lossy: 4:2:0
@@ -195,4 +195,50 @@ func bytesPerPixel(m color.Model) int64 {
 		return 1
 	}
 	return 4 // RGBA, NRGBA, CMYK and anything else that fits in 32 bits
+}
+
+// inspectTIFF reads the first page of a TIFF (a multi-page TIFF sent as an image is read as its
+// first page; the document reader reads all of them) and prices its decode exactly (see
+// tiffdec.Page.Plan): the decoded page, one strip or tile at its real bit depth, the
+// decompressor's state. The walk stops at the first page: a few IFDs at most.
+func inspectTIFF(data []byte, lim Limits) (Header, error) {
+	f, err := tiffdec.Open(context.Background(), data, tiffdec.Limits{MaxPages: 1, FirstPage: true})
+	if err != nil {
+		return Header{}, tiffError(err)
+	}
+	p := &f.Pages[0]
+	if err := checkSize(p.Width, p.Height, lim); err != nil {
+		return Header{}, err
+	}
+	plan, err := p.Plan()
+	if err != nil {
+		return Header{}, tiffError(err)
+	}
+	return Header{Format: "tiff", Width: p.Width, Height: p.Height, Orientation: 1,
+		PixelBytes: plan.PixelBytes, WorkBytes: plan.WorkBytes}, nil
+}
+
+// tiffError maps the TIFF reader's errors to Decode's, keeping the reader's error (a
+// *tiffdec.PageError says which page and why) in the chain.
+func tiffError(err error) error {
+	switch {
+	case errors.Is(err, tiffdec.ErrUnsupported):
+		return fmt.Errorf("%w: %w", ErrUnsupportedFormat, err)
+	case errors.Is(err, tiffdec.ErrFormat):
+		return fmt.Errorf("%w: %w", ErrUnsupportedFormat, err)
+	}
+	return fmt.Errorf("%w: %w", ErrUndecodable, err)
+}
+
+// decodeTIFF decodes the first page of a TIFF that inspectTIFF checked.
+func decodeTIFF(data []byte) (image.Image, error) {
+	f, err := tiffdec.Open(context.Background(), data, tiffdec.Limits{MaxPages: 1, FirstPage: true})
+	if err != nil {
+		return nil, tiffError(err)
+	}
+	img, err := f.Decode(context.Background(), &f.Pages[0])
+	if err != nil {
+		return nil, tiffError(err)
+	}
+	return img, nil
 }

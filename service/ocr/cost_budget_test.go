@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/ocr"
@@ -18,13 +19,13 @@ import (
 const atRestEmbedded = 200 << 20
 
 // TestReceiptsFitTheDefaultBudget guards the cost model against charging ordinary documents for
-// what they cannot need: under the default plan (no container limit, so 1 GiB) every SROIE receipt,
-// A4 scans at 300 dpi included, must be admitted rather than refused with a 413, and its cost must
+// what they cannot need: under the default plan (no container limit, so 1 GiB) every SROIE receipt
+// the repository carries (testdata/sroie), its 600-dpi A4 scan included, must be admitted rather than refused with a 413, and its cost must
 // not grow with the core count (recognition batches in flight are bounded by pixels, not cores).
 func TestReceiptsFitTheDefaultBudget(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "*.jpg"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no receipts: %v", err)
+	var paths []string
+	for _, id := range testenv.ReceiptIDs {
+		paths = append(paths, testenv.ReceiptPath(t, id))
 	}
 	plan := memlimit.Derive(memlimit.Inputs{AtRest: atRestEmbedded})
 	// With the shared arena (the default), the runtime's memory is reserved for two runs and

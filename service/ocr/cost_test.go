@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/setup"
@@ -94,19 +95,14 @@ func costChild(path string) int {
 	return 0
 }
 
-// costImages are the images the cost model is checked on: real receipts (a phone photo and a
-// 35-megapixel A4 scan), the same receipt as 16-bit RGBA PNG and turned by EXIF, and the heavy
-// hostile-but-legal files: a progressive JPEG of 60 scans, a progressive header whose data is cut
-// short (image/jpeg allocates everything first), and a PNG bomb within the pixel limit.
+// costImages are the images the cost model is checked on: real receipts (phone photos and a
+// 35-megapixel A4 scan, from testdata/sroie), the same receipt as 16-bit RGBA PNG and turned by
+// EXIF, and the heavy hostile-but-legal files: a progressive JPEG of 60 scans, a progressive header
+// whose data is cut short (image/jpeg allocates everything first), and a PNG bomb within the pixel
+// limit.
 func costImages(b *testing.B) map[string][]byte {
-	read := func(name string) []byte {
-		data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", name))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return data
-	}
-	photo := read("034.jpg")
+	read := func(id string) []byte { return testenv.Receipt(b, id) }
+	photo := read("034")
 	src, err := jpeg.Decode(bytes.NewReader(photo))
 	if err != nil {
 		b.Fatal(err)
@@ -118,9 +114,9 @@ func costImages(b *testing.B) map[string][]byte {
 		b.Fatal(err)
 	}
 	return map[string][]byte{
-		"photo 461×933 (003)":                read("003.jpg"),
+		"photo 461×933 (003)":                read("003"),
 		"photo 1080×1527 (034)":              photo,
-		"A4 scan 4961×7016 (282)":            read("282.jpg"),
+		"A4 scan 4961×7016 (282)":            read("282"),
 		"034 as 16-bit RGBA PNG":             png16.Bytes(),
 		"034 turned 90° by EXIF":             withOrientation(b, photo, 6),
 		"progressive 6000², 60 scans":        hostile.ScanBomb(6000, 6000, 60),

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/setup"
@@ -38,9 +39,7 @@ var (
 // pipeline's own logic on ocrtest's stand-in runtime.
 func pipeline(t testing.TB) *ocr.Pipeline {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs the PP-OCR models and ONNX Runtime: skipped in -short mode")
-	}
+	testenv.Models(t)
 	engineOnce.Do(func() {
 		cfg, err := config.Load(nil, os.Getenv, os.Stderr)
 		if err != nil {
@@ -50,7 +49,7 @@ func pipeline(t testing.TB) *ocr.Pipeline {
 		engine, engineErr = setup.Embedded(cfg)
 	})
 	if engineErr != nil {
-		t.Fatalf("embedded runtime: %v (run `make test`, which fetches the models first)", engineErr)
+		t.Fatalf("embedded runtime: %v", engineErr)
 	}
 	return engine.Pipeline
 }
@@ -233,10 +232,7 @@ func TestCanceledContext(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	p := pipeline(t)
-	data, err := os.ReadFile("../../../shared/datasets/sroie-dev/img/003.jpg")
-	if err != nil {
-		t.Fatalf("dataset image: %v (the tests expect shared/ beside the checkout)", err)
-	}
+	data := testenv.Receipt(t, "003")
 	a, err := p.Run(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)
@@ -259,10 +255,7 @@ func TestDeterministic(t *testing.T) {
 // (the service's default) read.
 func TestRecParallelSameResult(t *testing.T) {
 	base := pipeline(t)
-	data, err := os.ReadFile("../../../shared/datasets/sroie-dev/img/034.jpg")
-	if err != nil {
-		t.Fatalf("dataset image: %v", err)
-	}
+	data := testenv.Receipt(t, "034")
 	want, err := base.Run(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,10 @@ package ocr_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
@@ -23,12 +23,9 @@ func TestTiledDetectionReadsTheSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"003.jpg", "034.jpg", "282.jpg"} {
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile("../../../shared/datasets/sroie-dev/img/" + name)
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, id := range []string{"003", "034", "282"} {
+		t.Run(id, func(t *testing.T) {
+			data := testenv.Receipt(t, id)
 			opt := base.Options()
 			opt.DetTilePixels = 0
 			whole, err := ocr.New(engine.Runtime, cs, opt)

@@ -16,16 +16,17 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/onnxgraph"
-	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// ortHome is $OCRGATE_HOME (default ~/.ocrgate) with ONNX Runtime loaded from it.
+// ortHome is $OCRGATE_HOME (default ~/.ocrgate) with ONNX Runtime loaded from it; the fast tier
+// (-short) skips the test.
 func ortHome(t testing.TB) string {
 	t.Helper()
-	home := config.Home(os.Getenv)
+	home := testenv.Models(t).Home
 	if err := initEnvironment(filepath.Join(home, "lib", "libonnxruntime.so.1")); err != nil {
-		t.Fatalf("%v (run `make test`, which fetches and prepares the models first)", err)
+		t.Fatal(err)
 	}
 	return home
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/setup"
@@ -60,9 +61,10 @@ func BenchmarkTritonOverhead(b *testing.B) {
 	defer tri.Close()
 	defer triSHM.Close()
 
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", "sroie-dev", "img", "*.jpg"))
+	dataset := testenv.Dataset(b, "sroie-dev")
+	paths, _ := filepath.Glob(filepath.Join(dataset, "img", "*.jpg"))
 	if len(paths) == 0 {
-		b.Fatal("no images in ../shared/datasets/sroie-dev (the benchmark expects shared/ beside the checkout)")
+		b.Fatalf("no images in %s", dataset)
 	}
 	slices.Sort(paths)
 	images := make([][]byte, len(paths))

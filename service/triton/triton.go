@@ -90,7 +90,7 @@ func (r *Runtime) Ready(ctx context.Context) error {
 
 // reason is the stable readiness reason for err, a failed call about model (empty for the
 // server): the connection or a deadline first, whatever call failed, then fallback (suffixed with
-// the model's name). The reasons are documented in the README (Running on Triton).
+// the model's name). The reasons are documented in docs/triton.md.
 func reason(err error, fallback, model string) string {
 	switch {
 	case errors.Is(err, tritonclient.ErrUnavailable):

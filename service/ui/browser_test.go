@@ -18,16 +18,14 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/setup"
 )
 
-const (
-	dataset = "../../../shared/datasets/sroie-dev"
-	apiKey  = "page-test-key"
-)
+const apiKey = "page-test-key"
 
 // TestPageInChromium opens the demo page in headless Chromium (Debian's package, driven by
 // playwright-core; nothing downloads a browser) against the real service with the real models,
@@ -37,24 +35,22 @@ const (
 // (browsertest/page.test.mjs has the checks). `make test`
 // installs Chromium and playwright-core first (scripts/browser_tools.sh).
 func TestPageInChromium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs the models and Chromium")
-	}
+	testenv.Models(t)
 	browser := chromium(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("node is not installed: it runs the page test (see the README's requirements)")
+		t.Fatal("node is not installed: it runs the page test (see docs/development.md)")
 	}
 	if _, err := os.Stat("browsertest/node_modules/playwright-core/package.json"); err != nil {
 		t.Fatal("playwright-core is not installed: run `make browser-tools` (make test does)")
 	}
 
 	// Strings of the receipt's ground truth the page must show.
-	receipt := dataset + "/img/003.jpg"
+	receipt := testenv.ReceiptPath(t, "003")
 	known := []string{"SIMPLIFIED TAX INVOICE", "81100 JOHOR BAHRU"}
-	gt, err := os.ReadFile(dataset + "/box/003.csv")
+	gt, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "box", "003.csv"))
 	if err != nil {
-		t.Fatalf("%v (the tests expect shared/ beside the checkout)", err)
+		t.Fatal(err)
 	}
 	for _, k := range known {
 		if !strings.Contains(string(gt), ","+k+"\n") {

@@ -7,7 +7,6 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
-	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/tritonclient"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
@@ -39,10 +38,4 @@ func shmClient(t *testing.T, addr string, shm tritonclient.SharedMemoryOptions) 
 	log := &tritontest.WireLog{}
 	opt := tritonclient.Options{SharedMemory: shm, DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(log.Intercept)}}
 	return tritontest.NewClient(t, addr, opt), log, dir
-}
-
-// ocrgateHome is where scripts/fetch_models.sh installs the models and ONNX Runtime.
-func ocrgateHome(t *testing.T) string {
-	t.Helper()
-	return config.Home(os.Getenv)
 }

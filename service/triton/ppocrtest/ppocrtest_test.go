@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/onnx"
 	"github.com/ocrgate/ocrgate/service/triton/ppocrtest"
@@ -25,10 +26,7 @@ var (
 
 func embeddedRuntime(t *testing.T) *onnx.Runtime {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs ONNX Runtime and the models: skipped in -short mode")
-	}
-	home := ocrgateHome(t)
+	home := testenv.Models(t).Home
 	ortOnce.Do(func() {
 		dir := filepath.Join(home, "models")
 		ortRT, ortErr = onnx.Open(onnx.Options{

@@ -1,0 +1,61 @@
+package tiffdec
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/internal/hostile"
+)
+
+// FuzzDecode opens a TIFF, plans and decodes its first pages within small limits. Whatever the
+// bytes, the reader returns a page or an error: no panic (Decode turns one into an error that says
+// "the decoder failed", which fails here as the bug it is), a page of the size its plan gave, and
+// only the errors this package documents. Seeds: the test set's small files and the hostile generators.
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.tif"))
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(data) <= 16<<10 { // small seeds mutate faster; every layout has one
+			f.Add(data)
+		}
+	}
+	f.Add(hostile.TIFFOverlappingIFDs(20, 41))
+	f.Add(hostile.TIFFDeflateBomb(64, 64, 8, 1<<16))
+	f.Add(chain(5, 3, false))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+
+		file, err := Open(ctx, data, Limits{MaxPages: 4})
+		if err != nil {
+			if strings.Contains(err.Error(), "decoder failed") {
+				t.Fatal(err)
+			}
+			return
+		}
+		for i := range file.Pages {
+			p := &file.Pages[i]
+			plan, err := p.Plan()
+			if err != nil || p.Width > 1024 || p.Height > 1024 || plan.Bytes() > 8<<20 {
+				continue
+			}
+			img, err := file.Decode(ctx, p)
+			if err != nil {
+				if strings.Contains(err.Error(), "decoder failed") {
+					t.Fatalf("page %d: %v", p.Number, err)
+				}
+				continue
+			}
+			if b := img.Bounds(); b.Dx() != plan.Width || b.Dy() != plan.Height {
+				t.Fatalf("page %d decoded %v; its plan says %d×%d", p.Number, b, plan.Width, plan.Height)
+			}
+		}
+	})
+}

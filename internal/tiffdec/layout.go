@@ -1,0 +1,629 @@
+package tiffdec
+
+import (
+	"image/color"
+)
+
+// Compression schemes (TIFF 6.0 and its technical notes).
+const (
+	compNone     = 1
+	compCCITTRLE = 2
+	compT4       = 3
+	compT6       = 4
+	compLZW      = 5
+	compOJPEG    = 6
+	compJPEG     = 7
+	compDeflate  = 8
+	compRLEW     = 32771
+	compPackBits = 32773
+	compDeflateA = 32946 // Adobe's code for Deflate, as libtiff writes it
+)
+
+// Photometric interpretations.
+const (
+	photoMinIsWhite = 0
+	photoMinIsBlack = 1
+	photoRGB        = 2
+	photoPalette    = 3
+	photoSeparated  = 5
+	photoYCbCr      = 6
+)
+
+// Output pixel kinds.
+const (
+	outGray     = iota // *image.Gray
+	outPaletted        // *image.Paletted
+	outRGBA            // *image.RGBA (alpha premultiplied, or opaque)
+	outNRGBA           // *image.NRGBA (unassociated alpha)
+)
+
+// MaxBytesPerPixel and MaxStateBytes bound any page's plan before its directory is read:
+// Plan.Bytes() ≤ MaxBytesPerPixel × pixels + MaxStateBytes + the file's length (a bit-reversed or
+// spliced copy of compressed data). The worst ordinary layout is 8 samples of 16 bits in one
+// strip: 16 bytes a pixel of strip, 4 of output. Plan refuses the layouts that would cost more
+// (tiles far larger than a tiny page, JPEG strips of one row): valid, but no scanner writes them.
+const (
+	MaxBytesPerPixel = 20
+	MaxStateBytes    = 4 << 20
+)
+
+// Plan is what decoding a page allocates, priced before anything is allocated.
+type Plan struct {
+	// PixelBytes is the decoded page: 1 byte a pixel for bilevel, gray and palette pages, 4 for
+	// colour.
+	PixelBytes int64
+	// WorkBytes is what the decoder holds beside it at most: one strip or tile (decompressed, at
+	// its real bit depth), a bit-reversed copy of its compressed bytes where FillOrder asks for one,
+	// a JPEG decoder's planes and the stream with its tables, the decompressors' state.
+	WorkBytes int64
+	// Width, Height are the page's size.
+	Width, Height int
+}
+
+// Bytes is the most the decode holds at once.
+func (p Plan) Bytes() int64 { return p.PixelBytes + p.WorkBytes }
+
+// layout is a page's directory, checked: everything Decode needs.
+type layout struct {
+	w, h        int
+	compression uint32
+	photometric uint32
+	bps, spp    int
+	colors      int // colour samples a pixel: 1 (gray, palette), 3 (RGB, YCbCr) or 4 (CMYK)
+	alpha       int // 0: none; 1: associated; 2: unassociated (the sample after the colours)
+	planar      int // 1 contiguous, 2 separate
+	predictor   int
+	reverse     bool // FillOrder 2: reverse the bits of each compressed byte
+	t4, t6      uint32
+
+	tiled        bool
+	cw, ch       int // a chunk's (strip's or tile's) width and height
+	across, down int // chunks across and down, per plane
+	planes       int
+	offsets      entry
+	counts       entry // absent: each chunk runs to the end of the file
+	rowBytes     int   // bytes of one decompressed row of a full-width chunk (one plane)
+	// subH, subV: YCbCr subsampling of uncompressed/losslessly compressed YCbCr data (1 otherwise).
+	subH, subV int
+
+	maxCompressed int64
+	chunkBytes    int64 // one decompressed chunk (one plane)
+	jpegTables    []byte
+	ojpeg         []byte // compression 6: the whole image's JPEG stream
+
+	out     int
+	palette color.Palette
+	ycc     yccParams
+}
+
+// yccParams converts YCbCr samples as TIFF defines them (coefficients and reference black and
+// white).
+type yccParams struct {
+	lr, lg, lb float64
+	ref        [6]float64
+}
+
+// Plan checks page's directory and prices its decode. Errors are a *PageError wrapping
+// ErrUnsupported (a valid layout this package does not read) or ErrCorrupt.
+func (p *Page) Plan() (Plan, error) {
+	l, err := p.layout()
+	if err != nil {
+		return Plan{}, &PageError{Page: p.Number, Err: err}
+	}
+	pl := l.plan()
+	copies := l.maxCompressed + int64(len(l.jpegTables))
+	if pl.Bytes()-copies > MaxBytesPerPixel*int64(l.w)*int64(l.h)+MaxStateBytes {
+		return Plan{}, &PageError{Page: p.Number, Err: unsupported("strips or tiles of %d×%d px that need %d MiB to decode a %d×%d page",
+			l.cw, l.ch, pl.Bytes()>>20, l.w, l.h)}
+	}
+	return pl, nil
+}
+
+func (l *layout) plan() Plan {
+	px := int64(l.w) * int64(l.h)
+	pl := Plan{Width: l.w, Height: l.h, PixelBytes: px}
+	if l.out == outRGBA || l.out == outNRGBA {
+		pl.PixelBytes = 4 * px
+	}
+	work := l.stateBytes()
+	switch l.compression {
+	case compJPEG:
+		comps := int64(l.spp)
+		if l.planar == 2 {
+			comps = 1
+		}
+		work += jpegWork(l.cw, l.ch, comps) + int64(len(l.jpegTables)) + l.maxCompressed
+	case compOJPEG:
+		work += jpegWork(l.w, l.h, int64(l.spp))
+	default:
+		work += l.chunkBytes
+		samples := int64(l.spp)
+		if l.planar == 2 {
+			samples = 1
+		}
+		work += int64(l.cw) * samples // one row as 8-bit samples
+		if l.reverse {
+			work += l.maxCompressed
+		}
+		if l.compression == compT4 || l.compression == compT6 || l.compression == compCCITTRLE || l.compression == compRLEW {
+			work += 2 * 4 * int64(l.w+4) // the reference and coding lines' changing elements
+		}
+	}
+	pl.WorkBytes = work
+	return pl
+}
+
+// stateBytes is what a page's decompressor keeps besides its buffers: LZW's table (6 bytes an
+// entry), a Deflate reader (its 32 KiB window, Huffman tables and buffered input), image/jpeg's
+// decoder (Huffman and quantization tables, buffered input), and the colour map.
+func (l *layout) stateBytes() int64 {
+	n := int64(4 << 10) // the page's layout and a decode's small variables
+	switch l.compression {
+	case compLZW:
+		n += 6 * 4096
+	case compDeflate, compDeflateA:
+		n += 64 << 10
+	case compJPEG, compOJPEG:
+		n += 64 << 10
+	}
+	return n + int64(len(l.palette))*16
+}
+
+// jpegWork bounds what image/jpeg allocates to decode a w×h frame of comps components: every
+// component's samples in whole MCUs (at most 4×4 blocks of 8×8 a sampling unit, so padded to 32
+// px), and an RGBA or CMYK copy that it converts 3- and 4-component frames into (or our
+// upsampler's rows).
+func jpegWork(w, h int, comps int64) int64 {
+	pw, ph := int64(w+31)&^31, int64(h+31)&^31
+	n := comps * pw * ph
+	if comps >= 3 {
+		n += 4*int64(w)*int64(h) + 6*int64(w) // and the upsampled chroma rows
+	}
+	return n
+}
+
+func (p *Page) layout() (*layout, error) {
+	l := &layout{w: p.Width, h: p.Height}
+	if l.w <= 0 || l.h <= 0 {
+		return nil, corrupt("the page has no size (%d×%d)", l.w, l.h)
+	}
+	var err error
+	get := func(e entry, def uint32) uint32 {
+		if err != nil {
+			return 0
+		}
+		var v uint32
+		v, err = p.scalarOr(e, def)
+		return v
+	}
+	l.compression = get(p.compression, compNone)
+	spp := get(p.samplesPerPixel, 1)
+	planar := get(p.planar, 1)
+	predictor := get(p.predictor, 1)
+	fill := get(p.fillOrder, 1)
+	sampleFormat := get(p.sampleFormat, 1)
+	l.t4 = get(p.t4, 0)
+	l.t6 = get(p.t6, 0)
+	if err != nil {
+		return nil, err
+	}
+	if spp == 0 || spp > 8 {
+		return nil, unsupported("%d samples a pixel", spp)
+	}
+	l.spp = int(spp)
+	// Every sample has the same depth (libtiff reads one value for all of them too).
+	bps := uint32(1)
+	if p.bitsPerSample.present() {
+		v, err := p.ints(p.bitsPerSample, l.spp)
+		if err != nil {
+			return nil, err
+		}
+		bps = v[0]
+		for _, b := range v[1:] {
+			if b != bps {
+				return nil, unsupported("samples of different bit depths")
+			}
+		}
+	}
+	if p.photometric.present() {
+		// Colour spaces this package does not read say so before their sample formats do.
+		switch v, _ := p.scalar(p.photometric); v {
+		case 8, 9, 10:
+			return nil, unsupported("CIE L*a*b* colour")
+		case 32844, 32845:
+			return nil, unsupported("LogL/LogLuv colour")
+		}
+	}
+	if sampleFormat != 1 {
+		switch sampleFormat {
+		case 2:
+			return nil, unsupported("signed integer samples")
+		case 3:
+			return nil, unsupported("floating-point samples")
+		default:
+			return nil, unsupported("sample format %d", sampleFormat)
+		}
+	}
+	switch bps {
+	case 1, 2, 4, 8, 16:
+	default:
+		return nil, unsupported("%d-bit samples", bps)
+	}
+	l.bps = int(bps)
+	switch planar {
+	case 1, 2:
+		l.planar = int(planar)
+	default:
+		return nil, corrupt("planar configuration %d", planar)
+	}
+	if l.spp == 1 {
+		l.planar = 1
+	}
+	switch fill {
+	case 1:
+	case 2:
+		l.reverse = true
+	default:
+		return nil, corrupt("fill order %d", fill)
+	}
+	if err := l.compressionOK(); err != nil {
+		return nil, err
+	}
+	photo, err := p.photometricOr(l)
+	if err != nil {
+		return nil, err
+	}
+	l.photometric = photo
+	if err := p.colorLayout(l); err != nil {
+		return nil, err
+	}
+	switch predictor {
+	case 1:
+	case 2:
+		if l.bps != 8 && l.bps != 16 {
+			return nil, unsupported("horizontal differencing of %d-bit samples", l.bps)
+		}
+		l.predictor = 2
+	case 3:
+		return nil, unsupported("floating-point prediction")
+	default:
+		return nil, unsupported("predictor %d", predictor)
+	}
+	if l.compression == compJPEG || l.compression == compOJPEG {
+		l.predictor = 0 // libtiff ignores the predictor of lossy data
+		l.reverse = false
+	}
+	if err := p.chunks(l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *layout) compressionOK() error {
+	switch l.compression {
+	case compNone, compLZW, compDeflate, compDeflateA, compPackBits, compJPEG, compOJPEG:
+	case compCCITTRLE, compRLEW, compT4, compT6:
+		if l.bps != 1 || l.spp != 1 {
+			return corrupt("CCITT compression of %d samples of %d bits", l.spp, l.bps)
+		}
+	case 9, 10, 34661, 34676, 34677, 34712, 34887, 34888, 34892, 34925, 34933, 34934, 50000, 50001:
+		return unsupported("compression %d (JBIG, JPEG 2000, LZMA, Zstandard, WebP and the like are not read)", l.compression)
+	default:
+		return unsupported("compression %d", l.compression)
+	}
+	return nil
+}
+
+func (p *Page) photometricOr(l *layout) (uint32, error) {
+	if p.photometric.present() {
+		return p.scalar(p.photometric)
+	}
+	// libtiff's guesses for a directory without one.
+	switch {
+	case l.compression == compOJPEG && l.spp == 3:
+		return photoYCbCr, nil
+	case l.spp >= 3:
+		return photoRGB, nil
+	case l.compression == compT4 || l.compression == compT6 || l.compression == compCCITTRLE || l.compression == compRLEW:
+		return photoMinIsWhite, nil
+	}
+	return photoMinIsBlack, nil
+}
+
+// colorLayout checks the photometric interpretation against the samples and picks the output.
+func (p *Page) colorLayout(l *layout) error {
+	var extras []uint32
+	if p.extraSamples.present() {
+		var err error
+		if extras, err = p.ints(p.extraSamples, 16); err != nil {
+			return err
+		}
+	}
+	need := func(colors int) error {
+		if l.spp < colors {
+			return corrupt("photometric %d with %d samples a pixel", l.photometric, l.spp)
+		}
+		l.colors = colors
+		// The first extra sample after the colours is the alpha when ExtraSamples says so.
+		if l.spp > colors && len(extras) > 0 && (extras[0] == 1 || extras[0] == 2) {
+			l.alpha = int(extras[0])
+		}
+		return nil
+	}
+	switch l.photometric {
+	case photoMinIsWhite, photoMinIsBlack:
+		if err := need(1); err != nil {
+			return err
+		}
+		l.out = outGray
+		if l.alpha != 0 {
+			l.out = outRGBA
+			if l.alpha == 2 {
+				l.out = outNRGBA
+			}
+		}
+	case photoPalette:
+		if err := need(1); err != nil {
+			return err
+		}
+		if l.bps > 8 {
+			return unsupported("a %d-bit palette", l.bps)
+		}
+		if err := p.readPalette(l); err != nil {
+			return err
+		}
+		l.alpha = 0
+		l.out = outPaletted
+	case photoRGB:
+		if err := need(3); err != nil {
+			return err
+		}
+		if l.bps < 8 {
+			return unsupported("%d-bit RGB", l.bps)
+		}
+	case photoSeparated:
+		ink, err := p.scalarOr(p.inkSet, 1)
+		if err != nil {
+			return err
+		}
+		if ink != 1 {
+			return unsupported("separated data that is not CMYK (ink set %d)", ink)
+		}
+		if err := need(4); err != nil {
+			return err
+		}
+		if l.bps != 8 {
+			return unsupported("%d-bit CMYK", l.bps)
+		}
+	case photoYCbCr:
+		if err := need(3); err != nil {
+			return err
+		}
+		if err := p.readYCbCr(l); err != nil {
+			return err
+		}
+	case 4:
+		return unsupported("a transparency mask")
+	case 8, 9, 10:
+		return unsupported("CIE L*a*b* colour")
+	case 32844, 32845:
+		return unsupported("LogL/LogLuv colour")
+	default:
+		return unsupported("photometric interpretation %d", l.photometric)
+	}
+	if l.colors >= 3 {
+		l.out = outRGBA
+		if l.alpha == 2 {
+			l.out = outNRGBA
+		}
+	}
+	return nil
+}
+
+func (p *Page) readPalette(l *layout) error {
+	n := 1 << l.bps
+	if !p.colorMap.present() || int(p.colorMap.count) < 3*n {
+		return corrupt("a palette page without a colour map of %d entries", n)
+	}
+	cm, err := p.ints(p.colorMap, 3*n)
+	if err != nil {
+		return err
+	}
+	// libtiff takes a map whose values all fit in 8 bits for an 8-bit map (writers that forgot to
+	// scale), and the high byte of each 16-bit value otherwise.
+	shift := 0
+	for _, v := range cm {
+		if v > 255 {
+			shift = 8
+			break
+		}
+	}
+	l.palette = make(color.Palette, n)
+	for i := range n {
+		l.palette[i] = color.RGBA{uint8(cm[i] >> shift), uint8(cm[n+i] >> shift), uint8(cm[2*n+i] >> shift), 255}
+	}
+	return nil
+}
+
+func (p *Page) readYCbCr(l *layout) error {
+	l.subH, l.subV = 2, 2 // the specification's default
+	if p.ycbcrSub.present() {
+		s, err := p.ints(p.ycbcrSub, 2)
+		if err != nil {
+			return err
+		}
+		if len(s) < 2 {
+			return corrupt("YCbCrSubSampling has %d values", len(s))
+		}
+		l.subH, l.subV = int(s[0]), int(s[1])
+	}
+	for _, s := range []int{l.subH, l.subV} {
+		if s != 1 && s != 2 && s != 4 {
+			return corrupt("YCbCr subsampling %d×%d", l.subH, l.subV)
+		}
+	}
+	l.ycc = yccParams{lr: 0.299, lg: 0.587, lb: 0.114, ref: [6]float64{0, 255, 128, 255, 128, 255}}
+	if p.ycbcrCoeffs.present() {
+		c, err := p.rationals(p.ycbcrCoeffs, 3)
+		if err != nil {
+			return err
+		}
+		if c[1] <= 0 {
+			return corrupt("YCbCr coefficients with no green")
+		}
+		l.ycc.lr, l.ycc.lg, l.ycc.lb = c[0], c[1], c[2]
+	}
+	if p.refBW.present() {
+		r, err := p.rationals(p.refBW, 6)
+		if err != nil {
+			return err
+		}
+		copy(l.ycc.ref[:], r)
+	}
+	if l.compression == compJPEG || l.compression == compOJPEG {
+		// The JPEG stream carries its own sampling; the decoder upsamples.
+		l.subH, l.subV = 1, 1
+		return nil
+	}
+	if l.bps != 8 {
+		return unsupported("%d-bit YCbCr", l.bps)
+	}
+	if (l.subH > 1 || l.subV > 1) && l.planar == 2 {
+		return unsupported("subsampled YCbCr in separate planes")
+	}
+	return nil
+}
+
+// chunks reads the strip or tile geometry and checks every chunk against the file.
+func (p *Page) chunks(l *layout) error {
+	l.planes = 1
+	if l.planar == 2 {
+		l.planes = l.spp
+	}
+	if l.compression == compOJPEG {
+		return p.ojpegStream(l)
+	}
+	var err error
+	if p.tileWidth.present() || p.tileLength.present() || p.tileOffsets.present() {
+		l.tiled = true
+		tw, err1 := p.scalarOr(p.tileWidth, 0)
+		th, err2 := p.scalarOr(p.tileLength, 0)
+		if err1 != nil || err2 != nil {
+			return corrupt("bad tile size entries")
+		}
+		if tw == 0 || th == 0 || tw > 1<<20 || th > 1<<20 {
+			return corrupt("tiles of %d×%d", tw, th)
+		}
+		l.cw, l.ch = int(tw), int(th)
+		l.across = (l.w + l.cw - 1) / l.cw
+		l.down = (l.h + l.ch - 1) / l.ch
+		l.offsets, l.counts = p.tileOffsets, p.tileCounts
+	} else {
+		rps, err := p.scalarOr(p.rowsPerStrip, 1<<32-1)
+		if err != nil {
+			return err
+		}
+		if rps == 0 {
+			return corrupt("RowsPerStrip is 0")
+		}
+		l.cw, l.ch = l.w, int(min(rps, uint32(l.h)))
+		l.across, l.down = 1, (l.h+l.ch-1)/l.ch
+		l.offsets, l.counts = p.stripOffsets, p.stripCounts
+	}
+	if l.subV > 1 && !l.tiled && l.ch%l.subV != 0 && l.down > 1 {
+		return corrupt("strips of %d rows hold YCbCr subsampled %d rows high", l.ch, l.subV)
+	}
+	n := int64(l.across) * int64(l.down) * int64(l.planes)
+	if !l.offsets.present() || int64(l.offsets.count) < n {
+		return corrupt("the page has %d strips or tiles, its offsets list fewer", n)
+	}
+	// The decompressed size of a full chunk, one plane of it.
+	samples := int64(l.spp)
+	if l.planar == 2 {
+		samples = 1
+	}
+	if l.subH > 1 || l.subV > 1 {
+		units := int64(l.cw+l.subH-1) / int64(l.subH)
+		l.rowBytes = int(units * int64(l.subH*l.subV+2))
+		l.chunkBytes = int64(l.rowBytes) * int64((l.ch+l.subV-1)/l.subV)
+	} else {
+		rb := (int64(l.cw)*samples*int64(l.bps) + 7) / 8
+		if rb > 1<<31 {
+			return corrupt("rows of %d bytes", rb)
+		}
+		l.rowBytes = int(rb)
+		l.chunkBytes = rb * int64(l.ch)
+	}
+	if l.compression == compJPEG && p.jpegTables.present() {
+		if l.jpegTables, err = p.bytes(p.jpegTables); err != nil {
+			return err
+		}
+	}
+	// Every chunk's bytes lie in the file. An uncompressed chunk is read for the size the layout
+	// gives whatever its byte count says (libtiff, too, mends wrong counts of uncompressed data).
+	for i := range n {
+		off, err := p.value(l.offsets, int(i))
+		if err != nil {
+			return err
+		}
+		size, err := l.compressedSize(p, int(i), off)
+		if err != nil {
+			return err
+		}
+		if int64(off)+size > int64(len(p.f.data)) {
+			return corrupt("strip or tile %d lies outside the file", i+1)
+		}
+		l.maxCompressed = max(l.maxCompressed, size)
+	}
+	return nil
+}
+
+// compressedSize is the number of bytes chunk i reads from the file at off.
+func (l *layout) compressedSize(p *Page, i int, off uint32) (int64, error) {
+	if l.compression == compNone {
+		rows := l.ch
+		if !l.tiled {
+			rows = min(l.ch, l.h-(i%l.down)*l.ch)
+		}
+		if l.subV > 1 {
+			return int64(l.rowBytes) * int64((rows+l.subV-1)/l.subV), nil
+		}
+		return int64(l.rowBytes) * int64(rows), nil
+	}
+	if !l.counts.present() || int(l.counts.count) <= i {
+		return max(0, int64(len(p.f.data))-int64(off)), nil
+	}
+	c, err := p.value(l.counts, i)
+	return int64(c), err
+}
+
+// ojpegStream finds the JPEG stream of an old-style JPEG page: libtiff reads it from
+// JPEGInterchangeFormat when the file has one; files that keep only the tables in the directory
+// are not read here.
+func (p *Page) ojpegStream(l *layout) error {
+	if !p.jpegIF.present() {
+		return unsupported("old-style JPEG without an interchange-format stream")
+	}
+	off, err := p.scalar(p.jpegIF)
+	if err != nil {
+		return err
+	}
+	if int64(off) >= int64(len(p.f.data)) {
+		return corrupt("the old-style JPEG stream lies outside the file")
+	}
+	end := int64(len(p.f.data))
+	if p.jpegIFLen.present() {
+		n, err := p.scalar(p.jpegIFLen)
+		if err != nil {
+			return err
+		}
+		if int64(off)+int64(n) > end {
+			return corrupt("the old-style JPEG stream runs past the end of the file")
+		}
+		end = int64(off) + int64(n)
+	}
+	l.ojpeg = p.f.data[off:end]
+	// Its frame may be padded to whole MCUs (at most 32 px); the decode is cropped to the page.
+	l.cw, l.ch, l.across, l.down = (l.w+31)&^31, (l.h+31)&^31, 1, 1
+	return nil
+}
