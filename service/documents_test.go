@@ -443,7 +443,7 @@ func TestWords(t *testing.T) {
 }
 
 // TestPlainImageAnswerUnchanged: a plain image gets today's answer, field for field: the same
-// members and nothing more, each with the value the pipeline gives; the new request members, at
+// members (and the page's rotation) and nothing more, each with the value the pipeline gives; the new request members, at
 // their defaults, change nothing.
 func TestPlainImageAnswerUnchanged(t *testing.T) {
 	f := fixtures(t)
@@ -458,7 +458,7 @@ func TestPlainImageAnswerUnchanged(t *testing.T) {
 		if err := json.Unmarshal(raw, &top); err != nil {
 			t.Fatal(err)
 		}
-		checkKeys(t, "answer", top, "version", "image_info", "regions", "text", "processing_time")
+		checkKeys(t, "answer", top, "version", "image_info", "rotation", "regions", "text", "processing_time")
 		var info map[string]json.RawMessage
 		json.Unmarshal(top["image_info"], &info)
 		checkKeys(t, "image_info", info, "width", "height", "bytes", "format")

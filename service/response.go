@@ -13,6 +13,7 @@ import (
 type ocrResponse struct {
 	Version        string    `json:"version"`
 	ImageInfo      imageInfo `json:"image_info"`
+	Rotation       int       `json:"rotation"` // degrees clockwise that make the image read upright
 	Regions        []region  `json:"regions"`
 	Text           string    `json:"text"`
 	ProcessingTime float64   `json:"processing_time"`
@@ -61,6 +62,7 @@ func newOCRResponse(res *ocr.Result, size int, words bool, elapsed time.Duration
 	return ocrResponse{
 		Version:        Version,
 		ImageInfo:      imageInfo{Width: res.Width, Height: res.Height, Bytes: size, Format: res.Format},
+		Rotation:       res.Rotation,
 		Regions:        newRegions(res.Regions, words),
 		Text:           res.Text,
 		ProcessingTime: round(elapsed.Seconds(), 4),
@@ -125,18 +127,19 @@ type pageBody struct {
 	Page int `json:"page"`
 	// Width and Height are the pixels of the space the page's boxes are in: its render for OCR
 	// (a text-layer page's too, as if it had been rendered).
-	Width   int      `json:"width"`
-	Height  int      `json:"height"`
-	Source  string   `json:"source"`
-	Regions []region `json:"regions"`
-	Text    string   `json:"text"`
+	Width    int      `json:"width"`
+	Height   int      `json:"height"`
+	Source   string   `json:"source"`
+	Rotation int      `json:"rotation"` // as ocrResponse's
+	Regions  []region `json:"regions"`
+	Text     string   `json:"text"`
 }
 
 func newDocumentResponse(res *dococr.Result, words bool, elapsed time.Duration) documentResponse {
 	pages := make([]pageBody, len(res.Read))
 	for i, p := range res.Read {
 		pages[i] = pageBody{Page: p.Number, Width: p.Width, Height: p.Height, Source: string(p.Source),
-			Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text}
+			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text}
 	}
 	return documentResponse{
 		Version:        Version,

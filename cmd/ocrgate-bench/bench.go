@@ -144,6 +144,7 @@ type Report struct {
 	PeakRSS       int64         // bytes, VmHWM of the process
 	OutDir        string        // where the predictions were written; "" for none
 	PerImage      []ImageTiming
+	Rotations     map[int]int // images by the rotation the pipeline found (ocr.Result.Rotation)
 }
 
 // ImageTiming is one image's end-to-end time, from its fastest pass.
@@ -226,6 +227,10 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (*Report, error) {
 		}
 		rep.InferenceWall += res.InferenceWall
 		rep.PerImage = append(rep.PerImage, ImageTiming{ID: id, Wall: bestWall[i], InferenceWall: res.InferenceWall, Stages: res.Timings})
+		if rep.Rotations == nil {
+			rep.Rotations = map[int]int{}
+		}
+		rep.Rotations[res.Rotation]++
 		if opt.OutDir != "" {
 			lines := make([]ocrscore.Line, len(res.Regions))
 			for k, r := range res.Regions {
@@ -255,6 +260,11 @@ func (r *Report) Print(w io.Writer, label string) {
 	fmt.Fprintf(w, "inference       %s (wall time with a det, cls or rec call running)\n", inf.Round(time.Millisecond))
 	fmt.Fprintf(w, "overhead ratio  %.3f (end-to-end / inference; target ≤ 1.10)\n", float64(r.Wall)/float64(max(inf, 1)))
 	fmt.Fprintf(w, "peak RSS        %.0f MiB\n", float64(r.PeakRSS)/(1<<20))
+	fmt.Fprintf(w, "rotations found")
+	for _, deg := range []int{0, 90, 180, 270} {
+		fmt.Fprintf(w, " %d°×%d", deg, r.Rotations[deg])
+	}
+	fmt.Fprintln(w)
 }
 
 // PrintImages writes one line per image: where a dataset's time goes when a few of its images

@@ -86,6 +86,11 @@ type Result struct {
 	// a space restored from a blank run: the model did not choose it), so callers can score
 	// parts of the line, e.g. words.
 	Probs []float32
+	// LongestRun is the most consecutive timesteps one character won (0 for no character).
+	// Greedy decoding collapses such a run into one character, so a doubled character ("tt",
+	// "44", "**") whose blank between the two did not win reads as one; in a line where no
+	// character won two steps in a row nothing was collapsed.
+	LongestRun int
 }
 
 // Decode decodes one sequence of T timesteps × C classes (row-major softmax output).
@@ -162,11 +167,21 @@ type decoder struct {
 	afterPoint bool
 	// enumSpace is the byte offset of a space restored after an opening "1." (0: none).
 	enumSpace int
+	run       int // timesteps the current winning class has lasted
+	longest   int // the longest run of one character so far
 }
 
 // step takes timestep t: its winning class and probability, and the space class's probability.
 func (d *decoder) step(t, best int, bestP, spaceP float32) {
 	c := d.c
+	if best == d.prev {
+		d.run++
+	} else {
+		d.run = 1
+	}
+	if best != 0 && best != c.space {
+		d.longest = max(d.longest, d.run)
+	}
 	if best == 0 || best == d.prev {
 		if best == 0 && spaceP > d.gapSpace {
 			d.gapSpace = spaceP
@@ -262,7 +277,7 @@ func (d *decoder) result() Result {
 		steps = append(steps[:r], steps[r+1:]...)
 		probs = append(probs[:r], probs[r+1:]...)
 	}
-	res := Result{Text: text, Steps: steps, Probs: probs}
+	res := Result{Text: text, Steps: steps, Probs: probs, LongestRun: d.longest}
 	if d.kept > 0 && text != "" {
 		res.Score = d.sum / float32(d.kept)
 	}

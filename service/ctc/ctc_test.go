@@ -354,3 +354,35 @@ func TestDecodeSoftmaxShortcut(t *testing.T) {
 		}
 	}
 }
+
+// TestLongestRun: the decoder reports the most consecutive steps one character won, which is
+// where greedy decoding may have collapsed a doubled character; blanks and spaces do not count.
+func TestLongestRun(t *testing.T) {
+	cs := testCharset(t)
+	tests := []struct {
+		name  string
+		steps []step
+		want  int
+	}{
+		{"nothing", []step{{0, .9, 0}, {0, .9, 0}}, 0},
+		{"one step each", []step{{1, .9, 0}, {0, .9, 0}, {1, .9, 0}, {2, .9, 0}}, 1},
+		{"a doubled letter read as one", []step{{1, .9, 0}, {1, .6, 0}, {1, .9, 0}, {2, .9, 0}}, 3},
+		{"runs apart", []step{{1, .9, 0}, {1, .9, 0}, {0, .9, 0}, {1, .9, 0}, {1, .9, 0}}, 2},
+		{"spaces do not count", []step{{1, .9, 0}, {5, .9, 0}, {5, .9, 0}, {5, .9, 0}, {2, .9, 0}}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := cs.Decode(probs(tt.steps), len(tt.steps), 6, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := cs.DecodeTop(compact(probs(tt.steps), len(tt.steps), 6), len(tt.steps), DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.LongestRun != tt.want || c.LongestRun != tt.want {
+				t.Errorf("LongestRun = %d (compact %d), want %d", r.LongestRun, c.LongestRun, tt.want)
+			}
+		})
+	}
+}

@@ -315,3 +315,23 @@ func formatName(format string) string {
 	}
 	return format
 }
+
+// Turned returns d with its image turned clockwise by degrees (see Turn): a page found lying on
+// its side or upside down, set upright to be read again. Sizes follow the turn; the free
+// preview and the file (for Whole) are dropped, as they are not turned, so a turned page is read
+// at the resolution it was decoded at.
+func (d Decoded) Turned(degrees int) Decoded {
+	img := Turn(d.Image, degrees)
+	if img == d.Image {
+		return d
+	}
+	t := d
+	t.Image = img
+	b := img.Bounds()
+	t.Width, t.Height = b.Dx(), b.Dy()
+	if degrees != 180 {
+		t.fullW, t.fullH = d.fullH, d.fullW
+	}
+	t.preview, t.src = nil, nil
+	return t
+}

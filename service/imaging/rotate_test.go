@@ -47,3 +47,48 @@ func TestRotate180(t *testing.T) {
 		})
 	}
 }
+
+// TestTurn: every pixel of a gray, a YCbCr 4:2:0 and an RGBA image lands where a clockwise
+// quarter, half or three-quarter turn puts it, and the first two keep their type.
+func TestTurn(t *testing.T) {
+	const w, h = 6, 4
+	gray := image.NewGray(image.Rect(0, 0, w, h))
+	ycc := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio420)
+	rgba := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			v := uint8(10*y + x)
+			gray.SetGray(x, y, color.Gray{Y: v})
+			ycc.Y[ycc.YOffset(x, y)] = v
+			rgba.Set(x, y, color.RGBA{R: v, G: v, B: v, A: 255})
+		}
+	}
+	for i := range ycc.Cb {
+		ycc.Cb[i], ycc.Cr[i] = 128, 128
+	}
+	for _, deg := range []int{90, 180, 270} {
+		for _, img := range []image.Image{gray, ycc, rgba} {
+			out := Turn(img, deg)
+			if _, same := out.(*image.YCbCr); same != (img == ycc) {
+				t.Errorf("%d° of %T gave %T", deg, img, out)
+			}
+			for y := range h {
+				for x := range w {
+					tx, ty := x, y
+					switch deg {
+					case 90:
+						tx, ty = h-1-y, x
+					case 180:
+						tx, ty = w-1-x, h-1-y
+					case 270:
+						tx, ty = y, w-1-x
+					}
+					want := uint8(10*y + x)
+					if got := color.GrayModel.Convert(out.At(tx, ty)).(color.Gray).Y; got != want {
+						t.Fatalf("%d° of %T: (%d,%d) → (%d,%d) holds %d, want %d", deg, img, x, y, tx, ty, got, want)
+					}
+				}
+			}
+		}
+	}
+}

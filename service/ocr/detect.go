@@ -170,13 +170,17 @@ func (p *Pipeline) secondPass(full image.Rectangle, scale float64, boxes []detBo
 // detectRegion runs the detector on rectangle r of img scaled by scale.
 func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Rectangle, scale float64, tm *Timings) ([]detBox, error) {
 	start := time.Now()
+	sw, sh := scaledSide(r.Dx(), scale), scaledSide(r.Dy(), scale)
 	dw, dh := detSize(r.Dx(), scale), detSize(r.Dy(), scale)
 	in := Tensor{Shape: []int64{1, 3, int64(dh), int64(dw)}, Data: make([]float32, 3*dw*dh)}
 	src := img
 	if r != img.Bounds() {
 		src = subImage(img, r)
 	}
-	imaging.ResizeTensor(in.Data, src, dw, dh, p.opt.DetNorm)
+	imaging.ResizeTensor(in.Data, src, sw, sh, p.opt.DetNorm)
+	if sw != dw || sh != dh {
+		pad(in.Data, sw, sh, dw, dh)
+	}
 	start = tm.track(StageDetPre, start)
 
 	var prob []float32
@@ -198,7 +202,7 @@ func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Re
 	start = tm.track(StageDetInfer, start)
 
 	found := dbnet.Boxes(prob, dw, dh, p.opt.DB)
-	sx, sy := float64(r.Dx())/float64(dw), float64(r.Dy())/float64(dh)
+	sx, sy := float64(r.Dx())/float64(sw), float64(r.Dy())/float64(sh)
 	boxes := make([]detBox, 0, len(found))
 	W, H := float64(img.Bounds().Dx()), float64(img.Bounds().Dy())
 	for _, b := range found {
@@ -216,9 +220,56 @@ func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Re
 	return boxes, nil
 }
 
-// detSize scales a side and rounds it to a multiple of 32 (the detector downsamples 32×), at least 32.
+// detSize is the detector's input side for an image side at scale: a multiple of 32 (the
+// detector downsamples 32×). PaddleOCR rounds the scaled side to the nearest multiple and
+// stretches the image to it, which is harmless on a long side (960 px change by at most 1.7 %)
+// but not on a short one: a 1 017 × 50 px receipt line became 960 × 32, squashed to two thirds
+// of its height while its width shrank by 6 %, and the detector found only its two ends. So a
+// side is stretched only while that changes it by at most maxDetStretch; otherwise it keeps
+// its scale and is padded up to the next multiple (see scaledSide).
 func detSize(side int, scale float64) int {
-	return max(32, int(math.Round(float64(side)*scale/32))*32)
+	s := float64(side) * scale
+	r := max(32, int(math.Round(s/32))*32)
+	if math.Abs(float64(r)-s) <= maxDetStretch*s {
+		return r
+	}
+	return (scaledSide(side, scale) + 31) / 32 * 32
+}
+
+// pad spreads the planar sw×sh tensor at the start of t out to the top-left of a dw×dh tensor
+// in t, in place, and fills the rest by repeating its last column and row: the page's own
+// margin, where a constant would draw an edge the detector could take for something. Every row
+// moves to a place at or after its own, so going backwards each is moved before it is written
+// over.
+func pad(t []float32, sw, sh, dw, dh int) {
+	for c := 2; c >= 0; c-- {
+		for y := sh - 1; y >= 0; y-- {
+			row := t[c*dw*dh+y*dw:][:dw]
+			copy(row, t[c*sw*sh+y*sw:][:sw])
+			for x := sw; x < dw; x++ {
+				row[x] = row[sw-1]
+			}
+		}
+		plane := t[c*dw*dh:][:dw*dh]
+		last := plane[(sh-1)*dw:][:dw]
+		for y := sh; y < dh; y++ {
+			copy(plane[y*dw:][:dw], last)
+		}
+	}
+}
+
+// maxDetStretch is how much rounding may stretch or squash a side of the detector's input.
+const maxDetStretch = 0.04
+
+// scaledSide is the side's extent in the detector's input: detSize when that is within
+// maxDetStretch of the side at scale, else the side at scale, which the input pads to detSize.
+func scaledSide(side int, scale float64) int {
+	s := float64(side) * scale
+	r := max(32, int(math.Round(s/32))*32)
+	if math.Abs(float64(r)-s) <= maxDetStretch*s {
+		return r
+	}
+	return max(1, int(math.Round(s)))
 }
 
 // subImage returns the part r of img, without copying when the type allows it.

@@ -4,25 +4,32 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ocrgate/ocrgate/service/geom"
 )
 
 // order sorts regions into reading order — rows top to bottom, left to right within a row — sets
 // their Row and Order fields and returns the text, one line per row.
 //
-// Rows are found in the frame of the page's dominant text angle, so a receipt photographed a few
-// degrees askew still reads row by row. A region joins a row when its vertical extent overlaps the
+// Rows are found in the frame of the upright page (the image turned by rotation degrees
+// clockwise) and of its dominant text angle, so a receipt photographed a few degrees askew, or
+// sideways, still reads row by row. A region joins a row when its vertical extent overlaps the
 // row's first region by at least overlap × the smaller of the two heights.
-func order(regions []Region, overlap float64) string {
+func order(regions []Region, overlap float64, rotation int) string {
 	if len(regions) == 0 {
 		return ""
 	}
-	angle := dominantAngle(regions)
+	quads := make([]geom.Quad, len(regions))
+	for i, r := range regions {
+		quads[i] = upright(r.Quad, rotation)
+	}
+	angle := dominantAngle(regions, quads)
 	sin, cos := math.Sincos(-angle * math.Pi / 180)
 	type span struct{ x, top, bottom, mid float64 }
 	spans := make([]span, len(regions))
-	for i, r := range regions {
+	for i := range regions {
 		minY, maxY, sumX := math.Inf(1), math.Inf(-1), 0.0
-		for _, p := range r.Quad {
+		for _, p := range quads[i] {
 			x := p.X*cos - p.Y*sin
 			y := p.X*sin + p.Y*cos
 			minY, maxY = math.Min(minY, y), math.Max(maxY, y)
@@ -76,14 +83,31 @@ func order(regions []Region, overlap float64) string {
 	return sb.String()
 }
 
-// dominantAngle is the median angle of the horizontal regions' baselines, in degrees, within ±45°.
-func dominantAngle(regions []Region) float64 {
+// upright is q in the frame of the image turned rotation degrees clockwise (a multiple of 90),
+// up to a shift of the origin, which ordering does not see.
+func upright(q geom.Quad, rotation int) geom.Quad {
+	for i, p := range q {
+		switch rotation {
+		case 90:
+			q[i] = geom.Point{X: -p.Y, Y: p.X}
+		case 180:
+			q[i] = geom.Point{X: -p.X, Y: -p.Y}
+		case 270:
+			q[i] = geom.Point{X: p.Y, Y: -p.X}
+		}
+	}
+	return q
+}
+
+// dominantAngle is the median angle of the horizontal regions' baselines (quads, in the upright
+// frame), in degrees, within ±45°.
+func dominantAngle(regions []Region, quads []geom.Quad) float64 {
 	var angles []float64
-	for _, r := range regions {
+	for i, r := range regions {
 		if r.Vertical {
 			continue
 		}
-		a := r.Quad.Angle()
+		a := quads[i].Angle()
 		for a > 90 {
 			a -= 180
 		}

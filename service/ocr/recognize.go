@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"golang.org/x/sync/semaphore"
 
@@ -21,28 +22,43 @@ import (
 // crop is one detected box: its geometry is known as soon as the box is, its pixels are cut out
 // of the image (upright and scaled to the recognizer's height) by the batch that first reads it.
 type crop struct {
-	quad     geom.Quad // corners clockwise from the text's own top-left
-	width    int       // at RecHeight, known before the crop is cut
+	quad  geom.Quad // corners clockwise from the text's own top-left
+	width int       // at RecHeight, known before the crop is cut
+	// natural is the width that keeps the box's aspect at RecHeight (capped at the widest
+	// bucket); width is less when the crop is squeezed (RecSqueeze).
+	natural  int
 	img      *image.RGBA
 	vertical bool
 	flipped  bool
-	upside   bool // the classifier is sure it is upside down
-	text     string
-	score    float32
-	words    []Word
+	upside   bool // the classifier votes that it is upside down
+	// turned is the crop turned 180°, read beside it when the classifier votes to turn it: the
+	// better of the two readings is kept (see recognize).
+	turned *crop
+	text   string
+	score  float32
+	words  []Word
+	// longestRun is the most consecutive recognizer timesteps one character of the reading won.
+	longestRun int
 }
 
-// recognize plans a crop for every box, turns crops upright and reads them. Regions scoring under
-// MinScore or reading as nothing are dropped.
-//
-// Crops are cut by the classifier and recognizer batches that read them, not all up front: a
-// batch cuts its crops while the batch beside it runs its model, so on a page of a hundred lines
-// the cutting (10–30 ms on an A4 scan) is hidden behind inference instead of preceding it, and
-// only the crops of the batches in flight are in memory at once.
-func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []geom.Quad, tm *Timings) ([]Region, error) {
-	crops := p.plan(quads)
+// pageCrops are a page's crops planned for its orientation, before they are read.
+type pageCrops struct {
+	crops    []*crop
+	byWidth  []int // crops by ascending width
+	rotation int   // degrees clockwise that make the page upright (see Result.Rotation)
+}
+
+// orient plans a crop for every box and finds the page's orientation: from the boxes' shapes
+// (see sideways) and the direction classifier's votes on the page's widest lines (see classify),
+// which also marks the crops to read both ways.
+func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Quad, tm *Timings) (pageCrops, error) {
+	rotation := 0
+	if sideways(quads, p.opt.CropRotateRatio) {
+		rotation = 90
+	}
+	crops := p.plan(quads, rotation/90)
 	if len(crops) == 0 {
-		return nil, nil
+		return pageCrops{}, nil
 	}
 	// Both batched stages sort by aspect ratio (as PaddleOCR does) so that crops of similar width
 	// share a batch and little of the batch is padding.
@@ -53,15 +69,35 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	slices.SortStableFunc(byWidth, func(a, b int) int { return crops[a].width - crops[b].width })
 
 	if p.opt.UseClassifier {
-		if err := p.classify(ctx, dec.Image, crops, byWidth, tm); err != nil {
-			return nil, err
+		var err error
+		if rotation, err = p.classify(ctx, img, crops, byWidth, rotation, tm); err != nil {
+			return pageCrops{}, err
 		}
 	}
-	if err := p.read(ctx, dec.Image, crops, byWidth, tm); err != nil {
+	return pageCrops{crops: crops, byWidth: byWidth, rotation: rotation}, nil
+}
+
+// recognize reads the crops orient planned. Regions scoring under MinScore or reading as
+// nothing are dropped.
+//
+// Crops are cut by the classifier and recognizer batches that read them, not all up front: a
+// batch cuts its crops while the batch beside it runs its model, so on a page of a hundred lines
+// the cutting (10–30 ms on an A4 scan) is hidden behind inference instead of preceding it, and
+// only the crops of the batches in flight are in memory at once.
+func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops, tm *Timings) ([]Region, error) {
+	crops := pc.crops
+	all, order := withTurned(crops, pc.byWidth)
+	if err := p.read(ctx, img, all, order, tm); err != nil {
+		return nil, err
+	}
+	if err := p.unsqueeze(ctx, img, all, tm); err != nil {
 		return nil, err
 	}
 	regions := make([]Region, 0, len(crops))
 	for _, c := range crops {
+		if t := c.turned; t != nil && better(t, c) {
+			c = t
+		}
 		if c.text == "" || c.score < p.opt.MinScore {
 			continue
 		}
@@ -70,28 +106,63 @@ func (p *Pipeline) recognize(ctx context.Context, dec imaging.Decoded, quads []g
 	return regions, nil
 }
 
-// plan gives every box its crop's geometry. Boxes at least CropRotateRatio times taller than wide
-// hold vertical text: their corners are re-labelled so the warp itself turns them 90° clockwise,
-// which makes text running bottom to top upright (the classifier catches the other direction).
-func (p *Pipeline) plan(quads []geom.Quad) []*crop {
+// sideways reports whether the detector's boxes say the page lies on its side: its long boxes
+// (at least twice as long as high, or ratio times as high as long) run up the page for more than
+// twice the length that runs across it. Lines of text are long boxes along the text; a page
+// turned 90° has them upright.
+func sideways(quads []geom.Quad, ratio float64) bool {
+	var up, across float64
+	n := 0
+	for _, q := range quads {
+		w, h := q.Width(), q.Height()
+		switch {
+		case h >= max(2, ratio)*w:
+			up += h
+			n++
+		case w >= 2*h:
+			across += w
+		}
+	}
+	return n >= 2 && up > 2*across
+}
+
+// turn relabels q's corners for text turned by quarter quarter-turns clockwise of its box's
+// labels, so that the warp cuts it upright: one quarter makes text that runs bottom to top
+// read left to right.
+func turn(q geom.Quad, quarter int) geom.Quad {
+	var out geom.Quad
+	for i := range 4 {
+		out[i] = q[(i+4-quarter%4)%4]
+	}
+	return out
+}
+
+// plan gives every box its crop's geometry, its corners first relabelled for the page's
+// orientation (quarter turns, see turn). Boxes then at least CropRotateRatio times taller than
+// wide hold vertical text: their corners are re-labelled so the warp itself turns them 90°
+// clockwise, which makes text running bottom to top upright (the classifier catches the other
+// direction).
+func (p *Pipeline) plan(quads []geom.Quad, quarter int) []*crop {
 	crops := make([]*crop, 0, len(quads))
 	widest := p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
 	for _, q := range quads {
+		q = turn(q, quarter)
 		w, h := q.Width(), q.Height()
 		if w < 1 || h < 1 {
 			continue
 		}
 		vertical := h >= p.opt.CropRotateRatio*w
 		if vertical {
-			q = geom.Quad{q[3], q[0], q[1], q[2]}
+			q = turn(q, 1)
 			w, h = h, w
 		}
 		natural := float64(p.opt.RecHeight) * w / h
+		nw := min(widest, max(1, int(math.Ceil(natural))))
 		if natural > float64(p.opt.RecSqueezeFrom) {
 			natural *= p.opt.RecSqueeze
 		}
 		cw := min(widest, max(1, int(math.Ceil(natural))))
-		crops = append(crops, &crop{quad: q, width: cw, vertical: vertical})
+		crops = append(crops, &crop{quad: q, width: cw, natural: nw, vertical: vertical})
 	}
 	return crops
 }
@@ -107,15 +178,20 @@ func (p *Pipeline) cut(img image.Image, crops []*crop, idx []int, tm *Timings) {
 	tm.track(StageCrop, start)
 }
 
-// classify runs the 0°/180° classifier and turns the crops it is sure are upside down.
+// classify runs the 0°/180° classifier: it finds whether the page (turned by rotation so far)
+// is upside down, and which of the crops that are not are to be read turned. It returns the
+// page's rotation.
 //
 // On an upright page the classifier's only effect is harm: on sroie-dev it turned 1–3 short,
 // upright crops of most receipts (word F1 0.848 without it, 0.842 with it). So with ClsPageSample
-// set it first reads the page's widest horizontal crops, the ones it judges most reliably; when
-// at most one in six of those is upside down the page is upright, and the other horizontal crops
-// are not classified (nor are the sample's turned). Otherwise, and always for vertical crops,
-// whose reading direction only the classifier can tell, every crop is classified on its own.
-func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop, byWidth []int, tm *Timings) error {
+// set it first reads the page's widest horizontal crops, the ones it judges most reliably. When
+// at most one in six of those is upside down the page is upright; when at least two in three of
+// three or more are, the page is upside down and every crop is turned. Either way no other
+// horizontal crop is classified (nor are the sample's read turned). Otherwise (a vote between
+// those, or too few lines to tell a page), and always for vertical crops, whose reading
+// direction only the classifier can tell, every crop is classified on its own and one it votes
+// to turn is read both ways (see withTurned).
+func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop, byWidth []int, rotation int, tm *Timings) (int, error) {
 	var horizontal, vertical []int
 	for _, i := range byWidth {
 		if crops[i].vertical {
@@ -128,7 +204,7 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 	if k := p.opt.ClsPageSample; k > 0 && len(horizontal) > 0 {
 		sample := horizontal[max(0, len(horizontal)-k):] // byWidth ascends: the widest
 		if err := p.classifyCrops(ctx, img, crops, sample, tm); err != nil {
-			return err
+			return 0, err
 		}
 		upside := 0
 		for _, i := range sample {
@@ -136,26 +212,174 @@ func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop,
 				upside++
 			}
 		}
-		if upside*6 <= len(sample) {
+		n := len(sample)
+		decided := true // the sample speaks for the page
+		switch {
+		case upside*6 <= n:
+			todo = vertical
+		case n >= minPageVotes && upside*3 >= 2*n:
+			rotation = (rotation + 180) % 360
+			for _, c := range crops {
+				c.quad = turn(c.quad, 2)
+				if c.img != nil {
+					c.img = imaging.Rotate180(c.img)
+				}
+			}
+			todo = vertical
+		default:
+			todo = append(horizontal[:len(horizontal)-n:len(horizontal)-n], vertical...)
+			decided = false
+		}
+		if decided {
 			for _, i := range sample {
 				crops[i].upside = false
 			}
-			todo = vertical
-		} else {
-			todo = append(horizontal[:len(horizontal)-len(sample):len(horizontal)-len(sample)], vertical...)
 		}
 	}
 	if err := p.classifyCrops(ctx, img, crops, todo, tm); err != nil {
-		return err
+		return 0, err
 	}
 	for _, c := range crops {
 		if c.upside { // classified, so cut
-			c.img = imaging.Rotate180(c.img)
-			c.quad = geom.Quad{c.quad[2], c.quad[3], c.quad[0], c.quad[1]}
-			c.flipped = true
+			c.turned = &crop{
+				quad:     turn(c.quad, 2),
+				width:    c.width,
+				img:      imaging.Rotate180(c.img),
+				natural:  c.natural,
+				vertical: c.vertical,
+				flipped:  true,
+			}
+		}
+	}
+	return rotation, nil
+}
+
+// minPageVotes is how many of the sample's crops the classifier must have read to turn a whole
+// page: one line is no page (a lone receipt line in a condensed face was voted upside down).
+const minPageVotes = 3
+
+// unsqueeze reads again, at the width that keeps their aspect, the squeezed crops (RecSqueeze)
+// whose reading may have lost a doubled character to the squeeze, and keeps that reading.
+//
+// Greedy CTC decoding reads a doubled character ("tt", "44", "**") only when a timestep between
+// the two is won by the blank, and squeezing a line leaves fewer timesteps per character: in
+// small print the squeeze read "7757****6336" as "7757***6336" and "committee" as "committe".
+// Such a loss always leaves a trace in the reading: one character winning several timesteps in a
+// row, collapsed into one. A squeezed reading where one character won RecSqueezeRun or more
+// steps in a row is therefore not trusted, and the crop is read at its natural width instead,
+// where PaddleOCR reads it. That reading is kept when it is the squeezed one with characters
+// doubled (see undoubles): the loss the squeeze can cause and nothing else. Otherwise the squeezed
+// reading stays, which on sroie-dev and the rendered lines is the better one (it restores spaces
+// better, and the natural width reads stray characters of its own); so does every squeezed
+// reading without such a run.
+func (p *Pipeline) unsqueeze(ctx context.Context, img image.Image, crops []*crop, tm *Timings) error {
+	if p.opt.RecSqueezeRun <= 0 {
+		return nil
+	}
+	var again []*crop
+	for _, c := range crops {
+		if c.width < c.natural && c.longestRun >= p.opt.RecSqueezeRun {
+			again = append(again, &crop{quad: c.quad, width: c.natural, natural: c.natural, vertical: c.vertical, flipped: c.flipped})
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	byWidth := make([]int, len(again))
+	for i := range byWidth {
+		byWidth[i] = i
+	}
+	slices.SortStableFunc(byWidth, func(a, b int) int { return again[a].width - again[b].width })
+	if err := p.read(ctx, img, again, byWidth, tm); err != nil {
+		return err
+	}
+	k := 0
+	for _, c := range crops {
+		if c.width < c.natural && c.longestRun >= p.opt.RecSqueezeRun {
+			a := again[k]
+			k++
+			if undoubles(a.text, c.text) {
+				c.width, c.text, c.score, c.words, c.longestRun = a.width, a.text, a.score, a.words, a.longestRun
+			}
 		}
 	}
 	return nil
+}
+
+// undoubles reports whether reading whole holds every character of squeezed (spaces aside), in
+// order, and more, where every character more doubles the one before it: what squeezed would
+// read had doubled characters collapsed into one, and nothing else.
+func undoubles(whole, squeezed string) bool {
+	w, s := inkRunes(whole), inkRunes(squeezed)
+	if len(w) <= len(s) {
+		return false
+	}
+	j := 0
+	for i, r := range w {
+		switch {
+		case j < len(s) && r == s[j]:
+			j++
+		case i > 0 && r == w[i-1]:
+			// a doubled character the squeezed reading holds once
+		default:
+			return false
+		}
+	}
+	return j == len(s)
+}
+
+// inkRunes is s without its spaces.
+func inkRunes(s string) []rune {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// withTurned returns the crops followed by the turned copies of those the classifier voted to
+// turn, and their order by width, so that one pass of the recognizer reads both ways of each.
+//
+// The classifier alone decides nothing: it reads a crop squeezed into 192 px, and on a long
+// upright line in a condensed face it voted 180° (a receipt's card number line read upside down as
+// "P" at 0.09, under MinScore: the line was lost). Reading both ways costs one more crop per
+// vote, and votes are rare: an upright page's horizontal crops are not classified (see classify),
+// and a page turned as a whole is turned before detection.
+func withTurned(crops []*crop, byWidth []int) ([]*crop, []int) {
+	all := crops
+	for _, c := range crops {
+		if c.turned != nil {
+			if len(all) == len(crops) {
+				all = slices.Clip(crops)
+			}
+			all = append(all, c.turned)
+		}
+	}
+	if len(all) == len(crops) {
+		return crops, byWidth
+	}
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return all[a].width - all[b].width })
+	return all, order
+}
+
+// better reports whether reading a is to be kept over reading b of the same box: the higher
+// recognition score, where a reading of nothing scores nothing. A tie keeps b (the crop as it
+// was cut).
+func better(a, b *crop) bool {
+	sa, sb := a.score, b.score
+	if a.text == "" {
+		sa = 0
+	}
+	if b.text == "" {
+		sb = 0
+	}
+	return sa > sb
 }
 
 // classifyCrops runs the classifier on the crops idx (in batches, BatchParallel at a time, like
@@ -350,9 +574,13 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 		c := crops[batch[j]]
 		c.text, c.score = r.Text, r.Score
 		if p.opt.ASCIIPunctuation {
-			c.text = asciiWidth(c.text) // rune for rune, so the steps still line up
+			// Rune for rune, so the steps still line up.
+			if c.text = asciiWidth(c.text); !hasCJK(c.text) {
+				c.text = latinLookalikes(c.text)
+			}
 		}
 		c.words = lineWords(c.quad, c.text, r.Steps, r.Probs, steps, c.width, rw)
+		c.longestRun = r.LongestRun
 		c.img = nil // read: its pixels are garbage now
 	})
 	if firstErr != nil {

@@ -57,3 +57,48 @@ func TestTilePlan(t *testing.T) {
 		})
 	}
 }
+
+// TestDetSize: a detector input side is a multiple of 32; rounding stretches a side only by a
+// few percent, and a short side that rounding would squash (the 50 px height of a 1 017 px
+// receipt line: 47 px at the first pass's scale, rounded to 32) keeps its scale and is padded.
+func TestDetSize(t *testing.T) {
+	tests := []struct {
+		side        int
+		scale       float64
+		size, inked int
+	}{
+		{960, 1, 960, 960},
+		{1280, 0.75, 960, 960},
+		{700, 1, 704, 704},         // stretched by 0.6 %
+		{50, 960.0 / 1017, 64, 47}, // squashed by a third if rounded: padded
+		{20, 1, 32, 20},
+		{150, 1, 160, 150}, // 6.7 % stretch: padded
+	}
+	for _, tt := range tests {
+		size, inked := detSize(tt.side, tt.scale), scaledSide(tt.side, tt.scale)
+		if size != tt.size || inked != tt.inked {
+			t.Errorf("side %d at %.3f: input %d holding %d, want %d holding %d", tt.side, tt.scale, size, inked, tt.size, tt.inked)
+		}
+	}
+}
+
+// TestPad: a packed tensor spread out in place to a larger one, its last column and row
+// repeated.
+func TestPad(t *testing.T) {
+	const sw, sh, dw, dh = 3, 2, 5, 4
+	t3 := make([]float32, 3*dw*dh)
+	for i := range 3 * sw * sh {
+		t3[i] = float32(i + 1)
+	}
+	pad(t3, sw, sh, dw, dh)
+	for c := range 3 {
+		for y := range dh {
+			for x := range dw {
+				want := float32(c*sw*sh + min(y, sh-1)*sw + min(x, sw-1) + 1)
+				if got := t3[c*dw*dh+y*dw+x]; got != want {
+					t.Fatalf("channel %d (%d,%d) = %v, want %v", c, x, y, got, want)
+				}
+			}
+		}
+	}
+}
