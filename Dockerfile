@@ -4,10 +4,15 @@
 #
 #   scripts/build_docker_image.sh cpu|gpu        -> ocrgate:cpu-<version> / ocrgate:gpu-<version>
 #
-# The script copies $OCRGATE_HOME/models, $OCRGATE_HOME/lib/libonnxruntime.so.1 and the Triton model
-# repository of the variant into build/docker/ (inside this build context), then runs
+# The script stages what the image needs from $OCRGATE_HOME (the models the service and the Triton
+# repository load, ONNX Runtime) and the Triton model repository of the variant into
+# build/docker/<variant>/ (inside this build context), then runs
 #
 #   docker build --build-arg VARIANT=cpu|gpu --build-arg VERSION=<version> -t ocrgate:<variant>-<version> .
+#
+# (podman: the same, with --format docker so that the HEALTHCHECK is kept). No registry at hand, or
+# behind a firewall: scripts/offline_base_images.sh makes the two base images below on this machine,
+# and GOPROXY/GOSUMDB/GOPRIVATE/GONOSUMDB, when set, reach the Go build as build args.
 #
 # Image layout (both variants hold everything; the variant picks the Triton configs and the default
 # runtime):
@@ -37,6 +42,11 @@ WORKDIR /src
 ENV CGO_ENABLED=1 GOFLAGS=-buildvcs=false GOCACHE=/go/cache/build
 # The module files first, so the download layer is reused while only sources change; go.mod lists only
 # what the service uses (the deployment tests have their own module under deploy/).
+# A module proxy or checksum database of your own (behind a firewall); unset means Go's defaults.
+ARG GOPROXY
+ARG GOSUMDB
+ARG GOPRIVATE
+ARG GONOSUMDB
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
@@ -54,19 +64,20 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/go/cache/bu
 FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 ARG VARIANT
 ARG VERSION
-# ca-certificates: the chat model (CHAT_BOT_BASEURL) is called over HTTPS.
-# libstdc++6: needed by libonnxruntime.so.1 (already in the slim base; named to document it).
-RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates libstdc++6 \
- && rm -rf /var/lib/apt/lists/* \
- && groupadd --system --gid 65532 ocrgate \
+# No package is installed, so this stage needs no network and carries no apt lists or caches:
+# - the CA bundle for HTTPS calls to the chat model (CHAT_BOT_BASEURL) is the build stage's, the
+#   one file of Debian's ca-certificates that Go reads (a TLS-inspecting proxy's CA that the build
+#   stage trusts is trusted too: see scripts/offline_base_images.sh);
+# - libstdc++6, which libonnxruntime.so.1 needs, is part of the slim base already.
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+RUN groupadd --system --gid 65532 ocrgate \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
-      --shell /usr/sbin/nologin ocrgate \
+      --shell /usr/sbin/nologin -K SYS_UID_MAX=65532 -K SYS_GID_MAX=65532 ocrgate \
  && install -d -o 65532 -g 65532 -m 0755 /models
-# Models and libraries stay root-owned and read-only to the service user.
-COPY build/docker/models/ /opt/ocrgate/models/
-COPY build/docker/lib/libonnxruntime.so.1 /opt/ocrgate/lib/libonnxruntime.so.1
-COPY build/docker/model_repository/${VARIANT}/ /opt/ocrgate/model_repository/
+# Models, ONNX Runtime and the Triton repository in one layer, root-owned and read-only to the
+# service user. The repository's model.onnx files are hard links to the models they are (the
+# build script stages them so), which one COPY keeps: the ONNX files are stored once.
+COPY build/docker/${VARIANT}/ /opt/ocrgate/
 COPY --from=build /out/ocrgate /usr/local/bin/ocrgate
 LABEL org.opencontainers.image.title="ocrgate" \
       org.opencontainers.image.description="OCR inference service (PP-OCRv4), ${VARIANT} variant" \

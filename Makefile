@@ -20,7 +20,7 @@ STATICCHECK         := bin/tools/staticcheck
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check docs vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -74,7 +74,7 @@ check: lint-tools proto-tools
 	$(GO) mod tidy -diff
 	cd deploy && $(GO) mod tidy -diff
 	$(STATICCHECK) -tags integration ./...
-	cd deploy && ../$(STATICCHECK) ./...
+	cd deploy && ../$(STATICCHECK) -tags image ./...
 	@$(MAKE) --no-print-directory proto
 	@git diff --exit-code -- tritonclient/inferencepb && \
 	  test -z "$$(git status --porcelain --untracked-files=all -- tritonclient/inferencepb)" || { \
@@ -87,7 +87,7 @@ check: lint-tools proto-tools
 test: models proto-tools browser-tools python check
 	$(GO) vet -tags integration ./...
 	$(GO) test -tags integration -race -count=1 -timeout $(TEST_TIMEOUT) ./...
-	cd deploy && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd deploy && $(GO) vet -tags image ./... && $(GO) test -race -count=1 ./...
 
 ## docs: regenerate docs/configuration.md from the settings table (a test fails when it is stale)
 docs:
@@ -170,6 +170,17 @@ docker-cpu docker-gpu: models
 ## deploy-check: Dockerfile, build script, compose files and Helm chart tests (their own module, deploy/)
 deploy-check:
 	cd deploy && $(GO) test -race -count=1 ./...
+
+## image-test: the images for real (root; about 20 minutes, most of it building): a container engine
+## (scripts/container_engine.sh: docker when its daemon answers, else podman with runc, installed
+## with apt-get when missing), the base images (present, pulled, or made by
+## scripts/offline_base_images.sh when no registry serves them), the cpu and gpu images built with
+## scripts/build_docker_image.sh and the Triton test stand-in (cmd/triton-standin); then the cpu
+## image run alone under a memory limit, compose.yaml with the stand-in in Triton's place, and the
+## chart's Deployment with podman kube play (deploy/image). Prints build times, sizes and checks.
+image-test: models
+	@engine="$$(scripts/container_engine.sh)" && cd deploy && \
+	  DOCKER="$$engine" $(GO) test -tags image -count=1 -v -timeout 80m ./image/
 
 fmt:
 	gofmt -w .

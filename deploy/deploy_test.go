@@ -2,7 +2,10 @@ package deploy
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +40,28 @@ func TestServiceVersion(t *testing.T) {
 				t.Errorf("ServiceVersion = %q, %v; want %q (error %v)", got, err, tt.want, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestServerLinksNoTestStandIn checks that the service binary links neither the Triton test
+// stand-in that the image test packages (cmd/triton-standin) nor the KServe v2 test server and
+// model wiring it is made of: they are test tools, never shipped.
+func TestServerLinksNoTestStandIn(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/ocrgate")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/ocrgate: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/ocrgate/ocrgate/tritonclient") {
+		t.Fatalf("go list printed no tritonclient among %d packages: the check would prove nothing", len(deps))
+	}
+	for _, p := range deps {
+		for _, banned := range []string{"/tritonclient/tritontest", "/service/triton/ppocrtest", "/cmd/triton-standin"} {
+			if strings.HasSuffix(p, banned) {
+				t.Errorf("the service binary links %s", p)
+			}
+		}
 	}
 }

@@ -264,14 +264,23 @@ func TestDockerfileStages(t *testing.T) {
 				}
 			}
 			wantCopies := map[string]string{
-				"/usr/local/bin/ocrgate":               "build:/out/ocrgate",
-				"/opt/ocrgate/models/":                 ":build/docker/models/",
-				"/opt/ocrgate/lib/libonnxruntime.so.1": ":build/docker/lib/libonnxruntime.so.1",
-				"/opt/ocrgate/model_repository/":       ":build/docker/model_repository/" + variant + "/",
+				"/usr/local/bin/ocrgate": "build:/out/ocrgate",
+				// Models, ONNX Runtime and the repository in one COPY, so hard links between the
+				// repository's ONNX files and the models survive.
+				"/opt/ocrgate/": ":build/docker/" + variant + "/",
+				// The CA bundle for the chat model's HTTPS, without installing packages.
+				"/etc/ssl/certs/ca-certificates.crt": "build:/etc/ssl/certs/ca-certificates.crt",
 			}
 			for dst, src := range wantCopies {
 				if dests[dst] != src {
 					t.Errorf("COPY to %s from %q, want %q", dst, dests[dst], src)
+				}
+			}
+			// The runtime stage installs no packages: no network at build time, no apt lists or
+			// caches in the image.
+			for _, r := range commands[*instructions.RunCommand](chain) {
+				if line := strings.Join(r.CmdLine, " "); strings.Contains(line, "apt-get") {
+					t.Errorf("the %s image runs apt-get: %s", variant, line)
 				}
 			}
 		})
@@ -350,7 +359,15 @@ func runScript(t *testing.T, root string, env []string, args ...string) scriptRu
 	t.Helper()
 	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts/build_docker_image.sh")}, args...)...)
 	cmd.Dir = t.TempDir() // the script must not depend on the caller's directory
-	cmd.Env = append(os.Environ(), env...)
+	// The caller's engine and Go settings stay out: each test says what it wants.
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "DOCKER", "GOPROXY", "GOSUMDB", "GOPRIVATE", "GONOSUMDB":
+		default:
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -373,7 +390,7 @@ func TestBuildScriptDryRun(t *testing.T) {
 	for _, variant := range []string{"cpu", "gpu"} {
 		t.Run(variant, func(t *testing.T) {
 			root, home := fakeRepo(t), fakeHome(t)
-			r := runScript(t, root, []string{"OCRGATE_HOME=" + home}, "--dry-run", variant)
+			r := runScript(t, root, []string{"OCRGATE_HOME=" + home, "DOCKER=docker", "GOPROXY=https://proxy.example/go"}, "--dry-run", variant)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
@@ -381,13 +398,18 @@ func TestBuildScriptDryRun(t *testing.T) {
 			if got := lastLine(r.stdout); got != tag {
 				t.Errorf("last line %q, want %q", got, tag)
 			}
+			stage := "build/docker/" + variant
 			want := []string{
 				"cd " + root,
-				"rm -rf build/docker",
-				"cp -R " + home + "/models/. build/docker/models/",
-				"cp " + home + "/lib/libonnxruntime.so.1 build/docker/lib/libonnxruntime.so.1",
-				"env OCRGATE_HOME=" + home + " scripts/make_model_repository.sh " + variant + " build/docker/model_repository/" + variant,
-				"env DOCKER_BUILDKIT=1 docker build --build-arg VARIANT=" + variant + " --build-arg VERSION=" + version + " -t " + tag + " .",
+				"rm -rf " + stage,
+				"cp " + home + "/lib/libonnxruntime.so.1 " + stage + "/lib/libonnxruntime.so.1",
+				"env OCRGATE_HOME=" + home + " scripts/make_model_repository.sh " + variant + " " + stage + "/model_repository",
+				"link_duplicates " + stage + "/model_repository " + stage + "/models",
+				"env DOCKER_BUILDKIT=1 docker build --build-arg VARIANT=" + variant + " --build-arg VERSION=" + version +
+					" --build-arg GOPROXY=https://proxy.example/go -t " + tag + " .",
+			}
+			for _, f := range requiredModels[:len(requiredModels)-1] {
+				want = append(want, "cp "+home+"/"+f+" "+stage+"/"+f)
 			}
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 			for _, w := range want {
@@ -448,32 +470,47 @@ func TestBuildScriptRefuses(t *testing.T) {
 	}
 }
 
-// TestBuildScriptStagesWhatTheDockerfileCopies runs the script for real with a stand-in docker, then
-// checks that every file the Dockerfile copies from the build context is staged, and that stdout is
-// the tag alone.
+// TestBuildScriptStagesWhatTheDockerfileCopies runs the script for real with a stand-in engine, then
+// checks that every file the Dockerfile copies from the build context is staged (and nothing the
+// image does not load), that the repository's ONNX files are hard links to the models, that podman
+// is asked for Docker's image format (the HEALTHCHECK), and that stdout is the tag alone.
 func TestBuildScriptStagesWhatTheDockerfileCopies(t *testing.T) {
 	df := parseDockerfile(t)
-	for _, variant := range []string{"cpu", "gpu"} {
-		t.Run(variant, func(t *testing.T) {
+	for _, tc := range []struct{ variant, engine, version string }{
+		{"cpu", "docker", "Docker version 28.2.2, build e6534b4"},
+		{"gpu", "docker", "Docker version 28.2.2, build e6534b4"},
+		{"cpu", "podman", "podman version 4.3.1"},
+	} {
+		variant := tc.variant
+		t.Run(variant+"/"+tc.engine, func(t *testing.T) {
 			root, home := fakeRepo(t), fakeHome(t)
-			bin := t.TempDir()
-			argsFile := filepath.Join(bin, "args")
-			fake := "#!/bin/sh\nprintf '%s\\n' \"$PWD\" \"$@\" > \"" + argsFile + "\"\necho 'Step 1/9: pretend'\n"
-			if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(fake), 0o755); err != nil {
+			// An original model the image does not load.
+			if err := os.WriteFile(filepath.Join(home, "models", "ch_PP-OCRv4_det_infer.onnx"), []byte("original"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r := runScript(t, root, []string{"OCRGATE_HOME=" + home, "DOCKER=" + filepath.Join(bin, "docker")}, variant)
+			bin := t.TempDir()
+			argsFile := filepath.Join(bin, "args")
+			fake := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + tc.version + "'; exit 0; fi\n" +
+				"printf '%s\\n' \"$PWD\" \"$@\" > \"" + argsFile + "\"\necho 'Step 1/9: pretend'\n"
+			if err := os.WriteFile(filepath.Join(bin, tc.engine), []byte(fake), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := runScript(t, root, []string{"OCRGATE_HOME=" + home, "DOCKER=" + filepath.Join(bin, tc.engine)}, variant)
 			tag := "ocrgate:" + variant + "-" + version
 			if r.code != 0 || r.stdout != tag+"\n" {
 				t.Fatalf("exit %d, stdout %q, want only %q\nstderr:\n%s", r.code, r.stdout, tag, r.stderr)
 			}
 			got, err := os.ReadFile(argsFile)
 			if err != nil {
-				t.Fatalf("docker was not run: %v", err)
+				t.Fatalf("the engine was not run: %v", err)
 			}
-			wantArgs := []string{root, "build", "--build-arg", "VARIANT=" + variant, "--build-arg", "VERSION=" + version, "-t", tag, "."}
+			wantArgs := []string{root, "build", "--build-arg", "VARIANT=" + variant, "--build-arg", "VERSION=" + version}
+			if tc.engine == "podman" {
+				wantArgs = append(wantArgs, "--format", "docker")
+			}
+			wantArgs = append(wantArgs, "-t", tag, ".")
 			if args := strings.Split(strings.TrimSpace(string(got)), "\n"); !slices.Equal(args, wantArgs) {
-				t.Errorf("docker ran in/with %q, want %q", args, wantArgs)
+				t.Errorf("the engine ran in/with %q, want %q", args, wantArgs)
 			}
 
 			// Every COPY source from the context exists after staging.
@@ -488,9 +525,12 @@ func TestBuildScriptStagesWhatTheDockerfileCopies(t *testing.T) {
 					}
 				}
 			}
-			// The staged Triton repository is the variant's: configs from model_repository/<variant>.
-			for _, m := range []string{"ppocr_det", "ppocr_rec", "ppocr_cls"} {
-				staged := filepath.Join(root, "build/docker/model_repository", variant, m)
+			stage := filepath.Join(root, "build/docker", variant)
+			// The staged Triton repository is the variant's: configs from model_repository/<variant>,
+			// each model.onnx the staged model itself (a hard link).
+			recModel := map[string]string{"cpu": "ch_PP-OCRv4_rec_infer.int8.onnx", "gpu": "ch_PP-OCRv4_rec_infer.prepared.onnx"}[variant]
+			for m, file := range map[string]string{"ppocr_det": "ch_PP-OCRv4_det_infer.prepared.onnx", "ppocr_rec": recModel, "ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx"} {
+				staged := filepath.Join(stage, "model_repository", m)
 				want, err := os.ReadFile(filepath.Join(repoRoot, "model_repository", variant, m, "config.pbtxt"))
 				if err != nil {
 					t.Fatal(err)
@@ -498,15 +538,19 @@ func TestBuildScriptStagesWhatTheDockerfileCopies(t *testing.T) {
 				if got, err := os.ReadFile(filepath.Join(staged, "config.pbtxt")); err != nil || !bytes.Equal(got, want) {
 					t.Errorf("%s: staged config differs from model_repository/%s (err %v)", m, variant, err)
 				}
-				if _, err := os.Stat(filepath.Join(staged, "1", "model.onnx")); err != nil {
-					t.Errorf("%s: no model.onnx staged: %v", m, err)
+				a, errA := os.Stat(filepath.Join(staged, "1", "model.onnx"))
+				b, errB := os.Stat(filepath.Join(stage, "models", file))
+				if errA != nil || errB != nil || !os.SameFile(a, b) {
+					t.Errorf("%s: model.onnx is not a hard link to models/%s (%v, %v)", m, file, errA, errB)
 				}
 			}
 			for _, f := range requiredModels {
-				dst := filepath.Join(root, "build/docker", f)
-				if b, err := os.ReadFile(dst); err != nil || string(b) != "stand-in for "+f {
+				if b, err := os.ReadFile(filepath.Join(stage, f)); err != nil || string(b) != "stand-in for "+f {
 					t.Errorf("%s not staged (err %v)", f, err)
 				}
+			}
+			if _, err := os.Stat(filepath.Join(stage, "models", "ch_PP-OCRv4_det_infer.onnx")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("an original model the image never loads was staged (err %v)", err)
 			}
 		})
 	}
@@ -594,9 +638,6 @@ func TestCompose(t *testing.T) {
 			t.Errorf("triton command %q lacks %s", triton.Command, flag)
 		}
 	}
-	if triton.Ipc != "shareable" {
-		t.Errorf("triton ipc %q, want shareable", triton.Ipc)
-	}
 	if d, ok := triton.DependsOn["model-repository"]; !ok || d.Condition != types.ServiceConditionCompletedSuccessfully {
 		t.Errorf("triton should wait for the model repository copy, depends_on %+v", triton.DependsOn)
 	}
@@ -634,8 +675,22 @@ func TestCompose(t *testing.T) {
 			t.Errorf("ocrgate %s=%v, want %q", k, got, v)
 		}
 	}
-	if oc.Ipc != "service:triton" {
-		t.Errorf("ocrgate ipc %q, want service:triton (shared /dev/shm)", oc.Ipc)
+	// POSIX shared memory: one tmpfs volume at /dev/shm in both, which survives either one's
+	// restart (a joined IPC namespace does not survive Triton's).
+	dshm, ok := p.Volumes["dshm"]
+	if !ok || dshm.DriverOpts["type"] != "tmpfs" || dshm.DriverOpts["device"] != "tmpfs" || !strings.Contains(dshm.DriverOpts["o"], "mode=1777") {
+		t.Errorf("volume dshm %+v, want a tmpfs with mode=1777 (the non-root service creates its regions there)", dshm)
+	}
+	for _, s := range []types.ServiceConfig{triton, oc} {
+		if v, ok := mounts(s)["dshm"]; !ok || v.Target != "/dev/shm" || v.ReadOnly {
+			t.Errorf("%s mounts dshm as %+v, want it writable at /dev/shm", s.Name, v)
+		}
+		if s.Ipc != "" {
+			t.Errorf("%s ipc %q: /dev/shm is shared through the dshm volume", s.Name, s.Ipc)
+		}
+	}
+	if p := loadCompose(t, []string{"OCRGATE_PORT=18080"}, "compose.yaml"); composeService(t, p, "ocrgate").Ports[0].Published != "18080" {
+		t.Errorf("OCRGATE_PORT does not pick the host port")
 	}
 	if !oc.ReadOnly || !slices.Contains(oc.CapDrop, "ALL") {
 		t.Errorf("ocrgate should run read-only with all capabilities dropped")

@@ -74,6 +74,7 @@ type Server struct {
 	calls      map[string]int
 	shmDir     string
 	shmRegions map[string]*shmRegion // by name
+	shmOutputs int                   // outputs written into shared-memory regions
 }
 
 type model struct {
@@ -89,6 +90,12 @@ type failure struct {
 
 // Start serves models on a new loopback port.
 func Start(models ...Model) (*Server, error) {
+	return Listen("127.0.0.1:0", models...)
+}
+
+// Listen serves models on addr ("host:port"; port 0 picks a free one), e.g. ":8001" to stand in
+// for a Triton that other containers reach over the network.
+func Listen(addr string, models ...Model) (*Server, error) {
 	s := &Server{
 		models:     make(map[string]*model, len(models)),
 		failures:   make(map[string]failure),
@@ -108,7 +115,7 @@ func Start(models ...Model) (*Server, error) {
 		s.models[name] = &model{Model: m, ready: true}
 		s.order = append(s.order, name)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("tritontest: listen: %w", err)
 	}
@@ -256,6 +263,21 @@ func (s *Server) Calls(rpc string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[rpc]
+}
+
+// SharedMemoryRegions reports how many system shared-memory regions are registered now.
+func (s *Server) SharedMemoryRegions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.shmRegions)
+}
+
+// SharedMemoryOutputs reports how many outputs successful inferences wrote into shared-memory
+// regions rather than into their responses.
+func (s *Server) SharedMemoryOutputs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shmOutputs
 }
 
 // intercept counts calls and applies injected failures.

@@ -194,6 +194,11 @@ func (v *service) ModelInfer(ctx context.Context, req *inferencepb.ModelInferReq
 	start := time.Now()
 	resp, err := v.run(ctx, m, req, inputs, batch, delay, targets)
 	s.record(m, start, batch, err)
+	if err == nil && len(targets) > 0 {
+		s.mu.Lock()
+		s.shmOutputs += len(targets)
+		s.mu.Unlock()
+	}
 	return resp, err
 }
 

@@ -91,6 +91,15 @@ func TestSharedMemoryOutputs(t *testing.T) {
 		if want := raw(2, 4, 6, 8); !bytes.Equal(b[100:116], want) || !bytes.Equal(b[:100], make([]byte, 100)) || !bytes.Equal(b[116:200], make([]byte, 84)) {
 			t.Errorf("region bytes 96..120 = %v, want %v at 100", b[96:120], want)
 		}
+		if n, r := srv.SharedMemoryOutputs(), srv.SharedMemoryRegions(); n != 1 || r != 1 {
+			t.Errorf("SharedMemoryOutputs, SharedMemoryRegions = %d, %d; want 1, 1", n, r)
+		}
+		if _, err := rpc.ModelInfer(t.Context(), scaleRequest(nil)); err != nil {
+			t.Fatal(err)
+		}
+		if n := srv.SharedMemoryOutputs(); n != 1 {
+			t.Errorf("SharedMemoryOutputs = %d after an inference over gRPC, want still 1", n)
+		}
 	})
 
 	refused := []struct {
