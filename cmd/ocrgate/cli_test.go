@@ -320,6 +320,7 @@ func TestOCRCommandReadsPDFs(t *testing.T) {
 // TestOCRCommandFailedPages: a document with a page that cannot be read prints the pages that
 // were, says on stderr which page failed and why, and exits with exitInput.
 func TestOCRCommandFailedPages(t *testing.T) {
+	testenv.Models(t)
 	good := hostile.TextPage("FIRST PAGE OF THE LETTER")
 	pdf := hostile.PDFPages(good, hostile.PageSpec{Crop: "0 0 0.01 0.01", Content: good.Content}, hostile.TextPage("THE LAST PAGE"))
 	file := filepath.Join(t.TempDir(), "letter.pdf")

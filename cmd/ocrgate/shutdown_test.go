@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
 )
 
@@ -40,6 +41,7 @@ func scanPage(t *testing.T) []byte {
 // does) while a 30-page scanned PDF is being read: the service returns within its shutdown
 // timeout, and the request in flight is answered 503 shutting_down, not dropped.
 func TestShutdownWithinGrace(t *testing.T) {
+	testenv.Models(t)
 	const grace = 4 * time.Second
 	cfg, err := config.Load(nil, env(map[string]string{
 		"OCRGATE_ADDR": "127.0.0.1:0", "OCRGATE_SHUTDOWN_TIMEOUT": grace.String(), "OCRGATE_UI": "false",
