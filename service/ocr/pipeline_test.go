@@ -493,6 +493,11 @@ func TestPageOrientation(t *testing.T) {
 	for _, r := range upright.Regions {
 		centres[strings.ReplaceAll(r.Text, " ", "")] = centre(r.Quad)
 	}
+	for _, s := range lines {
+		if _, ok := centres[strings.ReplaceAll(s, " ", "")]; !ok {
+			t.Errorf("upright page: line %q not read as one region", s)
+		}
+	}
 	W, H := float64(page.Rect.Dx()), float64(page.Rect.Dy())
 	for _, turn := range []int{0, 90, 180, 270} {
 		t.Run(fmt.Sprintf("turned %d", turn), func(t *testing.T) {
