@@ -106,10 +106,10 @@ fuzz:
 score:
 	python3 $(SCORER) ocr $(DATASET) $(PRED)
 
-## golden: rewrite the golden text of testdata/sroie's receipts (service/testdata/sroie-dev) from the
+## golden: rewrite the golden text of testdata/sroie's receipts (service/server/testdata/sroie-dev) from the
 ## current pipeline
 golden: models
-	$(GO) test -tags integration -count=1 -run '^TestAccuracySROIE$$' ./service/ -update
+	$(GO) test -tags integration -count=1 -run '^TestAccuracySROIE$$' ./service/server/ -update
 
 ## bench: per-stage times, images/s and overhead ratio over DATASET
 bench: models build
@@ -123,7 +123,7 @@ bench-accuracy: models build
 
 ## bench-triton: the Triton path (gRPC on loopback) beside the embedded runtime, same receipts
 bench-triton: models
-	$(GO) test -run x -bench TritonOverhead -benchtime 2x ./service/triton/
+	$(GO) test -run x -bench TritonOverhead -benchtime 2x ./service/tritonrt/
 
 ## bench-models: each model as fetched against as prepared, alternating call by call
 bench-models: models
@@ -145,19 +145,19 @@ receipts-dataset:
 
 ## load: 8 concurrent clients (4× what the 2-core default admits) for 60 s against a fresh service
 load: models build
-	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 8 -d 60s
+	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 8 -d 60s
 
 ## soak: 1000 requests one after another; RSS after the first 100 and after all 1000
 soak: models build
-	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 1 -n 1000 -d 60m -checkpoint 100
+	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 1 -n 1000 -d 60m -checkpoint 100
 
 ## soak-hostile: peak and final RSS over 300 receipts, then over 300 requests of which every
 ## fourth is a hostile file, then over 300 receipts while heads without bodies, hang-ups, slow
 ## bodies and multipart floods attack the connections (4 clients, a fresh service each)
 soak-hostile: models build
-	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix receipts
-	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix hostile
-	$(GO) run ./scripts/loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix http
+	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix receipts
+	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix hostile
+	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix http
 
 ## bench-cost: the memory cost model against the peak RSS of each image in a fresh process
 bench-cost: models

@@ -16,7 +16,7 @@ import (
 	"github.com/ocrgate/ocrgate/client"
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
-	"github.com/ocrgate/ocrgate/service"
+	"github.com/ocrgate/ocrgate/service/server"
 )
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
@@ -93,7 +93,7 @@ func TestOCRIsTheAPIAnswer(t *testing.T) {
 // and none of it is retried.
 func TestErrors(t *testing.T) {
 	img := readReceipt(t)
-	noChat := testServer(t, nil, service.Options{})
+	noChat := testServer(t, nil, server.Options{})
 	tests := []struct {
 		name   string
 		url    string

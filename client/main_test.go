@@ -21,12 +21,12 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/testenv"
-	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/setup"
+	"github.com/ocrgate/ocrgate/service/server"
 )
 
 // The examples and tests call a real ocrgate: the embedded runtime with the real models, served
@@ -80,7 +80,7 @@ func runWithServer(m *testing.M) (int, error) {
 	if err := testenv.ModelsPresent(); err != nil {
 		return 0, err
 	}
-	eng, err := engine()
+	eng, err := sharedEngine()
 	if err != nil {
 		return 0, err
 	}
@@ -96,14 +96,14 @@ func runWithServer(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	docs, _ := setup.Documents(cfg)
+	docs, _ := engine.Documents(cfg)
 	defer docs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a cold compile under -race
 	defer cancel()
 	if err := docs.Ready(ctx); err != nil {
 		return 0, err
 	}
-	url, stop, err := serve(eng.Pipeline, service.Options{APIKeys: []string{apiKey}, Extractor: ex, Documents: docs, MaxImages: 16})
+	url, stop, err := serve(eng.Pipeline, server.Options{APIKeys: []string{apiKey}, Extractor: ex, Documents: docs, MaxImages: 16})
 	if err != nil {
 		return 0, err
 	}
@@ -114,26 +114,26 @@ func runWithServer(m *testing.M) (int, error) {
 
 var (
 	engineOnce sync.Once
-	theEngine  *setup.Engine
+	theEngine  *engine.Engine
 	engineErr  error
 )
 
-// engine is the package's one embedded engine (ONNX Runtime sessions are big; share them).
-func engine() (*setup.Engine, error) {
+// sharedEngine is the package's one embedded engine (ONNX Runtime sessions are big; share them).
+func sharedEngine() (*engine.Engine, error) {
 	engineOnce.Do(func() {
 		cfg, err := config.Load(nil, os.Getenv, io.Discard)
 		if err != nil {
 			engineErr = err
 			return
 		}
-		theEngine, engineErr = setup.Embedded(cfg)
+		theEngine, engineErr = engine.Embedded(cfg)
 	})
 	return theEngine, engineErr
 }
 
 // serve runs the service over rec on a loopback port and returns its URL and a stop function.
-func serve(rec service.Recognizer, opt service.Options) (string, func(), error) {
-	eng, err := engine()
+func serve(rec server.Recognizer, opt server.Options) (string, func(), error) {
+	eng, err := sharedEngine()
 	if err != nil {
 		return "", nil, err
 	}
@@ -143,7 +143,7 @@ func serve(rec service.Recognizer, opt service.Options) (string, func(), error) 
 	if opt.MaxBodyBytes == 0 {
 		opt.MaxBodyBytes = 20 << 20
 	}
-	app := service.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt)
+	app := server.New(rec, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), opt)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
@@ -153,11 +153,11 @@ func serve(rec service.Recognizer, opt service.Options) (string, func(), error) 
 }
 
 // testServer is serve for one test, stopped when it ends.
-func testServer(t *testing.T, rec service.Recognizer, opt service.Options) string {
+func testServer(t *testing.T, rec server.Recognizer, opt server.Options) string {
 	t.Helper()
 	testenv.Models(t)
 	if rec == nil {
-		eng, err := engine()
+		eng, err := sharedEngine()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,12 +176,12 @@ func testServer(t *testing.T, rec service.Recognizer, opt service.Options) strin
 func busyServer(t *testing.T) (url string, release func()) {
 	t.Helper()
 	testenv.Models(t)
-	eng, err := engine()
+	eng, err := sharedEngine()
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &holding{Recognizer: eng.Pipeline, rec: eng.Pipeline, entered: make(chan struct{}), release: make(chan struct{})}
-	url = testServer(t, h, service.Options{Gate: admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 1})})
+	url = testServer(t, h, server.Options{Gate: admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 1})})
 	// The holding request reads a small blank page: once released it is done in milliseconds.
 	var tiny bytes.Buffer
 	if err := png.Encode(&tiny, image.NewGray(image.Rect(0, 0, 64, 64))); err != nil {
@@ -209,11 +209,11 @@ func busyServer(t *testing.T) (url string, release func()) {
 // holding runs the real pipeline, but only once released: the request in it holds its admission
 // slot until then.
 type holding struct {
-	service.Recognizer // Inspect and Cost come from the real pipeline
-	rec                service.Recognizer
-	entered            chan struct{}
-	release            chan struct{}
-	once               sync.Once
+	server.Recognizer // Inspect and Cost come from the real pipeline
+	rec               server.Recognizer
+	entered           chan struct{}
+	release           chan struct{}
+	once              sync.Once
 }
 
 func (h *holding) Run(ctx context.Context, image []byte) (*ocr.Result, error) {

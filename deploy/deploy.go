@@ -11,14 +11,14 @@ import (
 	"regexp"
 )
 
-// versionLine is the declaration in service/version.go that the image build script reads too.
+// versionLine is the declaration in service/server/version.go that the image build script reads too.
 var versionLine = regexp.MustCompile(`(?m)^const Version = "([^"\s]+)"$`)
 
-// ServiceVersion returns the version constant of service/version.go under repoRoot, the one place
+// ServiceVersion returns the version constant of service/server/version.go under repoRoot, the one place
 // the version is written. It reads the file as text rather than importing the service, which would
 // pull the whole service module into this one.
 func ServiceVersion(repoRoot string) (string, error) {
-	path := filepath.Join(repoRoot, "service", "version.go")
+	path := filepath.Join(repoRoot, "service", "server", "version.go")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err

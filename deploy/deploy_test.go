@@ -29,10 +29,10 @@ func TestServiceVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			if err := os.MkdirAll(filepath.Join(root, "service"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(root, "service", "server"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(root, "service", "version.go"), []byte(tt.src), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(root, "service", "server", "version.go"), []byte(tt.src), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			got, err := ServiceVersion(root)
@@ -58,7 +58,7 @@ func TestServerLinksNoTestStandIn(t *testing.T) {
 		t.Fatalf("go list printed no tritonclient among %d packages: the check would prove nothing", len(deps))
 	}
 	for _, p := range deps {
-		for _, banned := range []string{"/tritonclient/tritontest", "/service/triton/ppocrtest", "/cmd/triton-standin"} {
+		for _, banned := range []string{"/tritonclient/tritontest", "/internal/ppocrtest", "/internal/ocrtest", "/cmd/triton-standin"} {
 			if strings.HasSuffix(p, banned) {
 				t.Errorf("the service binary links %s", p)
 			}

@@ -3,7 +3,7 @@
 #
 #   scripts/build_docker_image.sh [--dry-run] cpu|gpu
 #
-# 1. reads the version from service/version.go (`const Version = "x.y.z"`, the only place it is written);
+# 1. reads the version from service/server/version.go (`const Version = "x.y.z"`, the only place it is written);
 # 2. stages into build/docker/<variant>/ (gitignored, inside the build context) what the image holds
 #    under /opt/ocrgate:
 #      models/                    the models the service loads, from $OCRGATE_HOME/models (default
@@ -68,9 +68,9 @@ done
 version_of() {
   sed -n 's/^const Version = "\([^"]*\)"$/\1/p' "$1"
 }
-version="$(version_of "$ROOT/service/version.go")"
+version="$(version_of "$ROOT/service/server/version.go")"
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$ ]] ||
-  die "cannot read the version from service/version.go (want a line: const Version = \"x.y.z\"), got '$version'"
+  die "cannot read the version from service/server/version.go (want a line: const Version = \"x.y.z\"), got '$version'"
 tag="ocrgate:${variant}-${version}"
 STAGE="build/docker/$variant"             # relative to $ROOT, the build context
 

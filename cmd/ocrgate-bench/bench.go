@@ -36,8 +36,8 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/setup"
 )
 
 func main() {
@@ -78,7 +78,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2
 	}
-	eng, err := setup.Embedded(cfg)
+	eng, err := engine.Embedded(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1

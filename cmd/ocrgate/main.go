@@ -36,13 +36,13 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/metrics"
-	"github.com/ocrgate/ocrgate/service/setup"
+	"github.com/ocrgate/ocrgate/service/server"
 )
 
 func main() {
@@ -53,7 +53,7 @@ func run(args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version", "--version", "-version":
-			fmt.Println(service.Version)
+			fmt.Println(server.Version)
 			return 0
 		case "bench":
 			return runTool("ocrgate-bench", args[1:])
@@ -160,7 +160,7 @@ func pdfCache(args []string) int {
 		return 2
 	}
 	start := time.Now()
-	docs, cache := setup.Documents(cfg)
+	docs, cache := engine.Documents(cfg)
 	defer docs.Close()
 	if cache == "" {
 		fmt.Fprintf(os.Stderr, "ocrgate pdf-cache: no usable cache directory (OCRGATE_PDF_CACHE_DIR=%q)\n", cfg.PDFCacheDir)
@@ -183,7 +183,7 @@ const engineWait = 2 * time.Minute
 // memoryPlan divides the memory the process may use (its container's limit, or 1 GiB) between
 // what it holds at rest (measured now, with the models loaded), a reserve, and the budget of the
 // requests it admits, and sets the Go runtime's memory limit from it unless GOMEMLIMIT is set.
-func memoryPlan(cfg config.Config, eng *setup.Engine, runs int) memlimit.Plan {
+func memoryPlan(cfg config.Config, eng *engine.Engine, runs int) memlimit.Plan {
 	runtime.GC()
 	debug.FreeOSMemory()
 	limit, _ := memlimit.ContainerLimit(os.DirFS("/"))
@@ -253,7 +253,7 @@ func serve(cfg config.Config, log *slog.Logger) error {
 // to answer before it ends. listening, when not nil, is told the address once the service
 // listens.
 func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listening func(net.Addr)) error {
-	log.Info("starting ocrgate", "version", service.Version, "config", cfg)
+	log.Info("starting ocrgate", "version", server.Version, "config", cfg)
 	// Every request's context derives from work; the shutdown cancels it.
 	work, cancelWork := context.WithCancelCause(context.Background())
 	defer cancelWork(nil)
@@ -272,7 +272,7 @@ func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listen
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("listening", "addr", ln.Addr().String())
-		errc <- app.Listener(service.GuardListener(ln, service.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections}))
+		errc <- app.Listener(server.GuardListener(ln, server.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections}))
 	}()
 	if listening != nil {
 		listening(ln.Addr())
@@ -285,7 +285,7 @@ func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listen
 	}
 	start := time.Now()
 	log.Info("shutting down: finishing requests in flight", "grace", cfg.ShutdownTimeout)
-	if err := service.Shutdown(app, cancelWork, cfg.ShutdownTimeout); err != nil {
+	if err := server.Shutdown(app, cancelWork, cfg.ShutdownTimeout); err != nil {
 		// Requests still hold the engine: exiting is safe, closing it under them is not.
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -297,11 +297,11 @@ func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listen
 // assemble builds the service a Config describes: the engine, the chat extractor, admission,
 // metrics and the HTTP app, whose requests' contexts derive from work. serve listens with it; `ocrgate ocr` and `ocrgate extract` run the
 // very same app in-process, so what they print is what the API answers.
-func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber.App, *setup.Engine, error) {
+func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber.App, *engine.Engine, error) {
 	start := time.Now()
 	// The PDF engine compiles in the background while the models load.
-	docs, cache := setup.Documents(cfg)
-	eng, err := setup.Open(cfg)
+	docs, cache := engine.Documents(cfg)
+	eng, err := engine.Open(cfg)
 	if err != nil {
 		docs.Close()
 		return nil, nil, err
@@ -324,7 +324,7 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 		eng.Close()
 		return nil, nil, err
 	}
-	var extractor service.Extractor
+	var extractor server.Extractor
 	switch ex, err := extract.New(cfg.Chat); {
 	case err == nil:
 		extractor = ex
@@ -358,7 +358,7 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 		log.Info("requests costing more than the memory budget wait until nothing else runs, then run alone",
 			"budget_mib", plan.Budget>>20, "max_request_mib", plan.MaxRequest>>20)
 	}
-	app := service.New(eng.Pipeline, eng, log, service.Options{
+	app := server.New(eng.Pipeline, eng, log, server.Options{
 		RequestTimeout: cfg.RequestTimeout,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		BodyMemory:     cfg.Bodies(),

@@ -45,9 +45,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/ocrgate/ocrgate/internal/ppocrtest"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/onnx"
-	"github.com/ocrgate/ocrgate/service/triton/ppocrtest"
+	"github.com/ocrgate/ocrgate/service/onnxrt"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
 
@@ -131,7 +131,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 
 // load opens ONNX Runtime on the repository's PP-OCR models and returns them as test-server
 // models, configured from the repository's config.pbtxt files.
-func load(o options, log *slog.Logger) (*onnx.Runtime, []tritontest.Model, error) {
+func load(o options, log *slog.Logger) (*onnxrt.Runtime, []tritontest.Model, error) {
 	files := make(map[ocr.Model]string, len(ppocrtest.PPOCRModels))
 	for name, m := range ppocrtest.PPOCRModels {
 		f := filepath.Join(o.repository, name, "1", "model.onnx")
@@ -140,7 +140,7 @@ func load(o options, log *slog.Logger) (*onnx.Runtime, []tritontest.Model, error
 		}
 		files[m] = f
 	}
-	rt, err := onnx.Open(onnx.Options{LibraryPath: o.ortLib, Models: files, Logger: log})
+	rt, err := onnxrt.Open(onnxrt.Options{LibraryPath: o.ortLib, Models: files, Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open ONNX Runtime (%s): %w", o.ortLib, err)
 	}

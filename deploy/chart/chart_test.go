@@ -37,7 +37,7 @@ var repoRoot = filepath.Join("..", "..")
 // chartDir is the chart under test.
 var chartDir = filepath.Join(repoRoot, "helm", "ocrgate")
 
-// version is service.Version, read from service/version.go by TestMain.
+// version is service.Version, read from service/server/version.go by TestMain.
 var version string
 
 func TestMain(m *testing.M) {
@@ -527,7 +527,7 @@ func TestChartAppVersionIsServiceVersion(t *testing.T) {
 	ch := loadChart(t)
 	if ch.Metadata.AppVersion != version {
 		t.Errorf("helm/ocrgate/Chart.yaml appVersion %q, service.Version %q: bump appVersion (and version) "+
-			"in Chart.yaml together with service/version.go", ch.Metadata.AppVersion, version)
+			"in Chart.yaml together with service/server/version.go", ch.Metadata.AppVersion, version)
 	}
 	if err := ch.Validate(); err != nil {
 		t.Errorf("Chart.yaml: %v", err)

@@ -28,7 +28,7 @@ import (
 // repoRoot is the repository root, seen from this package's directory.
 var repoRoot = filepath.Join("..", "..")
 
-// version is service.Version, read from service/version.go by TestMain.
+// version is service.Version, read from service/server/version.go by TestMain.
 var version string
 
 func TestMain(m *testing.M) {
@@ -290,12 +290,12 @@ func TestDockerfileStages(t *testing.T) {
 // ---- build script ---------------------------------------------------------------------------------
 
 // fakeRepo lays out the parts of the repository the build script reads (itself,
-// make_model_repository.sh, service/version.go, model_repository/) in a temporary directory, so the
+// make_model_repository.sh, service/server/version.go, model_repository/) in a temporary directory, so the
 // script can stage and "build" there without touching the checkout.
 func fakeRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	for _, f := range []string{"scripts/build_docker_image.sh", "scripts/make_model_repository.sh", "service/version.go"} {
+	for _, f := range []string{"scripts/build_docker_image.sh", "scripts/make_model_repository.sh", "service/server/version.go"} {
 		copyFile(t, filepath.Join(repoRoot, f), filepath.Join(root, f))
 	}
 	err := filepath.WalkDir(filepath.Join(repoRoot, "model_repository"), func(p string, d os.DirEntry, err error) error {
@@ -426,14 +426,14 @@ func TestBuildScriptDryRun(t *testing.T) {
 
 func TestBuildScriptReadsVersionFromGo(t *testing.T) {
 	root, home := fakeRepo(t), fakeHome(t)
-	versionFile := filepath.Join(root, "service/version.go")
+	versionFile := filepath.Join(root, "service/server/version.go")
 	b, err := os.ReadFile(versionFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const line = `const Version = "`
 	if !bytes.Contains(b, []byte(line+version+`"`)) {
-		t.Fatalf("service/version.go does not hold the line the script reads: %s%s\"", line, version)
+		t.Fatalf("service/server/version.go does not hold the line the script reads: %s%s\"", line, version)
 	}
 	b = bytes.Replace(b, []byte(line+version+`"`), []byte(line+`9.8.7-rc.1"`), 1)
 	if err := os.WriteFile(versionFile, b, 0o644); err != nil {
@@ -623,7 +623,7 @@ func TestCompose(t *testing.T) {
 
 	repo := composeService(t, p, "model-repository")
 	if repo.Image != img {
-		t.Errorf("model-repository image %q, want %q (the version in service/version.go)", repo.Image, img)
+		t.Errorf("model-repository image %q, want %q (the version in service/server/version.go)", repo.Image, img)
 	}
 	if !slices.Equal([]string(repo.Entrypoint), []string{"cp", "-R", "/opt/ocrgate/model_repository/.", "/models/"}) {
 		t.Errorf("model-repository entrypoint %q", repo.Entrypoint)

@@ -27,7 +27,7 @@ import (
 const FormatVersion = "4"
 
 // Metadata keys stamped into every prepared model. ONNX Runtime exposes them as the model's custom
-// metadata, which is how the embedded runtime (service/onnx) tells a prepared model from an
+// metadata, which is how the embedded runtime (service/onnxrt) tells a prepared model from an
 // original one and learns its output shape.
 const (
 	MetadataKey       = "ocrgate.prepared"      // FormatVersion
@@ -110,7 +110,7 @@ var Models = []Model{
 
 // RecInt8Ranges are the recognizer's quantized convolutions: the ten widest 1×1 convolutions
 // (128→128, 128→240, 240→240, 240→480 and 480→480 channels, most of its arithmetic), with the
-// ranges of their inputs and outputs measured by internal/modelprep/calibrate on the ten myocr
+// ranges of their inputs and outputs measured by cmd/ocrgate-calibrate on the ten myocr
 // sample images (not the evaluation set). The first six (240→240 and 480→480 after the
 // squeeze-excitation) took 11 % off the CPU time and kept sroie-dev accuracy (word F1 (ci) 0.8481
 // → 0.8506, char accuracy (ci) 0.9623 → 0.9629); the next four took another 8 % off the

@@ -23,7 +23,7 @@ import (
 	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/internal/onnxgraph"
 	"github.com/ocrgate/ocrgate/internal/testenv"
-	"github.com/ocrgate/ocrgate/service/onnx"
+	"github.com/ocrgate/ocrgate/service/onnxrt"
 )
 
 // models is where scripts/fetch_models.sh installs the models and ONNX Runtime; the fast tier
@@ -63,8 +63,8 @@ func initORT(t testing.TB) {
 // TestPinned checks that preparing each pinned source gives the pinned bytes, stamped with what
 // the embedded runtime reads, and that preparing a prepared model changes nothing.
 func TestPinned(t *testing.T) {
-	if modelprep.MetadataKey != onnx.PreparedMetadataKey || modelprep.OutputShapeKey != onnx.OutputShapeMetadataKey {
-		t.Fatal("internal/modelprep and service/onnx disagree on the metadata keys")
+	if modelprep.MetadataKey != onnxrt.PreparedMetadataKey || modelprep.OutputShapeKey != onnxrt.OutputShapeMetadataKey {
+		t.Fatal("internal/modelprep and service/onnxrt disagree on the metadata keys")
 	}
 	for _, m := range modelprep.Models {
 		t.Run(m.Name, func(t *testing.T) {
@@ -211,7 +211,7 @@ func compactCTC(probs []float32, shape ort.Shape, space int64) ([]float32, ort.S
 }
 
 // predict applies an output shape rule the simple way (the runtime's parser is tested in
-// service/onnx).
+// service/onnxrt).
 func predict(t *testing.T, rule string, in ort.Shape) ort.Shape {
 	t.Helper()
 	var out ort.Shape

@@ -1,215 +1,80 @@
 package document_test
 
 import (
-	"encoding/binary"
 	"errors"
-	"image"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ocrgate/ocrgate/internal/tiffdec"
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/document/docfile"
 )
 
-func TestParsePages(t *testing.T) {
-	for _, c := range []struct {
-		spec        string
-		count, max  int
-		want        []int
-		err         error
-		pagesInText bool // the error's message states the page count
-	}{
-		{spec: "", count: 3, max: 50, want: []int{1, 2, 3}},
-		{spec: "1-3,5", count: 6, max: 50, want: []int{1, 2, 3, 5}},
-		{spec: " 5, 1 - 2 ", count: 6, max: 50, want: []int{1, 2, 5}},
-		{spec: "2,2,1-2", count: 3, max: 50, want: []int{1, 2}},
-		{spec: "4-", count: 6, max: 50, want: []int{4, 5, 6}},
-		{spec: "7", count: 7, max: 50, want: []int{7}},
-		{spec: "8", count: 7, max: 50, err: document.ErrBadSelection, pagesInText: true},
-		{spec: "1-999999999", count: 7, max: 50, err: document.ErrBadSelection, pagesInText: true},
-		{spec: "0", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "3-1", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "1,,2", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "a", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "-3", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "1-2-3", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "+1", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "99999999999999999999", count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: strings.Repeat("1,", 600), count: 7, max: 50, err: document.ErrBadSelection},
-		{spec: "", count: 51, max: 50, err: document.ErrTooManyPages},
-		{spec: "1-51", count: 60, max: 50, err: document.ErrTooManyPages},
-		{spec: "1-50", count: 60, max: 50, want: seq(1, 50)},
-		{spec: "", count: 60, max: 0, want: seq(1, 60)},
-	} {
-		t.Run(c.spec, func(t *testing.T) {
-			got, err := document.ParsePages(c.spec, c.count, c.max)
-			if c.err != nil {
-				if !errors.Is(err, c.err) {
-					t.Fatalf("got %v, %v; want %v", got, err, c.err)
-				}
-				var se *document.SelectionError
-				if errors.As(err, &se) && se.Pages != c.count {
-					t.Errorf("error carries %d pages, want %d", se.Pages, c.count)
-				}
-				if c.pagesInText && !strings.Contains(err.Error(), "has 7 pages") {
-					t.Errorf("message %q does not state the page count", err)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(got, c.want) {
-				t.Fatalf("got %v, %v; want %v", got, err, c.want)
-			}
-		})
-	}
-}
-
-func seq(a, b int) []int {
-	var out []int
-	for i := a; i <= b; i++ {
-		out = append(out, i)
-	}
-	return out
-}
-
-// TestMultiPageTIFF reads each page of a three-page TIFF with different sizes and contents.
-func TestMultiPageTIFF(t *testing.T) {
-	imgs := []image.Image{stripes(60, 40, 0), stripes(50, 70, 1), stripes(80, 20, 2)}
-	data := tiffPages(t, imgs...)
-	doc := open(t, data)
-	if doc.Format() != document.FormatTIFF || doc.NumPages() != 3 || doc.Bytes() != len(data) {
-		t.Fatalf("format %q, %d pages, %d bytes", doc.Format(), doc.NumPages(), doc.Bytes())
-	}
-	ctx := ctxFor(t, time.Minute)
-	for n, want := range imgs {
-		page, err := doc.Page(ctx, n+1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wb := want.Bounds()
-		if !page.Raster || int(page.Width) != wb.Dx() || int(page.Height) != wb.Dy() {
-			t.Errorf("page %d: %v×%v raster %v; want %d×%d", n+1, page.Width, page.Height, page.Raster, wb.Dx(), wb.Dy())
-		}
-		if s := scaleOf(t, page, document.Limits{}); s != 1 {
-			t.Errorf("page %d: scale %v, want 1", n+1, s)
-		}
-		if d := page.TextUsable(); d.Usable {
-			t.Errorf("page %d: a raster page has a usable text layer", n+1)
-		}
-		dec, err := doc.Render(ctx, page, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img := dec.Image
-		if img.Bounds() != wb {
-			t.Fatalf("page %d: %v, want %v", n+1, img.Bounds(), wb)
-		}
-		for y := 0; y < wb.Dy(); y++ {
-			for x := 0; x < wb.Dx(); x++ {
-				g, _, _, _ := img.At(x, y).RGBA()
-				w, _, _, _ := want.At(x, y).RGBA()
-				if g != w {
-					t.Fatalf("page %d: pixel (%d,%d) is %d, want %d", n+1, x, y, g, w)
-				}
-			}
-		}
-	}
-	if _, err := doc.Page(ctx, 4); !errors.Is(err, document.ErrBadSelection) {
-		t.Errorf("page 4 of 3: %v", err)
-	}
-}
-
-func TestTIFFErrors(t *testing.T) {
-	good := tiffPages(t, stripes(30, 20, 0), stripes(30, 20, 1))
-	ifd2 := binary.LittleEndian.Uint32(good[4:]) // first IFD; its next pointer follows its entries
-	n := binary.LittleEndian.Uint16(good[ifd2:])
-	next := ifd2 + 2 + 12*uint32(n)
-
-	loop := slices.Clone(good)
-	binary.LittleEndian.PutUint32(loop[next:], ifd2) // page 1 points back at itself
-	outside := slices.Clone(good)
-	binary.LittleEndian.PutUint32(outside[next:], uint32(len(good)+100))
-	huge := tiffPages(t, stripes(30, 20, 0), stripes(30, 20, 1))
-	setSize(t, huge, 1, 60000, 60000) // page 2 claims 3.6 Gpx
-	big := testReader(t).WithLimits(document.Limits{MaxDocumentPages: 1})
-
-	ctx := ctxFor(t, time.Minute)
-	for _, c := range []struct {
+// TestPageFailsAlone: a page that cannot be read, drawn or afforded fails alone, with an error
+// that names it and says why; the document's other pages are read and its text keeps every
+// page's place. A document of which no page is read fails as its first page did.
+func TestPageFailsAlone(t *testing.T) {
+	good := hostile.TextPage("FIRST PAGE OF THE LETTER")
+	last := hostile.TextPage("THE LAST PAGE")
+	for _, tt := range []struct {
 		name string
-		r    *document.Reader
-		data []byte
-		page int
-		want error
+		bad  hostile.PageSpec
+		cfg  func(*document.Config)
+		req  func(*document.Request)
+		want func(error) bool
 	}{
-		// As libtiff: a chain that loops back ends there; page 1 is read (page 2 is lost).
-		{"looping chain", testReader(t), loop, 1, nil},
-		{"next IFD outside the file", testReader(t), outside, 0, document.ErrCorrupt},
-		{"truncated in the chain", testReader(t), good[:len(good)/2], 0, document.ErrCorrupt},
-		{"truncated in the pixels", testReader(t), stripCut(t, good), 2, document.ErrCorrupt},
-		{"bigtiff", testReader(t), []byte("II+\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), 0, document.ErrUnsupported},
-		{"more pages than the document limit", big, good, 0, document.ErrTooManyPages},
-		{"a page over the pixel limit", testReader(t), huge, 2, document.ErrTooLarge},
+		{"a page box under a pixel", hostile.PageSpec{Crop: "0 0 0.01 0.01", Content: good.Content}, nil, nil,
+			func(err error) bool { return errors.Is(err, docfile.ErrDegenerate) }},
+		{"a page that draws forever", hostile.EndlessPage(400_000), func(c *document.Config) { c.OpTimeout = time.Second }, nil,
+			func(err error) bool { var tc *document.TooComplexError; return errors.As(err, &tc) && tc.Page == 2 }},
+		{"a page the request cannot afford", hostile.PageSpec{Box: "0 0 4000 4000", Content: "0 0 1 rg 0 0 4000 4000 re f"}, nil,
+			func(r *document.Request) { r.MaxCost = engineMemory + 40<<20 },
+			func(err error) bool { var ce *document.CostError; return errors.As(err, &ce) && ce.Page == 2 }},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			doc, err := c.r.Open(ctx, c.data)
-			if err == nil && c.page > 0 {
-				defer doc.Close()
-				var p *document.Page
-				if p, err = doc.Page(ctx, c.page); err == nil {
-					_, err = doc.Render(ctx, p, 1)
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config()
+			if tt.cfg != nil {
+				tt.cfg(&cfg)
+			}
+			r := document.New(docs(t), cfg)
+			req := document.Request{Data: hostile.PDFPages(good, tt.bad, last), Start: time.Now(), Timeout: time.Minute}
+			if tt.req != nil {
+				tt.req(&req)
+			}
+			rec := &recorder{}
+			res, err := r.Read(t.Context(), pipeline(t), rec, req)
+			if err != nil {
+				t.Fatalf("the document failed: %v", err)
+			}
+			if len(res.Read) != 3 {
+				t.Fatalf("%d pages", len(res.Read))
+			}
+			for i, want := range []string{"FIRST PAGE OF THE LETTER", "", "THE LAST PAGE"} {
+				p := res.Read[i]
+				if p.Number != i+1 || p.Result == nil || p.Result.Text != want {
+					t.Errorf("page %d: number %d, result %+v; want %q", i+1, p.Number, p.Result, want)
 				}
-			} else if err == nil {
-				doc.Close()
 			}
-			if !errors.Is(err, c.want) {
-				t.Fatalf("error %v; want %v", err, c.want)
+			p := res.Read[1]
+			var pe *docfile.PageError
+			if p.Source != document.Failed || !errors.As(p.Err, &pe) || pe.Page != 2 || !tt.want(p.Err) || !strings.Contains(p.Err.Error(), "page 2") {
+				t.Errorf("page 2: source %q, error %v", p.Source, p.Err)
 			}
-			// An error about one page names it.
-			var pe *tiffdec.PageError
-			if c.page > 0 && c.want != nil && c.want != document.ErrTooLarge && (!errors.As(err, &pe) || pe.Page != c.page) {
-				t.Fatalf("error %v; want a *tiffdec.PageError for page %d", err, c.page)
+			if res.Read[0].Err != nil || res.Read[2].Err != nil {
+				t.Errorf("good pages failed: %v, %v", res.Read[0].Err, res.Read[2].Err)
+			}
+			if res.Text != "FIRST PAGE OF THE LETTER\f\fTHE LAST PAGE" {
+				t.Errorf("text %q", res.Text)
+			}
+			if rec.running != 0 {
+				t.Errorf("%d admissions still held", rec.running)
+			}
+			// Alone, the failing page fails the document with its own error.
+			req.Data = hostile.PDFPages(tt.bad)
+			if _, err := r.Read(t.Context(), pipeline(t), &recorder{}, req); err == nil || !errors.As(err, &pe) || pe.Page != 1 {
+				t.Errorf("the page alone: %v", err)
 			}
 		})
-	}
-}
-
-// stripCut points page 2's pixel data past the end of the file (its IFD stays intact).
-func stripCut(t testing.TB, data []byte) []byte {
-	t.Helper()
-	data = slices.Clone(data)
-	off := binary.LittleEndian.Uint32(data[4:])
-	n := binary.LittleEndian.Uint16(data[off:])
-	off = binary.LittleEndian.Uint32(data[off+2+12*uint32(n):])
-	n = binary.LittleEndian.Uint16(data[off:])
-	for k := uint32(0); k < uint32(n); k++ {
-		e := data[off+2+12*k:]
-		if binary.LittleEndian.Uint16(e) == 273 { // StripOffsets
-			binary.LittleEndian.PutUint32(e[8:], uint32(len(data)-4))
-		}
-	}
-	return data
-}
-
-// setSize rewrites page index's ImageWidth and ImageLength entries in a little-endian TIFF.
-func setSize(t testing.TB, data []byte, index int, w, h uint32) {
-	t.Helper()
-	off := binary.LittleEndian.Uint32(data[4:])
-	for ; index > 0; index-- {
-		n := binary.LittleEndian.Uint16(data[off:])
-		off = binary.LittleEndian.Uint32(data[off+2+12*uint32(n):])
-	}
-	n := binary.LittleEndian.Uint16(data[off:])
-	for k := uint32(0); k < uint32(n); k++ {
-		e := data[off+2+12*k:]
-		switch binary.LittleEndian.Uint16(e) {
-		case 256, 257:
-			v := w
-			if binary.LittleEndian.Uint16(e) == 257 {
-				v = h
-			}
-			binary.LittleEndian.PutUint16(e[2:], 4) // LONG
-			binary.LittleEndian.PutUint32(e[8:], v)
-		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	// Decoders are registered for their side effect on image.Decode; the set is deliberately the
 	// formats people actually upload for OCR (photos, scans, screenshots). TIFF is read by
-	// internal/tiffdec, which prices its decode exactly and reads what scanners and fax servers
+	// service/tiffdec, which prices its decode exactly and reads what scanners and fax servers
 	// write.
 	_ "image/gif"
 	_ "image/jpeg"
@@ -20,8 +20,8 @@ import (
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/webp"
 
-	"github.com/ocrgate/ocrgate/internal/jpegdec"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/jpegdec"
 )
 
 // Limits bounds the images Decode accepts. The check uses the size in the file's header, before any

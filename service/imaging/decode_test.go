@@ -291,7 +291,7 @@ func FuzzDecode(f *testing.F) {
 func TestDecodeHalfPolicy(t *testing.T) {
 	const w, h = 333, 77
 	jpg := encode(t, "jpeg", pattern(w, h))
-	progressive, err := os.ReadFile(filepath.Join("..", "..", "internal", "jpegdec", "testdata", "progressive.jpg"))
+	progressive, err := os.ReadFile(filepath.Join("..", "jpegdec", "testdata", "progressive.jpg"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"image"
 	"image/color"
 
-	"github.com/ocrgate/ocrgate/internal/jpegdec"
-	"github.com/ocrgate/ocrgate/internal/tiffdec"
+	"github.com/ocrgate/ocrgate/service/jpegdec"
+	"github.com/ocrgate/ocrgate/service/tiffdec"
 )
 
 // Header is what an image's header says about it, read and checked against Limits before any

@@ -12,8 +12,8 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"github.com/ocrgate/ocrgate/internal/testenv"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/setup"
 )
 
 // TestDetPreviewKeepsAccuracy reads the 600-dpi A4 scans of the receipts the repository carries
@@ -27,13 +27,13 @@ func TestDetPreviewKeepsAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dataset: %v", err)
 	}
-	cs, err := setup.Charset(mustConfig(t))
+	cs, err := engine.Charset(mustConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	opt := base.Options()
 	opt.DetPreview = false
-	full, err := ocr.New(engine.Runtime, cs, opt)
+	full, err := ocr.New(emb.Runtime, cs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

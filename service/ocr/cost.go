@@ -32,7 +32,7 @@ type RuntimeMemory struct {
 
 // EmbeddedRuntimeMemory is what ONNX Runtime 1.30 (CPU, default arena) adds per inference for the
 // prepared PP-OCRv4 models (int8 recognizer, compact output), measured by BenchmarkRunMemory in
-// service/onnx as the peak-RSS growth of runs in a fresh process, less the Go output: detector
+// service/onnxrt as the peak-RSS growth of runs in a fresh process, less the Go output: detector
 // 14 MiB at 320×320, 94 MiB at 960×704, 150 MiB at 960×960, 443 MiB at 1728×1728 (144–171 bytes
 // a pixel); recognizer batches of 6 at 64, 320, 960 and 2 560 px wide 4, 22, 100 and 193 MiB
 // (211–378 bytes a pixel; ten int8 convolutions), two batches at once 7, 46, 152 and 356 MiB.

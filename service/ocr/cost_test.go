@@ -21,8 +21,8 @@ import (
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/memlimit"
-	"github.com/ocrgate/ocrgate/service/setup"
 )
 
 // costChildEnv names the image a child process of BenchmarkCostModel measures.
@@ -57,7 +57,7 @@ func costChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	eng, err := setup.Embedded(cfg)
+	eng, err := engine.Embedded(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/ocrtest"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/ocr/ocrtest"
 )
 
 // The tests of this file run the real pipeline on the fake runtime of ocrtest: no models, no ONNX

@@ -24,15 +24,15 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/setup"
 )
 
 var (
 	engineOnce sync.Once
-	engine     *setup.Engine
+	emb        *engine.Engine
 	engineErr  error
 )
 
@@ -48,12 +48,12 @@ func pipeline(t testing.TB) *ocr.Pipeline {
 			engineErr = err
 			return
 		}
-		engine, engineErr = setup.Embedded(cfg)
+		emb, engineErr = engine.Embedded(cfg)
 	})
 	if engineErr != nil {
 		t.Fatalf("embedded runtime: %v", engineErr)
 	}
-	return engine.Pipeline
+	return emb.Pipeline
 }
 
 // face is Go Regular at size px.
@@ -262,7 +262,7 @@ func TestRecParallelSameResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := setup.Charset(mustConfig(t))
+	cs, err := engine.Charset(mustConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestRecParallelSameResult(t *testing.T) {
 		t.Fatalf("the default runs %d batches at once, want them in flight side by side", opt.BatchParallel)
 	}
 	opt.BatchParallel = 1
-	par, err := ocr.New(engine.Runtime, cs, opt)
+	par, err := ocr.New(emb.Runtime, cs, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,11 +309,11 @@ func (c *countingRuntime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor)
 // turned).
 func TestClassifierPageSample(t *testing.T) {
 	base := pipeline(t)
-	cs, err := setup.Charset(mustConfig(t))
+	cs, err := engine.Charset(mustConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter := &countingRuntime{Runtime: engine.Runtime}
+	counter := &countingRuntime{Runtime: emb.Runtime}
 	p, err := ocr.New(counter, cs, base.Options())
 	if err != nil {
 		t.Fatal(err)

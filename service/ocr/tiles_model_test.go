@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/testenv"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/setup"
 )
 
 // TestTiledDetectionReadsTheSame runs real receipts with detection forced into tiles of 400 000
@@ -19,7 +19,7 @@ import (
 // inputs larger than a first pass, which no sroie-dev page has).
 func TestTiledDetectionReadsTheSame(t *testing.T) {
 	base := pipeline(t)
-	cs, err := setup.Charset(mustConfig(t))
+	cs, err := engine.Charset(mustConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,12 +28,12 @@ func TestTiledDetectionReadsTheSame(t *testing.T) {
 			data := testenv.Receipt(t, id)
 			opt := base.Options()
 			opt.DetTilePixels = 0
-			whole, err := ocr.New(engine.Runtime, cs, opt)
+			whole, err := ocr.New(emb.Runtime, cs, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
 			opt.DetTilePixels = 400_000
-			tiled, err := ocr.New(engine.Runtime, cs, opt)
+			tiled, err := ocr.New(emb.Runtime, cs, opt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,8 +3,8 @@ package ocr_test
 import (
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/ocrtest"
 	"github.com/ocrgate/ocrgate/service/ocr"
-	"github.com/ocrgate/ocrgate/service/ocr/ocrtest"
 )
 
 // TestWith: a pipeline with a request's own options runs with them (the classifier off: no

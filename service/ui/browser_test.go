@@ -20,10 +20,10 @@ import (
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/internal/testenv"
-	"github.com/ocrgate/ocrgate/service"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
-	"github.com/ocrgate/ocrgate/service/setup"
+	"github.com/ocrgate/ocrgate/service/server"
 )
 
 const apiKey = "page-test-key"
@@ -143,7 +143,7 @@ func startService(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := setup.Embedded(cfg)
+	eng, err := engine.Embedded(cfg)
 	if err != nil {
 		t.Fatalf("embedded runtime: %v (run `make test`, which fetches the models first)", err)
 	}
@@ -154,14 +154,14 @@ func startService(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, _ := setup.Documents(cfg)
+	docs, _ := engine.Documents(cfg)
 	t.Cleanup(func() { docs.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute) // a cold compile under -race
 	defer cancel()
 	if err := docs.Ready(ctx); err != nil {
 		t.Fatalf("PDF engine: %v", err)
 	}
-	app := service.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), service.Options{
+	app := server.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), server.Options{
 		RequestTimeout: 2 * time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
 		APIKeys: []string{apiKey}, Extractor: ex, UI: true, Documents: docs,
 	})

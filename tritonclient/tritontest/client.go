@@ -17,7 +17,7 @@ import (
 )
 
 // What the tests of a Triton client need beside the server: one each for the tests of the client
-// itself and for those of the pipeline's models served by it (service/triton/ppocrtest).
+// itself and for those of the pipeline's models served by it (internal/ppocrtest).
 
 // StartServer starts a test server that stops when the test ends.
 func StartServer(t testing.TB, models ...Model) *Server {

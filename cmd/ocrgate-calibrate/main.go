@@ -1,0 +1,152 @@
+// Command calibrate measures the value ranges the int8 recognizer is quantized with, and prints
+// them as the Go table pinned in internal/modelprep (RecInt8Ranges). It is a developer tool, run
+// once when the rewrite or the choice of quantized convolutions changes, never by the prepare
+// step (which applies the pinned table and needs no images):
+//
+//	go run ./cmd/ocrgate-calibrate -images '../shared/datasets/myocr-samples/*'
+//
+// It runs the pipeline (embedded runtime, prepared fp32 models, OCRGATE_* settings) over the
+// images, keeps every recognizer batch, runs the prepared recognizer on them with the inputs and
+// outputs of its 1×1 convolutions exposed, and takes their minimum and maximum. The images should
+// not be the ones accuracy is judged on: the pinned ranges come from the ten myocr samples, not
+// from sroie-dev.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/ocrgate/ocrgate/internal/modelprep"
+	"github.com/ocrgate/ocrgate/internal/onnxgraph"
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/engine"
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// recorder keeps the recognizer's input batches.
+type recorder struct {
+	ocr.Runtime
+	mu      sync.Mutex
+	batches []ocr.Tensor
+}
+
+func (r *recorder) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.Tensor, error) {
+	if m == ocr.Recognizer {
+		r.mu.Lock()
+		r.batches = append(r.batches, ocr.Tensor{Shape: slices.Clone(in.Shape), Data: slices.Clone(in.Data)})
+		r.mu.Unlock()
+	}
+	return r.Runtime.Infer(ctx, m, in)
+}
+
+func main() {
+	images := flag.String("images", filepath.Join("..", "shared", "datasets", "myocr-samples", "*"), "glob of calibration images")
+	flag.Parse()
+	if err := run(*images); err != nil {
+		fmt.Fprintf(os.Stderr, "calibrate: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(glob string) error {
+	cfg, err := config.Load(nil, os.Getenv, io.Discard)
+	if err != nil {
+		return err
+	}
+	cfg.RecModel = modelprep.PreparedName(modelprep.Models[1].Source) // calibrate the fp32 graph
+	eng, err := engine.Embedded(cfg)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	rec := &recorder{Runtime: eng.Runtime}
+	cs, err := engine.Charset(cfg)
+	if err != nil {
+		return err
+	}
+	p, err := ocr.New(rec, cs, cfg.OCR)
+	if err != nil {
+		return err
+	}
+	paths, err := filepath.Glob(glob)
+	if err != nil || len(paths) == 0 {
+		return fmt.Errorf("no images match %s: give -images GLOB (the pinned ranges were measured on the ten myocr sample images, which the repository does not carry)", glob)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if _, err := p.Run(context.Background(), data); err != nil {
+			fmt.Fprintf(os.Stderr, "calibrate: %s skipped: %v\n", path, err)
+		}
+	}
+
+	model, err := os.ReadFile(cfg.ModelPath(modelprep.PreparedName(modelprep.Models[1].Source)))
+	if err != nil {
+		return err
+	}
+	convs, err := onnxgraph.ConvTensors(model)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, c := range convs {
+		names = append(names, c[0], c[1])
+	}
+	probe, err := onnxgraph.AddOutputs(model, names)
+	if err != nil {
+		return err
+	}
+	ins, outs, err := ort.GetInputOutputInfoWithONNXData(probe)
+	if err != nil {
+		return err
+	}
+	var outNames []string
+	for _, o := range outs {
+		outNames = append(outNames, o.Name)
+	}
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(probe, []string{ins[0].Name}, outNames, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	lo, hi := map[string]float32{}, map[string]float32{}
+	for _, b := range rec.batches {
+		x, err := ort.NewTensor(ort.Shape(b.Shape), b.Data)
+		if err != nil {
+			return err
+		}
+		vals := make([]ort.Value, len(outNames))
+		if err := s.Run([]ort.Value{x}, vals); err != nil {
+			return err
+		}
+		for i, name := range outNames[1:] {
+			for _, v := range vals[i+1].(*ort.Tensor[float32]).GetData() {
+				lo[name], hi[name] = min(lo[name], v), max(hi[name], v)
+			}
+		}
+		for _, v := range vals {
+			v.Destroy()
+		}
+		x.Destroy()
+	}
+	fmt.Printf("// calibrated on %d recognizer batches of %d images (%s)\n", len(rec.batches), len(paths), glob)
+	for _, c := range convs {
+		mark := "//"
+		if _, ok := modelprep.RecInt8Ranges[c[0]]; ok {
+			mark = "  "
+		}
+		fmt.Printf("%s\t%q: {Input: onnxgraph.Range{Lo: %g, Hi: %g}, Output: onnxgraph.Range{Lo: %g, Hi: %g}},\n", mark, c[0], lo[c[0]], hi[c[0]], lo[c[1]], hi[c[1]])
+	}
+	return nil
+}

@@ -1,0 +1,483 @@
+// Command loadgen drives ocrgate with concurrent clients on loopback and reports throughput,
+// latency percentiles, status counts and the service's memory.
+//
+// It starts the service binary itself (so the memory it reports is the service's alone), waits for
+// /readyz, sends POST /ocr requests built from a dataset's images from -c clients until -d has
+// passed or -n requests were sent, then stops the service with SIGTERM (a graceful shutdown) and
+// prints the report. Every request loop is bounded in count and time, and all traffic stays on
+// 127.0.0.1.
+//
+//	go run ./cmd/ocrgate-loadgen -c 8 -d 60s                  # load: 4× what 2 cores run at once
+//	go run ./cmd/ocrgate-loadgen -c 1 -n 1000 -checkpoint 100 # soak: RSS after 100 and after 1000
+//	go run ./cmd/ocrgate-loadgen -c 4 -n 300 -mix hostile     # every fourth request a hostile file
+//	go run ./cmd/ocrgate-loadgen -c 4 -n 300 -mix http        # receipts while the connections are attacked
+//
+// With -mix hostile every fourth request is one of the uploads that once took the service past
+// its memory or its deadline (built by internal/hostile, no downloads): a JPEG frame larger than
+// its header, a progressive scan bomb, progressive and 16-bit PNG images that are tiny files but
+// legitimately huge, and costly ones within the limits. The report splits statuses by kind.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ocrgate/ocrgate/internal/hostile"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/ocrgate", "ocrgate binary to start")
+	dataset := flag.String("dataset", filepath.Join("..", "shared", "datasets", "sroie-dev"), "dataset whose img/ files are sent")
+	clients := flag.Int("c", 8, "concurrent clients")
+	duration := flag.Duration("d", 60*time.Second, "stop sending after this long")
+	total := flag.Int("n", 0, "stop after this many requests (0: only the duration bounds it)")
+	checkpoint := flag.Int("checkpoint", 0, "also report the service's RSS after this many requests")
+	timeout := flag.Duration("timeout", 60*time.Second, "client timeout per request")
+	flag.BoolVar(&hammer, "hammer", false, "retry refused requests at once instead of honouring Retry-After")
+	mix := flag.String("mix", "receipts", "what to send: receipts (the dataset's images), hostile (every fourth request a hostile file) or http (receipts while heads without bodies, hang-ups, slow bodies and multipart floods attack the connections)")
+	flag.Parse()
+	if *mix != "receipts" && *mix != "hostile" && *mix != "http" {
+		fmt.Fprintln(os.Stderr, "loadgen: -mix must be receipts, hostile or http")
+		os.Exit(2)
+	}
+	hostileMix = *mix == "hostile"
+	httpMix = *mix == "http"
+	if err := run(*bin, *dataset, *clients, *duration, *total, *checkpoint, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+// hammer makes clients ignore Retry-After (an abusive client).
+var hammer bool
+
+// hostileMix makes every fourth request a hostile file.
+var hostileMix bool
+
+// httpMix runs the HTTP attacks (attackHTTP) beside the clients.
+var httpMix bool
+
+type sample struct {
+	status  int
+	took    time.Duration
+	hostile string // the hostile file's name; "" for a receipt
+}
+
+// hostileFile is a request body built from one of internal/hostile's generators.
+type hostileFile struct {
+	name string
+	body []byte
+}
+
+func hostileBodies() []hostileFile {
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"smuggled 8192² frame", hostile.SmuggledFrame(image.Pt(16, 16), image.Pt(8192, 8192), false)},
+		{"scan bomb 1500 scans", hostile.ScanBomb(7071, 7071, 1500)},
+		{"tiny 7071² progressive", hostile.HugeProgressive(7071, 7071)},
+		{"16-bit PNG bomb 7071²", hostile.PNG16Bomb(7071, 7071, 7071)},
+		{"progressive 6000² 60 scans", hostile.ScanBomb(6000, 6000, 60)},
+		{"16-bit PNG 4000²", hostile.PNG16Bomb(4000, 4000, 4000)},
+		{"progressive 4000² cut short", hostile.HugeProgressive(4000, 4000)},
+		{"TIFF of 50000 overlapping IFDs", hostile.TIFFOverlappingIFDs(50_000, 4095)},
+		{"TIFF Deflate strip of 290 MB", hostile.TIFFDeflateBomb(7000, 7000, 1, 290<<20)},
+	}
+	out := make([]hostileFile, len(files))
+	for i, f := range files {
+		b, _ := json.Marshal(map[string]string{"image": base64.StdEncoding.EncodeToString(f.data)})
+		out[i] = hostileFile{f.name, b}
+	}
+	return out
+}
+
+func run(bin, dataset string, clients int, duration time.Duration, total, checkpoint int, timeout time.Duration) error {
+	bodies, err := loadBodies(dataset)
+	if err != nil {
+		return err
+	}
+	var hostiles []hostileFile
+	if hostileMix {
+		hostiles = hostileBodies()
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "OCRGATE_ADDR="+addr, "OCRGATE_LOG_LEVEL=warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	defer cmd.Process.Kill()
+	base := "http://" + addr
+	if err := waitReady(base, 90*time.Second); err != nil {
+		return err
+	}
+	fmt.Printf("service pid %d on %s ready; RSS %s\n", cmd.Process.Pid, addr, mib(rss(cmd.Process.Pid, "VmRSS")))
+
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	ctx, cancel := context.WithTimeout(context.Background(), duration)
+	defer cancel()
+	baseGoroutines, baseFDs := runtimeGauges(base)
+	attackCtx, stopAttacks := context.WithCancel(ctx)
+	var attacks sync.WaitGroup
+	var attacked attackCounts
+	if httpMix {
+		attacks.Go(func() { attackHTTP(attackCtx, addr, bodies, &attacked) })
+	}
+	var (
+		mu        sync.Mutex
+		samples   []sample
+		sent      int
+		atCheck   int64
+		wg        sync.WaitGroup
+		start     = time.Now()
+		errorsOut int
+	)
+	next := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() != nil || (total > 0 && sent >= total) {
+			return 0, false
+		}
+		sent++
+		return sent, true
+	}
+	for range clients {
+		wg.Go(func() {
+			for {
+				n, ok := next()
+				if !ok {
+					return
+				}
+				body, kind := bodies[n%len(bodies)], ""
+				if len(hostiles) > 0 && n%4 == 3 {
+					h := hostiles[(n/4)%len(hostiles)]
+					body, kind = h.body, h.name
+				}
+				t0 := time.Now()
+				resp, err := client.Post(base+"/ocr", "application/json", bytes.NewReader(body))
+				s := sample{took: time.Since(t0), hostile: kind}
+				if err != nil {
+					mu.Lock()
+					errorsOut++
+					mu.Unlock()
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				s.status = resp.StatusCode
+				if s.status == http.StatusTooManyRequests && !hammer {
+					// A well-behaved client waits as told (bounded, and never past the run).
+					if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+						select {
+						case <-time.After(min(time.Duration(secs)*time.Second, 5*time.Second)):
+						case <-ctx.Done():
+						}
+					}
+				}
+				mu.Lock()
+				samples = append(samples, s)
+				if checkpoint > 0 && len(samples) == checkpoint {
+					atCheck = rss(cmd.Process.Pid, "VmRSS")
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	stopAttacks()
+	attacks.Wait()
+	elapsed := time.Since(start)
+	rssEnd, hwm := rss(cmd.Process.Pid, "VmRSS"), rss(cmd.Process.Pid, "VmHWM")
+	if httpMix {
+		// What the attacks left behind, once the service has closed their connections and
+		// fasthttp's idle workers (kept 10 s) have gone: polled for up to 30 s.
+		settle := time.Now()
+		g, fds := runtimeGauges(base)
+		for g > baseGoroutines+5 && time.Since(settle) < 30*time.Second {
+			time.Sleep(time.Second)
+			g, fds = runtimeGauges(base)
+		}
+		fmt.Printf("settled in %s\n", time.Since(settle).Round(time.Second))
+		fmt.Printf("attacks: %s\n", attacked.String())
+		fmt.Printf("service goroutines %d -> %d, open fds %d -> %d (before the run -> after it)\n", baseGoroutines, g, baseFDs, fds)
+		late := 0
+		for _, s := range samples {
+			if s.took > timeout-time.Second || s.took > 35*time.Second {
+				late++
+			}
+		}
+		fmt.Printf("receipts past their deadline + 5 s: %d\n", late)
+	}
+
+	// Graceful stop: SIGTERM, then the service must exit on its own.
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Printf("service exit: %v\n", err)
+		}
+	case <-time.After(45 * time.Second):
+		fmt.Println("service did not exit within 45s of SIGTERM")
+	}
+
+	report(samples, errorsOut, clients, elapsed)
+	if hostileMix {
+		reportHostile(samples)
+	}
+	if checkpoint > 0 && atCheck > 0 {
+		fmt.Printf("RSS after %d requests %s, after %d %s (%+.1f%%)\n", checkpoint, mib(atCheck), len(samples), mib(rssEnd),
+			100*(float64(rssEnd)/float64(atCheck)-1))
+	}
+	fmt.Printf("service RSS at end %s, peak %s\n", mib(rssEnd), mib(hwm))
+	return nil
+}
+
+func report(samples []sample, transportErrors, clients int, elapsed time.Duration) {
+	counts := map[int]int{}
+	var ok, refused []time.Duration
+	for _, s := range samples {
+		counts[s.status]++
+		switch s.status {
+		case http.StatusOK:
+			ok = append(ok, s.took)
+		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			refused = append(refused, s.took)
+		}
+	}
+	fmt.Printf("\n%d clients, %s: %d requests, %.2f requests/s, %.2f OK/s\n", clients, elapsed.Round(time.Millisecond),
+		len(samples), float64(len(samples))/elapsed.Seconds(), float64(len(ok))/elapsed.Seconds())
+	codes := make([]int, 0, len(counts))
+	for c := range counts {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	var parts []string
+	for _, c := range codes {
+		parts = append(parts, fmt.Sprintf("%d×%d", counts[c], c))
+	}
+	fmt.Printf("statuses: %s; transport errors %d\n", strings.Join(parts, " "), transportErrors)
+	fmt.Printf("200 latency   p50 %s  p95 %s  p99 %s  max %s\n", pct(ok, 50), pct(ok, 95), pct(ok, 99), pct(ok, 100))
+	if len(refused) > 0 {
+		fmt.Printf("429/503 latency p50 %s  p99 %s  max %s\n", pct(refused, 50), pct(refused, 99), pct(refused, 100))
+	}
+}
+
+// reportHostile prints the statuses and the slowest answer of each hostile file, and the
+// statuses of the receipts sent beside them.
+func reportHostile(samples []sample) {
+	type stat struct {
+		codes map[int]int
+		max   time.Duration
+	}
+	byKind := map[string]*stat{}
+	var kinds []string
+	for _, s := range samples {
+		k := s.hostile
+		if k == "" {
+			k = "receipts"
+		}
+		st := byKind[k]
+		if st == nil {
+			st = &stat{codes: map[int]int{}}
+			byKind[k] = st
+			kinds = append(kinds, k)
+		}
+		st.codes[s.status]++
+		st.max = max(st.max, s.took)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		st := byKind[k]
+		var parts []string
+		for c, n := range st.codes {
+			parts = append(parts, fmt.Sprintf("%d×%d", n, c))
+		}
+		sort.Strings(parts)
+		fmt.Printf("  %-28s %s, slowest %s\n", k, strings.Join(parts, " "), st.max.Round(time.Millisecond))
+	}
+}
+
+// attackCounts counts the HTTP attacks made.
+type attackCounts struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (a *attackCounts) add(kind string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.counts == nil {
+		a.counts = map[string]int{}
+	}
+	a.counts[kind]++
+}
+
+func (a *attackCounts) String() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var parts []string
+	for k, n := range a.counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// attackHTTP attacks the service's connections until ctx ends, at most 48 attacks at once, one
+// started every 100 ms (internal/hostile's HTTP attacks): heads announcing 20 MiB bodies that
+// never come, receipts whose client hangs up 300 ms in, 20 MiB bodies sent 4 KiB every 100 ms,
+// and multipart bodies of 1 000 parts.
+func attackHTTP(ctx context.Context, addr string, bodies [][]byte, counts *attackCounts) {
+	ct, flood := hostile.MultipartFlood(1000)
+	sem := make(chan struct{}, 48)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			actx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
+			switch i % 4 {
+			case 0:
+				counts.add("heads without bodies")
+				hostile.HeadOnly(actx, addr, "/ocr", 20<<20)
+			case 1:
+				counts.add("hang-ups")
+				hostile.HangUp(actx, addr, "/ocr", "application/json", bodies[i%len(bodies)], 300*time.Millisecond)
+			case 2:
+				counts.add("slow bodies")
+				hostile.SlowBody(actx, addr, "/ocr", 20<<20, 4<<10, 100*time.Millisecond)
+			case 3:
+				counts.add("multipart floods")
+				hostile.HangUp(actx, addr, "/ocr", ct, flood, 2*time.Second)
+			}
+		})
+	}
+}
+
+// runtimeGauges reads the service's goroutines and open file descriptors from /metrics.
+func runtimeGauges(base string) (goroutines, fds int) {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return -1, -1
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(data), "\n") {
+		var v float64
+		if _, err := fmt.Sscanf(line, "go_goroutines %g", &v); err == nil {
+			goroutines = int(v)
+		}
+		if _, err := fmt.Sscanf(line, "process_open_fds %g", &v); err == nil {
+			fds = int(v)
+		}
+	}
+	return goroutines, fds
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i].Round(time.Millisecond)
+}
+
+func loadBodies(dataset string) ([][]byte, error) {
+	paths, _ := filepath.Glob(filepath.Join(dataset, "img", "*"))
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no images in %s/img: give -dataset DIR (make: DATASET=DIR), a directory with an img/ folder; testdata/sroie in the repository is a small one", dataset)
+	}
+	slices.Sort(paths)
+	var bodies [][]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(map[string]string{"image": base64.StdEncoding.EncodeToString(data)})
+		bodies = append(bodies, b)
+	}
+	return bodies, nil
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitReady(base string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("service at %s not ready within %s", base, within)
+}
+
+// rss reads a memory field (VmRSS, VmHWM) of a process, in bytes.
+func rss(pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

@@ -1,0 +1,45 @@
+package docfile_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/document/docfile"
+	"github.com/ocrgate/ocrgate/service/memlimit"
+)
+
+// TestHostileTIFFs: the TIFFs of issue 24, written by the test. A 1.2 MB chain of 50 000
+// overlapping directories of 4095 entries (9.3 s a walk, walked three times a request, the
+// first before admission) is refused at once: Detect reads at most a few directories, and Open's
+// walk stops when the directories' entries overlap. A Deflate strip that inflates to 290 MB
+// for a 1-bit page (1 075 MiB allocated before) decodes within its page and strip.
+func TestHostileTIFFs(t *testing.T) {
+	chain := hostile.TIFFOverlappingIFDs(50_000, 4095)
+	if f := docfile.Detect(chain); f != docfile.FormatTIFF {
+		t.Errorf("Detect: %q; a chain longer than Detect reads is a document, walked after admission", f)
+	}
+	r := testReader(t)
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		want  error
+		bound uint64
+	}{
+		{"50000 overlapping directories", chain, docfile.ErrCorrupt, 64 << 20},
+		{"Deflate strip of 290 MB for a 7000×7000 1-bit page", hostile.TIFFDeflateBomb(7000, 7000, 1, 290<<20), nil, 49<<20 + 6<<20 + 64<<20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := ctxFor(t, 30*time.Second)
+			var err error
+			grew := uint64(memlimit.Growth(10*time.Millisecond, func() { err = process(ctx, r, c.data) }))
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("error %v; want %v", err, c.want)
+			}
+			if grew > c.bound {
+				t.Errorf("resident memory grew by %d MiB; the bound is %d MiB", grew>>20, c.bound>>20)
+			}
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package docfile_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/service/imaging"
+)
+
+// tiffSet is the TIFF reader's test set (made with libtiff's tools; see its README).
+const tiffSet = "../../tiffdec/testdata"
+
+// TestTIFFPagesReadLikeTheirSources: every good page of the TIFF test set (every compression and
+// layout the reader reads) OCRs through the real pipeline to the words of the PNG page it was
+// made from: word F1 at least 0.98 against the PNG's own OCR.
+func TestTIFFPagesReadLikeTheirSources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the models")
+	}
+	ctx := ctxFor(t, 10*time.Minute)
+	f, err := os.Open(filepath.Join(tiffSet, "manifest.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sources := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		col := strings.Split(sc.Text(), "\t")
+		file, ref, src := col[0], col[1], col[2]
+		if ref == "corrupt" || ref == "unsupported" || src == "-" {
+			continue
+		}
+		page := 1
+		if name, p, ok := strings.Cut(file, "#"); ok {
+			file = name
+			page, _ = strconv.Atoi(p)
+		}
+		if sources[src] == nil {
+			data, err := os.ReadFile(filepath.Join(tiffSet, src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec, err := imaging.Decode(data, imaging.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := pipeline(t).RunImage(ctx, dec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources[src] = strings.Fields(strings.ToLower(res.Text))
+			t.Logf("%s reads %q", src, res.Text)
+		}
+		t.Run(sc.Text()[:strings.IndexByte(sc.Text(), '\t')], func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(tiffSet, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := testReader(t).Open(ctx, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer doc.Close()
+			res, _ := ocrPage(ctx, t, doc, page)
+			got := strings.Fields(strings.ToLower(res.Text))
+			if f1 := wordF1(sources[src], got); f1 < 0.98 {
+				t.Errorf("word F1 %.3f against %s: read %q", f1, src, res.Text)
+			}
+		})
+	}
+}
+
+// wordF1 is the F1 score of the words got against want, as multisets.
+func wordF1(want, got []string) float64 {
+	if len(want)+len(got) == 0 {
+		return 1
+	}
+	count := map[string]int{}
+	for _, w := range want {
+		count[w]++
+	}
+	match := 0
+	for _, g := range got {
+		if count[g] > 0 {
+			count[g]--
+			match++
+		}
+	}
+	return 2 * float64(match) / float64(len(want)+len(got))
+}

@@ -1,0 +1,222 @@
+// Package engine builds what a Config describes — the model runtime and the OCR pipeline over it —
+// so that main, the benchmark command and the tests assemble the service the same way.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/ctc"
+	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/document/docfile"
+	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/onnxrt"
+	"github.com/ocrgate/ocrgate/service/pdfengine"
+	"github.com/ocrgate/ocrgate/service/tritonrt"
+	"github.com/ocrgate/ocrgate/tritonclient"
+)
+
+// Engine is a ready pipeline and the runtime under it.
+type Engine struct {
+	Pipeline *ocr.Pipeline
+	Runtime  ocr.Runtime
+	closers  []io.Closer
+}
+
+// Ready reports whether the runtime can serve: always for the embedded runtime (its sessions
+// exist once Embedded returns), and Triton's own readiness check otherwise.
+func (e *Engine) Ready(ctx context.Context) error {
+	if r, ok := e.Runtime.(interface{ Ready(context.Context) error }); ok {
+		return r.Ready(ctx)
+	}
+	return nil
+}
+
+// gcPercent is the Go garbage collector's heap goal ocrgate runs with unless GOGC is set: the
+// next collection when the heap has grown by a quarter of what is live, not doubled. What is live
+// is mostly one decoded page per request (139 MB for a 35-megapixel scan), pointer-free and so
+// nearly free to mark, which makes frequent collections cheap while the default goal let the heap
+// reach twice the page. Measured over sroie-dev (`ocrgate bench`, peak RSS): GOGC 100 493 MiB,
+// 50 446–498, 25 460–466, at the same CPU time.
+const gcPercent = 25
+
+var gcOnce sync.Once
+
+// tuneGC applies gcPercent once per process, unless the GOGC environment variable says otherwise.
+func tuneGC() {
+	gcOnce.Do(func() {
+		if os.Getenv("GOGC") == "" {
+			debug.SetGCPercent(gcPercent)
+		}
+	})
+}
+
+// Open builds the engine for the configured runtime.
+func Open(cfg config.Config) (*Engine, error) {
+	if cfg.Runtime == "triton" {
+		return Triton(cfg)
+	}
+	return Embedded(cfg)
+}
+
+// Triton builds the pipeline on a Triton server. It does not wait for the server: the engine
+// reports not ready until Triton and its models are.
+func Triton(cfg config.Config) (*Engine, error) {
+	tuneGC()
+	cs, err := Charset(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := tritonrt.Open(cfg.TritonAddr, tritonrt.Options{
+		Models: map[ocr.Model]string{
+			ocr.Detector:   cfg.TritonDetModel,
+			ocr.Recognizer: cfg.TritonRecModel,
+			ocr.Classifier: cfg.TritonClsModel,
+		},
+		RecClasses: cs.NumClasses(),
+		Client: tritonclient.Options{
+			Timeout:      cfg.RequestTimeout,
+			MaxRecvBytes: cfg.TritonMaxRecvBytes,
+			SharedMemory: tritonclient.SharedMemoryOptions{Mode: tritonclient.SharedMemoryMode(cfg.TritonSHM)},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.OCR.RuntimeMemory = ocr.TritonRuntimeMemory
+	return assemble(rt, rt, cs, cfg)
+}
+
+// assemble builds the pipeline over an opened runtime, closing the runtime if that fails.
+func assemble(rt ocr.Runtime, closer io.Closer, cs *ctc.Charset, cfg config.Config) (*Engine, error) {
+	p, err := ocr.New(rt, cs, cfg.OCR)
+	if err != nil {
+		closer.Close()
+		return nil, err
+	}
+	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{closer}}, nil
+}
+
+// AddCloser has Close release c too (after the runtime), such as the document reader.
+func (e *Engine) AddCloser(c io.Closer) { e.closers = append(e.closers, c) }
+
+// Close releases the runtime.
+func (e *Engine) Close() error {
+	var errs []error
+	for _, c := range e.closers {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// Charset loads the recognizer's dictionary from the model directory.
+func Charset(cfg config.Config) (*ctc.Charset, error) {
+	path := cfg.ModelPath(cfg.Dictionary)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open dictionary: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", err)
+	}
+	defer f.Close()
+	cs, err := ctc.LoadCharset(f)
+	if err != nil {
+		return nil, fmt.Errorf("dictionary %s: %w", path, err)
+	}
+	return cs, nil
+}
+
+// Embedded opens the in-process ONNX Runtime on the configured models and builds the pipeline.
+func Embedded(cfg config.Config) (*Engine, error) {
+	tuneGC()
+	cs, err := Charset(cfg)
+	if err != nil {
+		return nil, err
+	}
+	models := map[ocr.Model]string{
+		ocr.Detector:   cfg.ModelPath(cfg.DetModel),
+		ocr.Recognizer: cfg.ModelPath(cfg.RecModel),
+		ocr.Classifier: cfg.ModelPath(cfg.ClsModel),
+	}
+	for m, p := range models {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("model %s: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", m, err)
+		}
+	}
+	sessionConfig, err := cfg.SessionConfig()
+	if err != nil {
+		return nil, err
+	}
+	rt, err := onnxrt.Open(onnxrt.Options{
+		SessionConfig: sessionConfig,
+		LibraryPath:   cfg.ORTLibrary,
+		Models:        models,
+		// The detector runs once or twice per image on one big input: intra-op threads are its only
+		// parallelism. Recognizer and classifier batches run single-threaded, BatchParallel at a
+		// time, so concurrent requests share the cores without thread pools fighting over them.
+		IntraOpThreads: cfg.Cores(),
+		Threads:        map[ocr.Model]int{ocr.Recognizer: 1, ocr.Classifier: 1},
+		InterOpThreads: cfg.InterOpThreads,
+		Spin:           cfg.ORTSpin,
+		Arena:          onnxrt.Arena(cfg.ORTArena),
+		ArenaMaxInput:  cfg.ORTArenaMaxInput,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.OCR.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	// One arena for every model keeps at most what the runs in flight together asked of it, which
+	// the memory plan reserves up front (memlimit.Plan.RuntimeReserve); requests then pay only for
+	// their Go memory.
+	cfg.OCR.RuntimeMemory.Reserved = onnxrt.Arena(cfg.ORTArena) == onnxrt.ArenaShared
+	return assemble(rt, closerFunc(rt.Close), cs, cfg)
+}
+
+// Documents starts the document reader a Config describes and returns it with the compile cache
+// it uses ("" for none). The PDF engine compiles in the background from now on (see
+// service/pdfengine): start it before loading the models and the two overlap.
+//
+// The cache directory is used when it exists, even read-only (a cache warmed when the container
+// image was built; an entry it lacks is then compiled, not written), or when it can be created;
+// otherwise the engine compiles at every start.
+func Documents(cfg config.Config) (*document.Reader, string) {
+	cache := cfg.PDFCache()
+	if cache != "" {
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			if st, serr := os.Stat(cache); serr != nil || !st.IsDir() {
+				cache = ""
+			}
+		}
+	}
+	docs := docfile.NewReader(docfile.Config{
+		Limits: docfile.Limits{
+			// A document's selection may hold every page a request may read; how many of them
+			// may need OCR is known once they are surveyed (the request's budget).
+			MaxPages: cfg.MaxTextPages,
+			// TIFF pages and scans read from a PDF are held to the limits of images.
+			Raster: cfg.OCR.Limits,
+			OpCPU:  cfg.RenderCPU,
+		},
+		Engine: pdfengine.Config{Instances: cfg.Instances(), MemoryLimit: cfg.PDFMemory, CacheDir: cache},
+	})
+	inflight, _ := cfg.Admission()
+	return document.New(docs, document.Config{
+		Scale:        docfile.DefaultScalePolicy(),
+		EngineMemory: cfg.PDFMemory,
+		// Engine operations are bounded by their CPU time (Limits.OpCPU), not by a wall-clock
+		// time of their own: the request's deadline bounds them on a busy machine.
+		PageTimeout:       cfg.PageTimeout,
+		SurveyPageTimeout: cfg.TextPageTimeout,
+		MaxTimeout:        cfg.MaxDocumentTimeout,
+		Parallel:          inflight,
+		Budget:            document.BudgetLimits{OCRPages: cfg.MaxPages, Pages: cfg.MaxTextPages, AnswerBytes: cfg.MaxAnswerBytes},
+	}), cache
+}

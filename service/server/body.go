@@ -1,0 +1,123 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/framing"
+	"github.com/ocrgate/ocrgate/service/intake"
+)
+
+// The server reads request bodies itself (fiber.Config.StreamRequestBody): fasthttp, left to
+// read them, allocates the whole announced Content-Length as soon as a head arrives, before
+// routing, auth or admission, so a few kilobytes of heads could make it allocate gigabytes. With
+// streaming, fasthttp reads at most the first 8 KiB of a body before a handler runs; the API
+// routes check the key, the content type and the gate first, then read the body through
+// package intake, whose buffer grows only as bytes arrive and only as the body memory budget
+// (Options.BodyMemory) admits.
+
+// prefetched is what fasthttp reads of a body before the handler runs (readBodyWithStreaming):
+// a body no longer than this is already whole when the handler starts.
+const prefetched = 8 << 10
+
+// ctxBody is the Locals key of the request's body once read (an *intake.Body).
+type ctxBody struct{}
+
+// body reads the request's body, once, within MaxBodyBytes and the body memory budget. The
+// memory's admission is given back when the request ends (see observe).
+func (s *Server) body(c *fiber.Ctx) ([]byte, error) {
+	if b, ok := c.Locals(ctxBody{}).(*intake.Body); ok {
+		return b.Data, nil
+	}
+	declared := int64(c.Request().Header.ContentLength()) // -1: chunked; -2: no body
+	var r io.Reader
+	if stream := c.Context().RequestBodyStream(); stream != nil {
+		r = stream
+	} else {
+		// No stream: the request came with no body framing at all (or its body is in memory
+		// already, outside a server's connection).
+		data := c.Request().Body()
+		r, declared = bytes.NewReader(data), int64(len(data))
+	}
+	if declared == -2 {
+		declared = 0
+	}
+	var budget intake.Budget
+	if s.bodies != nil {
+		budget = s.bodies
+	}
+	b, err := intake.Read(c.UserContext(), r, declared, int64(s.opt.MaxBodyBytes), budget)
+	if err != nil {
+		if errors.Is(err, admission.ErrOverloaded) {
+			s.rejected("body_memory")
+			return nil, errBodiesOverloaded
+		}
+		return nil, err
+	}
+	c.Locals(ctxBody{}, b)
+	s.watch(c)
+	return b.Data, nil
+}
+
+// ctxWatch is the Locals key of the request's watch (see watch): its stop function.
+type ctxWatch struct{}
+
+// ctxCancel is the Locals key of the cancel function of the request's context (see observe).
+type ctxCancel struct{}
+
+// watch cancels the request's context, with ErrClientGone as its cause, when its client closes
+// the connection while the request is worked on (framing.Watch; only on a guarded connection,
+// once the request is read whole). The watch ends with the request (unwatch).
+func (s *Server) watch(c *fiber.Ctx) {
+	cancel, ok := c.Locals(ctxCancel{}).(context.CancelCauseFunc)
+	if !ok {
+		return
+	}
+	gone, stop := framing.Watch(c.Context().Conn())
+	if gone == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-gone:
+			cancel(ErrClientGone)
+		case <-done:
+		}
+	}()
+	c.Locals(ctxWatch{}, func() { stop(); close(done) })
+}
+
+// unwatch ends the request's watch, if it has one.
+func unwatch(c *fiber.Ctx) {
+	if stop, ok := c.Locals(ctxWatch{}).(func()); ok {
+		stop()
+		c.Locals(ctxWatch{}, nil)
+	}
+}
+
+// ErrClientGone is the cause of a request's cancellation when its client closed the connection.
+var ErrClientGone = errors.New("the client closed the connection")
+
+// bodyDone ends the request's body: its memory admission goes back, and when the body was not
+// read to its end the connection is closed after the answer, since what is left of the body
+// would otherwise be read as the next request.
+func (s *Server) bodyDone(c *fiber.Ctx) int {
+	if b, ok := c.Locals(ctxBody{}).(*intake.Body); ok {
+		b.Release()
+		return len(b.Data)
+	}
+	if n := c.Request().Header.ContentLength(); n == -1 || n > prefetched {
+		c.Response().Header.SetConnectionClose()
+	}
+	return 0
+}
+
+// errBodiesOverloaded: the bodies being received hold all the memory set aside for them.
+var errBodiesOverloaded = &apiError{status: fiber.StatusTooManyRequests, code: "overloaded",
+	msg: "the service is receiving as many request bodies as it has memory for; retry shortly", retryAfter: 1}

@@ -1,0 +1,353 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/document/docfile"
+	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/ocr"
+)
+
+// ocrHandler reads the image or document of an {"image": "<base64>"} body, or each of an
+// {"images": [...]} body.
+func (s *Server) ocrHandler(c *fiber.Ctx) error {
+	start := time.Now()
+	// fasthttp does not cancel a request's context when the client goes away, so every request
+	// carries its own deadline into the model calls: RequestTimeout for an image, more for a
+	// document that OCRs many pages (see document.Reader.Deadline), never more than the longest.
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
+	defer cancel()
+	// The cheap refusal comes first: a saturated service answers 429 without parsing JSON and
+	// decoding megabytes of base64 it would then have to drop.
+	leave, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
+		return err
+	}
+	body, err := s.body(c)
+	if err != nil {
+		return err
+	}
+	var req ocrRequest
+	if err := decodeBody(body, &req); err != nil {
+		return err
+	}
+	r, err := s.newReading(req.readFields)
+	if err != nil {
+		return err
+	}
+	// What the answer holds stays charged until it is written (c.JSON encodes it at once).
+	defer r.budget.Release()
+	switch {
+	case req.Image != nil && req.Images != nil:
+		return badRequest("image_and_images", `send one image in "image" or several in "images", not both`)
+	case req.Images != nil:
+		return s.readBatch(ctx, c, r, *req.Images, start)
+	case req.Image == nil:
+		return badRequest("missing_image", `request body has no "image" field`)
+	}
+	ans, err := r.read(ctx, req.Image.data, start)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ans)
+}
+
+// reading is one request's reading: its options, its pipeline and its admission.
+type reading struct {
+	s   *Server
+	opt readOptions
+	rec Recognizer
+	// held is what the request holds in memory besides the image being read: for an "images"
+	// array, every entry. (Its body is admitted on its own, as it is read: see body.go.)
+	held int64
+	adm  *requestAdmission
+	// budget bounds what the request's documents read and answer, across an "images" array.
+	budget *document.Budget
+}
+
+// newReading checks the request's read fields and picks the pipeline they ask for: the service's
+// own, or one with the request's options.
+func (s *Server) newReading(f readFields) (*reading, error) {
+	opt, err := parseReadFields(f, s.ocr.Options())
+	if err != nil {
+		return nil, err
+	}
+	rec := s.ocr
+	if opt.pipeline != nil {
+		p, err := s.ocr.With(*opt.pipeline)
+		if err != nil {
+			return nil, badRequest("invalid_option", `"options" cannot be used: %v`, err)
+		}
+		rec = p
+	}
+	var lim document.BudgetLimits
+	if s.opt.Documents != nil {
+		lim = s.opt.Documents.Config().Budget
+	}
+	var charge func(int64) func()
+	if s.opt.Gate != nil {
+		charge = s.opt.Gate.Charge
+	}
+	return &reading{s: s, opt: opt, rec: rec, adm: &requestAdmission{s: s}, budget: document.NewBudget(lim, charge)}, nil
+}
+
+// read reads one image or document sent in the request, whose reading started at start, and
+// returns its answer.
+func (r *reading) read(ctx context.Context, data []byte, start time.Time) (any, error) {
+	if r.s.opt.Documents != nil && docfile.Detect(data) != "" {
+		res, err := r.document(ctx, data, start)
+		if err != nil {
+			return nil, err
+		}
+		return newDocumentResponse(res, r.opt.words, time.Since(start)), nil
+	}
+	res, err := r.image(ctx, data, start)
+	if err != nil {
+		return nil, err
+	}
+	return newOCRResponse(res, len(data), r.opt.words, time.Since(start)), nil
+}
+
+// image runs OCR on one image within RequestTimeout of start.
+func (r *reading) image(ctx context.Context, data []byte, start time.Time) (*ocr.Result, error) {
+	if r.opt.pages != "" {
+		if _, err := docfile.ParsePages(r.opt.pages, 1, 0); err != nil {
+			return nil, selectionError(err, anImage)
+		}
+	}
+	ctx, cancel := context.WithDeadline(ctx, start.Add(r.s.opt.RequestTimeout))
+	defer cancel()
+	ctx, release, err := r.admitImage(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return r.s.runOCR(ctx, r.rec, data)
+}
+
+// document reads a PDF or multi-page TIFF page by page (see package document), each page admitted
+// on its own.
+func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*document.Result, error) {
+	docs := r.s.opt.Documents
+	res, err := docs.Read(ctx, meteredPipeline{r.rec, r.s}, r.adm, document.Request{
+		Data:    data,
+		Pages:   r.opt.pages,
+		Mode:    r.opt.mode,
+		Held:    r.held + int64(len(data)),
+		MaxCost: r.s.opt.MaxRequestCost,
+		Start:   start,
+		Timeout: r.s.opt.RequestTimeout,
+		Words:   r.opt.words,
+		Budget:  r.budget,
+	})
+	if err != nil {
+		var se *docfile.SelectionError
+		if errors.As(err, &se) {
+			return nil, selectionError(err, aDocument)
+		}
+		return nil, err
+	}
+	if m := r.s.metrics; m != nil {
+		for _, p := range res.Read {
+			m.Page(string(p.Source))
+		}
+	}
+	return res, nil
+}
+
+// admitImage checks the image's header, works out what the request will hold in memory, refuses
+// it (413) when that is more than one request may cost, and otherwise waits for the gate to admit
+// that much. The admission goes into the returned context, so that work the request abandons at
+// its deadline but cannot stop (a decoder) keeps it until that work really ends.
+//
+// The cost is the image's bytes (decoded from base64, or the body itself), what else the request
+// holds (held) and what the pipeline holds for this image at its peak (ocr.Options.Cost). The
+// body is admitted apart, by its own budget, while it is read and until the request ends.
+func (r *reading) admitImage(ctx context.Context, img []byte) (context.Context, func(), error) {
+	h, err := r.rec.Inspect(img)
+	if err != nil {
+		return ctx, nil, err
+	}
+	cost := r.held + int64(len(img)) + r.rec.Cost(h)
+	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
+		r.s.rejected("too_costly")
+		return ctx, nil, tooCostly(h, cost, max)
+	}
+	release, err := r.adm.Admit(ctx, cost)
+	if err != nil {
+		return ctx, nil, err
+	}
+	ctx, release = admission.Share(ctx, release)
+	return ctx, release, nil
+}
+
+// requestAdmission admits the jobs of one request: an image, a document's survey and pages, the
+// entries of an "images" array. The first goes through Acquire, which may refuse it when the
+// service is full (429: nothing has been done yet); the rest, once the request is in, through
+// Continue, which waits its turn among other requests' jobs without refusing it half-way.
+type requestAdmission struct {
+	s        *Server
+	admitted atomic.Bool
+}
+
+func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error) {
+	g := a.s.opt.Gate
+	if g == nil {
+		return func() {}, nil
+	}
+	if a.admitted.Load() {
+		return g.Continue(ctx, cost)
+	}
+	release, err := g.Acquire(ctx, cost)
+	if err != nil {
+		if errors.Is(err, admission.ErrOverloaded) {
+			a.s.rejected("overloaded")
+		}
+		return nil, err
+	}
+	a.admitted.Store(true)
+	return release, nil
+}
+
+// runOCR runs one admitted OCR job and records its stage metrics.
+func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte) (*ocr.Result, error) {
+	if s.metrics != nil {
+		s.metrics.JobStarted()
+		defer s.metrics.JobDone()
+	}
+	res, err := rec.Run(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	if s.metrics != nil {
+		s.metrics.Stages(&res.Timings)
+	}
+	return res, nil
+}
+
+// meteredPipeline is the request's pipeline as the document reader runs it on document pages, with the same
+// job and stage metrics as an image's run.
+type meteredPipeline struct {
+	Recognizer
+	s *Server
+}
+
+func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error) {
+	if m.s.metrics != nil {
+		m.s.metrics.JobStarted()
+		defer m.s.metrics.JobDone()
+	}
+	res, err := m.Recognizer.RunImage(ctx, dec)
+	if err != nil {
+		return nil, err
+	}
+	if m.s.metrics != nil {
+		m.s.metrics.Stages(&res.Timings)
+	}
+	return res, nil
+}
+
+// readBatch reads every entry of an "images" array and answers them in order, each a single
+// /ocr answer or an error of its own. Entries run up to the gate's in-flight bound at once, each
+// admitted on its own; until the request has been admitted once they run one at a time, so that
+// a full service refuses the request (429) instead of answering it with refusals.
+func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items imageList, start time.Time) error {
+	if len(items) == 0 {
+		return badRequest("empty_images", `"images" is empty; send at least one image`)
+	}
+	if s.opt.MaxImages > 0 && len(items) > s.opt.MaxImages {
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_images",
+			msg: batchLimitMessage(len(items), s.opt.MaxImages)}
+	}
+	for _, it := range items {
+		r.held += int64(len(it.data))
+	}
+	log := s.logger(c)
+	results := make([]any, len(items))
+	parallel := 1
+	if s.opt.Gate != nil {
+		parallel = max(1, s.opt.Gate.Options().MaxRunning)
+	}
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, it := range items {
+		if it.err != nil {
+			results[i] = s.itemError(log, it.err)
+			continue
+		}
+		item := func() (err error) {
+			// The middleware's recovery covers the handler's goroutine only.
+			defer func() {
+				if p := recover(); p != nil {
+					log.Error("panic reading an image of a batch", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+					err = errPanic
+				}
+			}()
+			ans, err := r.read(ctx, it.data, time.Now())
+			if err != nil {
+				return err
+			}
+			results[i] = ans
+			return nil
+		}
+		if !r.adm.admitted.Load() && s.opt.Gate != nil {
+			err := item()
+			if errors.Is(err, admission.ErrOverloaded) && !r.adm.admitted.Load() {
+				return err // nothing read yet: the whole request is refused
+			}
+			if err != nil {
+				results[i] = s.itemError(log, err)
+			}
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := item(); err != nil {
+				results[i] = s.itemError(log, err)
+			}
+		})
+	}
+	wg.Wait()
+	// A request over its page budget, or whose answer is too large to send, is refused whole:
+	// which entries crossed the bound depends on the order they ran in.
+	if err := r.budget.Exceeded(); err != nil {
+		return err
+	}
+	return c.JSON(batchResponse{Version: Version, Results: results, ProcessingTime: round(time.Since(start).Seconds(), 4)})
+}
+
+// itemError is the answer of one entry of an "images" array that failed: the error it would
+// have been alone, with its status.
+func (s *Server) itemError(log *slog.Logger, err error) itemErrorBody {
+	ae := classify(err)
+	if s.metrics != nil && ae.runtimeKind != "" {
+		s.metrics.RuntimeError(ae.runtimeKind)
+	}
+	level := slog.LevelDebug
+	if ae.status >= 500 {
+		level = slog.LevelWarn
+	}
+	log.Log(context.Background(), level, "image of a batch failed", "status", ae.status, "code", ae.code, "err", err)
+	return itemErrorBody{Error: ae.msg, Code: ae.code, Status: ae.status}
+}
+
+// batchLimitMessage says how many entries an "images" array may have.
+func batchLimitMessage(n, limit int) string {
+	return fmt.Sprintf(`"images" holds %d entries; the limit is %d per request`, n, limit)
+}
