@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ocrgate/ocrgate/api"
 )
 
 // Client calls one ocrgate service. It is safe for concurrent use; create it once and reuse it.
@@ -78,15 +80,7 @@ type call struct {
 	requestID string
 	template  string
 	schema    json.RawMessage
-	read      readFields
-}
-
-// readFields are the members of a body that say how to read a document.
-type readFields struct {
-	Pages   string         `json:"pages,omitempty"`
-	OCR     string         `json:"ocr,omitempty"`
-	Words   bool           `json:"words,omitempty"`
-	Options map[string]any `json:"options,omitempty"`
+	read      api.ReadFields
 }
 
 // RequestID sends id as the call's X-Request-ID, so the service's log lines of the call carry it.
@@ -126,7 +120,7 @@ func PipelineOption(name string, value any) CallOption {
 // PDF or multi-page TIFF document (then OCRResult.Pages holds its pages).
 func (c *Client) OCR(ctx context.Context, image []byte, opts ...CallOption) (*OCRResult, error) {
 	cl := newCall(opts)
-	body, err := json.Marshal(imageBody{Image: base64.StdEncoding.EncodeToString(image), readFields: cl.read})
+	body, err := json.Marshal(api.OCRRequest{Image: base64.StdEncoding.EncodeToString(image), ReadFields: cl.read})
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +147,7 @@ func (c *Client) OCRBatch(ctx context.Context, images [][]byte, opts ...CallOpti
 	for i, im := range images {
 		enc[i] = base64.StdEncoding.EncodeToString(im)
 	}
-	body, err := json.Marshal(batchBody{Images: enc, readFields: cl.read})
+	body, err := json.Marshal(api.OCRRequest{Images: enc, ReadFields: cl.read})
 	if err != nil {
 		return nil, err
 	}
@@ -161,19 +155,13 @@ func (c *Client) OCRBatch(ctx context.Context, images [][]byte, opts ...CallOpti
 	if err != nil {
 		return nil, err
 	}
-	var ans struct {
-		Results []json.RawMessage `json:"results"`
-	}
+	var ans api.BatchResult[json.RawMessage]
 	if err := json.Unmarshal(raw, &ans); err != nil || len(ans.Results) != len(images) {
 		return nil, fmt.Errorf("ocrgate: /ocr answer is not a result per image (%d for %d)", len(ans.Results), len(images))
 	}
 	items := make([]BatchItem, len(images))
 	for i, r := range ans.Results {
-		var e struct {
-			Error  string `json:"error"`
-			Code   string `json:"code"`
-			Status int    `json:"status"`
-		}
+		var e api.ItemError
 		if json.Unmarshal(r, &e) == nil && e.Status != 0 && e.Code != "" {
 			items[i].Err = &Error{Status: e.Status, Code: e.Code, Message: e.Error, RequestID: hdr.Get("X-Request-ID")}
 			continue
@@ -205,7 +193,7 @@ func (c *Client) Extract(ctx context.Context, image []byte, opts ...CallOption) 
 	if cl.template != "" && len(cl.schema) > 0 {
 		return nil, errors.New("ocrgate: Extract takes a Template or a Schema, not both")
 	}
-	body, err := json.Marshal(extractBody{Image: base64.StdEncoding.EncodeToString(image), Template: cl.template, Schema: cl.schema, readFields: cl.read})
+	body, err := json.Marshal(api.ExtractRequest{Image: base64.StdEncoding.EncodeToString(image), Template: cl.template, Schema: cl.schema, ReadFields: cl.read})
 	if err != nil {
 		return nil, fmt.Errorf("ocrgate: schema is not JSON: %w", err)
 	}
@@ -234,23 +222,6 @@ func (c *Client) ExtractReader(ctx context.Context, r io.Reader, opts ...CallOpt
 		return nil, fmt.Errorf("ocrgate: read image: %w", err)
 	}
 	return c.Extract(ctx, image, opts...)
-}
-
-type imageBody struct {
-	Image string `json:"image"`
-	readFields
-}
-
-type batchBody struct {
-	Images []string `json:"images"`
-	readFields
-}
-
-type extractBody struct {
-	Image    string          `json:"image"`
-	Template string          `json:"template,omitempty"`
-	Schema   json.RawMessage `json:"schema,omitempty"`
-	readFields
 }
 
 func newCall(opts []CallOption) *call {

@@ -6,23 +6,19 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ocrgate/ocrgate/api"
 )
 
-// OCRResult is the answer of POST /ocr: every text region with its box, and the whole text in
-// reading order.
+// OCRResult is the answer of POST /ocr, for an image or a document: an image's answer
+// (api.OCRResult: Regions, Rotation) or a document's (api.DocumentResult: Pages), read into one
+// value so that a call need not know which it sent. The fields are api's; this type adds what the
+// call itself learned.
 type OCRResult struct {
-	Version   string    `json:"version"`
-	ImageInfo ImageInfo `json:"image_info"`
-	// Regions are the detected text boxes of an image, in reading order.
-	Regions []Region `json:"regions"`
+	api.OCRResult
 	// Pages is set instead of Regions when the service read a document (a PDF or a multi-page
 	// TIFF): one entry per selected page, in document order.
 	Pages []Page `json:"pages,omitempty"`
-	// Text is every region's text in reading order: one line per row. For a document, the
-	// pages' texts in order, separated by a form feed ("\f").
-	Text string `json:"text"`
-	// ProcessingTime is the seconds the request took in the service.
-	ProcessingTime float64 `json:"processing_time"`
 
 	// RequestID is the X-Request-ID the service answered with (the one you sent, or its own).
 	RequestID string `json:"-"`
@@ -31,75 +27,17 @@ type OCRResult struct {
 	Raw json.RawMessage `json:"-"`
 }
 
-// ImageInfo describes the image (or document) that was read.
-type ImageInfo struct {
-	Width  int    `json:"width,omitempty"`  // pixels, after EXIF orientation (images)
-	Height int    `json:"height,omitempty"` //
-	Bytes  int    `json:"bytes"`            // size of the file
-	Format string `json:"format"`           // jpeg, png, gif, bmp, tiff, webp; pdf or tiff for documents
-	Pages  int    `json:"pages,omitempty"`  // documents: pages in the document, selected or not
-}
-
-// Region is one detected text box.
-type Region struct {
-	RegionID      int     `json:"region_id"`
-	Text          string  `json:"text"`
-	Confidence    float64 `json:"confidence"` // recognition score in [0, 1]
-	BoundingShape Shape   `json:"bounding_shape"`
-	Direction     string  `json:"direction"` // horizontal, or vertical for boxes read turned 90°
-	Language      string  `json:"language"`
-	ReadingOrder  int     `json:"reading_order"` // 1-based
-	Row           int     `json:"row"`           // 0-based
-	// Words are the region's words, when the call asked for them (Words()).
-	Words []Word `json:"words,omitempty"`
-}
-
-// Word is one word of a region: located from the recognizer's timesteps (OCR) or the glyph boxes
-// of a PDF's text layer (confidence 1).
-type Word struct {
-	Text          string  `json:"text"`
-	Confidence    float64 `json:"confidence"`
-	BoundingShape Shape   `json:"bounding_shape"`
-}
-
-// Shape is a region's box: four points in original-image pixels, clockwise from the top-left
-// corner of the text, and the angle of the text's top edge in degrees.
-type Shape struct {
-	Type     string  `json:"type"`
-	Rotation float64 `json:"rotation"`
-	Points   []Point `json:"points"`
-}
-
-// Point is a pixel position.
-type Point struct {
-	X int `json:"x"`
-	Y int `json:"y"`
-}
-
-// Page is one page of a document.
-type Page struct {
-	Page int `json:"page"` // 1-based, in the document
-	// Width and Height are the pixels of the space the page's boxes are in (the page drawn at
-	// the resolution OCR wants).
-	Width   int      `json:"width"`
-	Height  int      `json:"height"`
-	Source  string   `json:"source"` // "text-layer" (born-digital), "ocr" (scanned, or "ocr": "always"), or "none" (Error)
-	Regions []Region `json:"regions"`
-	Text    string   `json:"text"`
-	// HiddenText is set when the page's text layer held text no one sees (invisible, off the
-	// page, too small, or leaving no mark), which was dropped from Regions and Text.
-	HiddenText *HiddenText `json:"hidden_text,omitempty"`
-	// Error is set when the page could not be read (Source is then "none"); the document's other
-	// pages were. See OCRResult.FailedPages.
-	Error *PageError `json:"error,omitempty"`
-}
-
-// PageError is why one page of a document could not be read: the code and message the same
-// failure of a whole document answers with (Error.Code), such as "document_too_complex".
-type PageError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+// The wire types, as package api defines them (see there for each field).
+type (
+	ImageInfo  = api.ImageInfo
+	Region     = api.Region
+	Word       = api.Word
+	Shape      = api.BoundingShape
+	Point      = api.Point
+	Page       = api.Page
+	PageError  = api.PageError
+	HiddenText = api.HiddenText
+)
 
 // FailedPages returns the pages of a document that could not be read, in order.
 func (r *OCRResult) FailedPages() []Page {
@@ -110,13 +48,6 @@ func (r *OCRResult) FailedPages() []Page {
 		}
 	}
 	return out
-}
-
-// HiddenText says how much of a page's text layer was dropped as unseen, and why.
-type HiddenText struct {
-	Characters int `json:"characters"`
-	// Reasons: "invisible_render_mode", "outside_page", "too_small", "no_visible_mark".
-	Reasons []string `json:"reasons"`
 }
 
 // BatchItem is one result of OCRBatch: the image's answer, or the error the service gave it.

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 
+	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
@@ -72,19 +73,13 @@ var errTooManyConnections = &apiError{status: fiber.StatusServiceUnavailable, co
 // refusal is the whole HTTP/1.1 response of e, written by the framing guard to a connection it
 // does not hand to the server (so it has no request ID, and closes the connection).
 func refusal(e *apiError) []byte {
-	body, _ := json.Marshal(errorBody{Error: e.msg, Code: e.code})
+	body, _ := json.Marshal(api.Error{Error: e.msg, Code: e.code})
 	head := fmt.Sprintf("HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n",
 		e.status, utils.StatusMessage(e.status), len(body))
 	if e.retryAfter > 0 {
 		head += fmt.Sprintf("Retry-After: %d\r\n", e.retryAfter)
 	}
 	return append([]byte(head+"\r\n"), body...)
-}
-
-// errorBody is the JSON shape of every error answer.
-type errorBody struct {
-	Error string `json:"error"`
-	Code  string `json:"code"`
 }
 
 // classify maps any error a handler returns to its answer. It is the single place where errors
@@ -246,6 +241,6 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 		if ae.retryAfter > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ae.retryAfter))
 		}
-		return c.Status(ae.status).JSON(errorBody{Error: ae.msg, Code: ae.code})
+		return c.Status(ae.status).JSON(api.Error{Error: ae.msg, Code: ae.code})
 	}
 }

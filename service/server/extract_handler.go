@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/extract"
@@ -185,7 +186,12 @@ func (s *Server) requestSchema(req extractRequest) (*extract.Schema, error) {
 
 // templates lists the built-in schemas.
 func (s *Server) templates(c *fiber.Ctx) error {
-	return c.JSON(fiber.Map{"default": extract.DefaultTemplate, "templates": extract.Templates()})
+	ts := extract.Templates()
+	body := api.Templates{Default: extract.DefaultTemplate, Templates: make([]api.Template, len(ts))}
+	for i, t := range ts {
+		body.Templates[i] = api.Template{Name: t.Name, Description: t.Description, Schema: t.Schema}
+	}
+	return c.JSON(body)
 }
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }

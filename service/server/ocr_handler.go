@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
@@ -329,12 +330,12 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 	if err := r.budget.Exceeded(); err != nil {
 		return err
 	}
-	return c.JSON(batchResponse{Version: Version, Results: results, ProcessingTime: round(time.Since(start).Seconds(), 4)})
+	return c.JSON(api.BatchResult[any]{Version: Version, Results: results, ProcessingTime: round(time.Since(start).Seconds(), 4)})
 }
 
 // itemError is the answer of one entry of an "images" array that failed: the error it would
 // have been alone, with its status.
-func (s *Server) itemError(log *slog.Logger, err error) itemErrorBody {
+func (s *Server) itemError(log *slog.Logger, err error) api.ItemError {
 	ae := classify(err)
 	if s.metrics != nil && ae.runtimeKind != "" {
 		s.metrics.RuntimeError(ae.runtimeKind)
@@ -344,7 +345,7 @@ func (s *Server) itemError(log *slog.Logger, err error) itemErrorBody {
 		level = slog.LevelWarn
 	}
 	log.Log(context.Background(), level, "image of a batch failed", "status", ae.status, "code", ae.code, "err", err)
-	return itemErrorBody{Error: ae.msg, Code: ae.code, Status: ae.status}
+	return api.ItemError{Error: ae.msg, Code: ae.code, Status: ae.status}
 }
 
 // batchLimitMessage says how many entries an "images" array may have.

@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/cors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/extract"
@@ -224,7 +225,7 @@ func (s *Server) ping(c *fiber.Ctx) error {
 // healthz answers 200 while the process is healthy enough to serve HTTP: a liveness probe must not
 // depend on the model runtime, or an orchestrator restarts ocrgate for Triton's outage.
 func (s *Server) healthz(c *fiber.Ctx) error {
-	return c.JSON(fiber.Map{"status": "ok"})
+	return c.JSON(api.Status{Status: "ok"})
 }
 
 // readyz answers 200 when the model runtime can serve requests and 503 with the stable reasons
@@ -236,7 +237,7 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	if err := s.ready.Ready(ctx); err != nil {
 		return &notReadyError{err: err} // classify answers the stable reasons; the log gets err
 	}
-	return c.JSON(fiber.Map{"status": "ready"})
+	return c.JSON(api.Status{Status: "ready"})
 }
 
 // readinessTimeout bounds one readiness check: probes are frequent and must answer quickly.
