@@ -172,7 +172,8 @@ type Error struct {
 	Code  string `json:"code"`
 }
 
-// Status is the body of GET /ping ("ok") and GET /readyz ("ready", or an Error when not ready).
+// Status is the body of GET /healthz ("ok") and GET /readyz ("ready"; an Error when not ready).
+// GET /ping answers the text "pong".
 type Status struct {
 	Status string `json:"status"`
 }

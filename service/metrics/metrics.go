@@ -46,7 +46,7 @@ func New() *Metrics {
 			Name: "ocrgate_jobs_in_flight", Help: "OCR jobs running now.",
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ocrgate_rejected_total", Help: "Requests refused before running, by reason (overloaded, too_costly, chat_overloaded, unauthorized).",
+			Name: "ocrgate_rejected_total", Help: "Requests refused before running, by reason (overloaded, too_costly, body_memory, chat_overloaded, unauthorized).",
 		}, []string{"reason"}),
 		runtimeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocrgate_runtime_errors_total", Help: "Failed model-runtime or chat-model calls, by kind (unavailable, timeout, failed, chat).",
