@@ -10,7 +10,7 @@ SCORER  ?= internal/ocrscore/ocr_score.py
 FUZZTIME ?= 1m
 # TEST_TIMEOUT: the longest one package's tests may run in make test (a machine shared with other
 # builds may need more)
-TEST_TIMEOUT ?= 30m
+TEST_TIMEOUT ?= 45m
 
 # The static checker, pinned: staticcheck 2026.2.2 analyzes Go 1.26 code (go install builds it with
 # the local toolchain into bin/tools).

@@ -324,8 +324,9 @@ func TestExtractSkipsFailedPages(t *testing.T) {
 	}
 }
 
-// TestCostlyPageUnderLoad: limits count work, not time. A PDF holds a page that takes about a
-// second of CPU to draw and one built to draw forever; it is read twice at once while every core
+// TestCostlyPageUnderLoad: limits count work, not time. A PDF holds a page that takes a good
+// fraction of a second of CPU to draw (several times that under the race detector, still well
+// inside the limit) and one built to draw forever; it is read twice at once while every core
 // is kept busy by other work. Each answer is the same: the costly page is read (its drawing is
 // bounded by CPU time, so the load only makes it slower), the endless one fails alone with
 // document_too_complex after its CPU limit, and the other pages answer. A wall-clock limit of the
@@ -334,7 +335,7 @@ func TestCostlyPageUnderLoad(t *testing.T) {
 	const cpuLimit = 3 * time.Second
 	lim := docfile.Limits{MaxPages: 2000, OpCPU: cpuLimit}
 	app := docApp(t, server.Options{RequestTimeout: 5 * time.Minute}, &lim, nil)
-	pdf := hostile.PDFPages(hostile.TextPage("FIRST PAGE"), hostile.EndlessPage(30), hostile.EndlessPage(400_000), hostile.TextPage("LAST PAGE"))
+	pdf := hostile.PDFPages(hostile.TextPage("FIRST PAGE"), hostile.EndlessPage(10), hostile.EndlessPage(400_000), hostile.TextPage("LAST PAGE"))
 
 	// Other work on every core, for as long as the documents are read.
 	stop := make(chan struct{})
@@ -384,6 +385,9 @@ func TestCostlyPageUnderLoad(t *testing.T) {
 		}
 		if a[0].Text != "FIRST PAGE" || a[3].Text != "LAST PAGE" || a[1].Source != "ocr" || a[1].Error != nil {
 			t.Errorf("answer %d: pages %+v", i, a)
+			if e := a[1].Error; e != nil {
+				t.Errorf("answer %d: the costly page failed: %s: %s", i, e.Code, e.Message)
+			}
 		}
 		if e := a[2].Error; a[2].Source != "none" || e == nil || e.Code != "document_too_complex" || !strings.Contains(e.Message, "CPU time") {
 			t.Errorf("answer %d: the endless page %+v", i, a[2])
