@@ -12,15 +12,16 @@ FUZZTIME ?= 1m
 # builds may need more)
 TEST_TIMEOUT ?= 45m
 
-# The static checker, pinned: staticcheck 2026.2.2 analyzes Go 1.26 code (go install builds it with
-# the local toolchain into bin/tools).
-STATICCHECK_VERSION := 0.8.2
-STATICCHECK         := bin/tools/staticcheck
+# The linters, pinned: golangci-lint v2.15.0 runs .golangci.yml (the standard set, with staticcheck
+# 2026.2.2, which analyzes Go 1.26 code; depguard's layout rules; errorlint; bodyclose). go install
+# builds it with the local toolchain into bin/tools.
+GOLANGCI_LINT_VERSION := 2.15.0
+GOLANGCI_LINT         := bin/tools/golangci-lint
 
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools python proto build run test test-short check fuzz score golden bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -51,11 +52,17 @@ build:
 run: models build
 	./$(BIN) serve
 
-## lint-tools: the pinned static checker (go install into bin/tools)
+## lint-tools: the pinned golangci-lint (go install into bin/tools, when missing or another version)
 lint-tools:
-	@$(STATICCHECK) -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION))' || { \
-	  echo "installing staticcheck v$(STATICCHECK_VERSION) into bin/tools"; \
-	  cd / && GOBIN=$(CURDIR)/bin/tools GOFLAGS=-mod=mod $(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION); }
+	@$(GOLANGCI_LINT) version --short 2>/dev/null | grep -qxE 'v?$(GOLANGCI_LINT_VERSION)' || { \
+	  echo "installing golangci-lint v$(GOLANGCI_LINT_VERSION) into bin/tools"; \
+	  cd / && GOBIN=$(CURDIR)/bin/tools GOFLAGS=-mod=mod $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$(GOLANGCI_LINT_VERSION); }
+
+## lint: golangci-lint with .golangci.yml over both modules: the service module with the integration
+## tests, the deployment module with the image tests
+lint: lint-tools
+	$(GOLANGCI_LINT) run ./...
+	cd deploy && ../$(GOLANGCI_LINT) run --build-tags image ./...
 
 ## python: python3 for the accuracy tests' scorer (Debian's package, with apt-get as root, when missing)
 python:
@@ -66,15 +73,14 @@ python:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3; \
 	  else echo "python3 is missing: install it (the accuracy tests run internal/ocrscore/ocr_score.py)" >&2; exit 2; fi; }
 
-## check: gofmt, go mod tidy, the static checker (both modules) and generated code that is current:
-## `make proto` must leave tritonclient/inferencepb as committed (fails on any difference)
+## check: gofmt, go mod tidy, the linters (make lint: both modules) and generated code that is
+## current: `make proto` must leave tritonclient/inferencepb as committed (fails on any difference)
 check: lint-tools proto-tools
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then \
 	  echo "gofmt: not formatted (run make fmt):" >&2; echo "$$unformatted" >&2; exit 1; fi
 	$(GO) mod tidy -diff
 	cd deploy && $(GO) mod tidy -diff
-	$(STATICCHECK) -tags integration ./...
-	cd deploy && ../$(STATICCHECK) -tags image ./...
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory proto
 	@git diff --exit-code -- tritonclient/inferencepb && \
 	  test -z "$$(git status --porcelain --untracked-files=all -- tritonclient/inferencepb)" || { \

@@ -290,7 +290,7 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, cl 
 	if err != nil {
 		return nil, nil, fmt.Errorf("ocrgate: %s %s: %w", method, path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to its end (or its error) below
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ocrgate: %s %s: read answer: %w", method, path, err)

@@ -39,7 +39,7 @@ func TestTranslate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := translate("ModelInfer", "m", tt.err)
 			for _, s := range sentinels {
-				if is := errors.Is(got, s); is != (s == tt.want) {
+				if is := errors.Is(got, s); is != errors.Is(s, tt.want) {
 					t.Errorf("errors.Is(%v, %v) = %v", got, s, is)
 				}
 			}

@@ -364,7 +364,7 @@ func TestSharedMemorySetupFailures(t *testing.T) {
 					tritontest.CheckErr(t, err, tt.onErr, tt.msg)
 					log.Check(t)
 				}
-				if tt.onErr == tritonclient.ErrSharedMemory {
+				if errors.Is(tt.onErr, tritonclient.ErrSharedMemory) {
 					if err := c.SharedMemoryError(); !errors.Is(err, tritonclient.ErrSharedMemory) || !strings.Contains(err.Error(), tt.msg) {
 						t.Errorf("SharedMemoryError() = %v, want %q", err, tt.msg)
 					}

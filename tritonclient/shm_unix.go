@@ -28,7 +28,7 @@ func createRegion(path string, size int) ([]byte, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "create", Path: path, Err: err}
 	}
-	defer unix.Close(fd) // the mapping outlives the descriptor
+	defer func() { _ = unix.Close(fd) }() // the mapping outlives the descriptor
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		return nil, errors.Join(&os.PathError{Op: "truncate", Path: path, Err: err}, os.Remove(path))
 	}

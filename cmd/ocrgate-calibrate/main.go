@@ -66,7 +66,7 @@ func run(glob string) error {
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
+	defer func() { _ = eng.Close() }() // the ranges are printed; the process ends
 	rec := &recorder{Runtime: eng.Runtime}
 	cs, err := engine.Charset(cfg)
 	if err != nil {

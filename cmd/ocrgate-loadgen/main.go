@@ -129,7 +129,7 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }() // a service that stopped on SIGTERM below is gone already
 	base := "http://" + addr
 	if err := waitReady(base, 90*time.Second); err != nil {
 		return err
@@ -185,8 +185,8 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 					mu.Unlock()
 					continue
 				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				_, _ = io.Copy(io.Discard, resp.Body) // drained for the connection's reuse; the status is what counts
+				_ = resp.Body.Close()
 				s.status = resp.StatusCode
 				if s.status == http.StatusTooManyRequests && !hammer {
 					// A well-behaved client waits as told (bounded, and never past the run).
@@ -233,7 +233,9 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	}
 
 	// Graceful stop: SIGTERM, then the service must exit on its own.
-	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		fmt.Printf("SIGTERM: %v\n", err) // it exited already: Wait below says how
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -377,16 +379,16 @@ func attackHTTP(ctx context.Context, addr string, bodies [][]byte, counts *attac
 			switch i % 4 {
 			case 0:
 				counts.add("heads without bodies")
-				hostile.HeadOnly(actx, addr, "/ocr", 20<<20)
+				_ = hostile.HeadOnly(actx, addr, "/ocr", 20<<20) // a refused or cut connection is an outcome this mix provokes
 			case 1:
 				counts.add("hang-ups")
-				hostile.HangUp(actx, addr, "/ocr", "application/json", bodies[i%len(bodies)], 300*time.Millisecond)
+				_ = hostile.HangUp(actx, addr, "/ocr", "application/json", bodies[i%len(bodies)], 300*time.Millisecond) // a refused or cut connection is an outcome this mix provokes
 			case 2:
 				counts.add("slow bodies")
-				hostile.SlowBody(actx, addr, "/ocr", 20<<20, 4<<10, 100*time.Millisecond)
+				_ = hostile.SlowBody(actx, addr, "/ocr", 20<<20, 4<<10, 100*time.Millisecond) // a refused or cut connection is an outcome this mix provokes
 			case 3:
 				counts.add("multipart floods")
-				hostile.HangUp(actx, addr, "/ocr", ct, flood, 2*time.Second)
+				_ = hostile.HangUp(actx, addr, "/ocr", ct, flood, 2*time.Second)
 			}
 		})
 	}
@@ -398,7 +400,7 @@ func runtimeGauges(base string) (goroutines, fds int) {
 	if err != nil {
 		return -1, -1
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, _ := io.ReadAll(resp.Body)
 	for _, line := range strings.Split(string(data), "\n") {
 		var v float64
@@ -445,7 +447,7 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only its port number was wanted
 	return l.Addr().String(), nil
 }
 
@@ -454,7 +456,7 @@ func waitReady(base string, within time.Duration) error {
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(base + "/readyz")
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close() // only the status is read
 			if resp.StatusCode == 200 {
 				return nil
 			}
@@ -473,7 +475,9 @@ func rss(pid int, field string) int64 {
 	for _, line := range strings.Split(string(data), "\n") {
 		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			var kb int64
-			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb); err != nil {
+				return 0
+			}
 			return kb << 10
 		}
 	}

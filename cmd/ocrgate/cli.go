@@ -198,7 +198,7 @@ func localClient(getenv func(string) string, stderr io.Writer) (*client.Client, 
 		return nil, nil, err
 	}
 	ln := fasthttputil.NewInmemoryListener()
-	go app.Listener(ln)
+	go func() { _ = app.Listener(ln) }() // ends when ln closes; a failure shows as the client's dial error
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return ln.Dial() },
 	}}
@@ -208,7 +208,7 @@ func localClient(getenv func(string) string, stderr io.Writer) (*client.Client, 
 	}
 	c, err := client.New("http://ocrgate.in-process", opts...)
 	if err != nil {
-		eng.Close()
+		_ = eng.Close() // err is what the caller acts on
 		return nil, nil, err
 	}
 	return c, func() {

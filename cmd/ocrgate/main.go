@@ -161,7 +161,7 @@ func pdfCache(args []string) int {
 	}
 	start := time.Now()
 	docs, cache := engine.Documents(cfg)
-	defer docs.Close()
+	defer func() { _ = docs.Close() }() // the cache is written or not by now; closing frees memory
 	if cache == "" {
 		fmt.Fprintf(os.Stderr, "ocrgate pdf-cache: no usable cache directory (OCRGATE_PDF_CACHE_DIR=%q)\n", cfg.PDFCacheDir)
 		return 1
@@ -217,7 +217,7 @@ func healthcheck(args []string) int {
 		fmt.Fprintf(os.Stderr, "healthcheck: %v\n", err)
 		return 1
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close() // only the status is read
 	if resp.StatusCode != http.StatusOK {
 		fmt.Fprintf(os.Stderr, "healthcheck: %s answered %d\n", url, resp.StatusCode)
 		return 1
@@ -266,7 +266,7 @@ func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listen
 	// that hang up (see service/framing).
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		eng.Close()
+		_ = eng.Close() // err is what the caller acts on
 		return err
 	}
 	errc := make(chan error, 1)
@@ -279,7 +279,7 @@ func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listen
 	}
 	select {
 	case err := <-errc:
-		eng.Close()
+		_ = eng.Close() // err is what the caller acts on
 		return err
 	case <-ctx.Done():
 	}
@@ -289,7 +289,9 @@ func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listen
 		// Requests still hold the engine: exiting is safe, closing it under them is not.
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	eng.Close()
+	if err := eng.Close(); err != nil {
+		log.Warn("closing the runtime", "err", err)
+	}
 	log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -303,7 +305,7 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 	docs, cache := engine.Documents(cfg)
 	eng, err := engine.Open(cfg)
 	if err != nil {
-		docs.Close()
+		_ = docs.Close() // err is what the caller acts on
 		return nil, nil, err
 	}
 	eng.AddCloser(docs)
@@ -321,7 +323,7 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 
 	keys, err := cfg.Keys()
 	if err != nil {
-		eng.Close()
+		_ = eng.Close() // err is what the caller acts on
 		return nil, nil, err
 	}
 	var extractor server.Extractor
@@ -332,7 +334,7 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 	case errors.Is(err, extract.ErrNotConfigured):
 		log.Info("no chat model configured: /ocr-json answers 503 until CHAT_BOT_MODEL and CHAT_BOT_BASEURL are set")
 	default:
-		eng.Close()
+		_ = eng.Close() // err is what the caller acts on
 		return nil, nil, fmt.Errorf("chat model: %w", err)
 	}
 	// The compilation's few hundred MB of garbage must be gone before the memory at rest is

@@ -146,7 +146,7 @@ func load(o options, log *slog.Logger) (*onnxrt.Runtime, []tritontest.Model, err
 	}
 	models, err := ppocrtest.ONNXModels(rt, o.repository)
 	if err != nil {
-		rt.Close()
+		_ = rt.Close() // err is what the caller acts on
 		return nil, nil, err
 	}
 	return rt, models, nil
@@ -165,7 +165,7 @@ func serve(ctx context.Context, o options, log *slog.Logger) error {
 		<-ctx.Done()
 		return nil
 	}
-	defer rt.Close()
+	defer func() { _ = rt.Close() }() // serving is over; the process ends
 	for _, m := range models {
 		log.Info("successfully loaded", "model", m.Config.GetName(), "version", 1, "repository", o.repository)
 	}

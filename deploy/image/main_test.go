@@ -106,13 +106,13 @@ func setup() (int, error) {
 	if engine == "" {
 		out, err := exec.Command(filepath.Join(repoRoot, "scripts", "container_engine.sh")).Output()
 		if err != nil {
-			return 1, fmt.Errorf("scripts/container_engine.sh: %v", err)
+			return 1, fmt.Errorf("scripts/container_engine.sh: %w", err)
 		}
 		engine = strings.TrimSpace(string(out))
 	}
 	ver, err := exec.Command(engine, "--version").CombinedOutput()
 	if err != nil {
-		return 1, fmt.Errorf("%s --version: %v\n%s", engine, err, ver)
+		return 1, fmt.Errorf("%s --version: %w\n%s", engine, err, ver)
 	}
 	isPodman = strings.Contains(strings.ToLower(string(ver)), "podman")
 	fmt.Printf("engine: %s (%s)\n", engine, strings.TrimSpace(string(ver)))
@@ -129,7 +129,7 @@ func setup() (int, error) {
 		log := filepath.Join(logs, "build-"+variant+".log")
 		out, err := runLogged(log, 40*time.Minute, "bash", filepath.Join(repoRoot, "scripts", "build_docker_image.sh"), variant)
 		if err != nil {
-			return 1, fmt.Errorf("scripts/build_docker_image.sh %s: %v (log: %s)\n%s", variant, err, log, tail(log, 40))
+			return 1, fmt.Errorf("scripts/build_docker_image.sh %s: %w (log: %s)\n%s", variant, err, log, tail(log, 40))
 		}
 		tag := lastLine(out)
 		if want := "ocrgate:" + variant + "-" + version; tag != want {
@@ -148,7 +148,7 @@ func setup() (int, error) {
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=1")
 	if err := runCmdLogged(cmd, log, 30*time.Minute); err != nil {
-		return 1, fmt.Errorf("build the Triton test stand-in: %v (log: %s)\n%s", err, log, tail(log, 40))
+		return 1, fmt.Errorf("build the Triton test stand-in: %w (log: %s)\n%s", err, log, tail(log, 40))
 	}
 	summary.lines = append(summary.lines, fmt.Sprintf("build %s (test stand-in): %.0f s wall; image %s", standinImage, time.Since(start).Seconds(), imageSize(standinImage)))
 
@@ -158,7 +158,7 @@ func setup() (int, error) {
 	build.Dir = repoRoot
 	build.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if out, err := build.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("build ocrgate on this machine: %v\n%s", err, out)
+		return 1, fmt.Errorf("build ocrgate on this machine: %w\n%s", err, out)
 	}
 	hostOCRGATE, _ = filepath.Abs(hostOCRGATE)
 	return 0, nil
@@ -196,7 +196,7 @@ func baseImages(logs string) error {
 	start := time.Now()
 	log := filepath.Join(logs, "offline-base-images.log")
 	if _, err := runLogged(log, 30*time.Minute, "bash", filepath.Join(repoRoot, "scripts", "offline_base_images.sh")); err != nil {
-		return fmt.Errorf("scripts/offline_base_images.sh: %v (log: %s)\n%s", err, log, tail(log, 40))
+		return fmt.Errorf("scripts/offline_base_images.sh: %w (log: %s)\n%s", err, log, tail(log, 40))
 	}
 	summary.lines = append(summary.lines, fmt.Sprintf("base images made offline (debootstrap + this machine's Go): %.0f s wall; debian:bookworm-slim %s, golang:1.26-bookworm %s",
 		time.Since(start).Seconds(), imageSize("debian:bookworm-slim"), imageSize("golang:1.26-bookworm")))

@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"image"
-	"io"
 )
 
 // SmuggledFrame returns a baseline JPEG whose first frame header, the one image.DecodeConfig
@@ -27,7 +26,7 @@ func SmuggledFrame(shown, hidden image.Point, truncated bool) []byte {
 	var small bytes.Buffer
 	segment(&small, 0xC0, frame(shown, 1, 0x11))
 	b.Write([]byte{0xFF, 0x00})
-	binary.Write(&b, binary.BigEndian, uint16(2+small.Len()))
+	b.Write(binary.BigEndian.AppendUint16(nil, uint16(2+small.Len())))
 	b.Write(small.Bytes())
 	quantization(&b)
 	huffman(&b, 0, []uint8{0})    // DC: category 0 only, code "0"
@@ -200,17 +199,17 @@ func (w *lsbWriter) flush() []byte {
 	return w.out
 }
 
-func chunk(w io.Writer, typ string, data []byte) {
-	binary.Write(w, binary.BigEndian, uint32(len(data)))
-	io.WriteString(w, typ)
+func chunk(w *bytes.Buffer, typ string, data []byte) {
+	w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(data))))
+	w.WriteString(typ)
 	w.Write(data)
-	binary.Write(w, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
+	w.Write(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(append([]byte(typ), data...))))
 }
 
 // segment writes a JPEG marker segment: marker, length (which counts itself), payload.
 func segment(w *bytes.Buffer, marker byte, payload []byte) {
 	w.Write([]byte{0xFF, marker})
-	binary.Write(w, binary.BigEndian, uint16(2+len(payload)))
+	w.Write(binary.BigEndian.AppendUint16(nil, uint16(2+len(payload))))
 	w.Write(payload)
 }
 

@@ -22,7 +22,7 @@ func HeadOnly(ctx context.Context, addr, path string, size int64) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, size); err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func HangUp(ctx context.Context, addr, path, contentType string, body []byte, wa
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, contentType, len(body)); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func SlowBody(ctx context.Context, addr, path string, size int64, chunk int, int
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"image\":\"", path, size); err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func dial(ctx context.Context, addr string) (net.Conn, error) {
 
 // waitClosed reads (and drops) what the server sends until it closes the connection or ctx ends.
 func waitClosed(ctx context.Context, c net.Conn) error {
-	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
+	stop := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
 	defer stop()
 	_, _ = io.Copy(io.Discard, c)
 	return nil

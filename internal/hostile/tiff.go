@@ -53,7 +53,7 @@ func TIFFDeflateBomb(width, height, bitsPerSample int, inflated int64) []byte {
 	le := binary.LittleEndian
 	b.WriteString("II*\x00")
 	ifd := 8 + len(strip) + len(strip)%2
-	binary.Write(&b, le, uint32(ifd))
+	b.Write(le.AppendUint32(nil, uint32(ifd)))
 	b.Write(strip)
 	if len(strip)%2 == 1 {
 		b.WriteByte(0)
@@ -68,18 +68,18 @@ func TIFFDeflateBomb(width, height, bitsPerSample int, inflated int64) []byte {
 		{262, 3, 1}, // BlackIsZero
 		{273, 4, 8}, {277, 3, 1}, {278, 4, uint32(height)}, {279, 4, uint32(len(strip))},
 	}
-	binary.Write(&b, le, uint16(len(entries)))
+	b.Write(le.AppendUint16(nil, uint16(len(entries))))
 	for _, e := range entries {
-		binary.Write(&b, le, e.tag)
-		binary.Write(&b, le, e.typ)
-		binary.Write(&b, le, uint32(1))
+		b.Write(le.AppendUint16(nil, e.tag))
+		b.Write(le.AppendUint16(nil, e.typ))
+		b.Write(le.AppendUint32(nil, 1))
 		if e.typ == 3 {
-			binary.Write(&b, le, uint16(e.val))
-			binary.Write(&b, le, uint16(0))
+			b.Write(le.AppendUint16(nil, uint16(e.val)))
+			b.Write(le.AppendUint16(nil, 0))
 		} else {
-			binary.Write(&b, le, e.val)
+			b.Write(le.AppendUint32(nil, e.val))
 		}
 	}
-	binary.Write(&b, le, uint32(0))
+	b.Write(le.AppendUint32(nil, 0))
 	return b.Bytes()
 }

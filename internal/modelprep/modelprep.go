@@ -289,7 +289,7 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // err is what the caller acts on; the next run rewrites a file left behind
 		return err
 	}
 	return nil

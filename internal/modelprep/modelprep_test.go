@@ -216,10 +216,9 @@ func predict(t *testing.T, rule string, in ort.Shape) ort.Shape {
 	t.Helper()
 	var out ort.Shape
 	for _, d := range strings.Split(rule, ",") {
-		var k, div int64 = 0, 1
 		if rest, ok := strings.CutPrefix(d, "in"); ok {
 			idx, by, _ := strings.Cut(rest, "/")
-			k = in[int(idx[0]-'0')]
+			k, div := in[int(idx[0]-'0')], int64(1)
 			if by != "" {
 				div = int64(by[0] - '0')
 			}

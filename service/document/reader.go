@@ -370,7 +370,7 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format docfile.Format
 	if err != nil {
 		return nil, nil, err
 	}
-	defer doc.Close()
+	defer func() { _ = doc.Close() }() // only read: closing frees the engine, there is nothing to save
 	sel, err := doc.Select(req.Pages)
 	if err != nil {
 		return nil, nil, err
@@ -525,7 +525,7 @@ func (r *Reader) render(ctx context.Context, data []byte, t pending) (imaging.De
 	if err != nil {
 		return imaging.Decoded{}, err
 	}
-	defer doc.Close()
+	defer func() { _ = doc.Close() }() // only read: closing frees the engine, there is nothing to save
 	var dec imaging.Decoded
 	err = r.op(ctx, t.number, func(ctx context.Context) error {
 		page, err := doc.Page(ctx, t.number)

@@ -97,7 +97,7 @@ func Triton(cfg config.Config) (*Engine, error) {
 func assemble(rt ocr.Runtime, closer io.Closer, cs *ctc.Charset, cfg config.Config) (*Engine, error) {
 	p, err := ocr.New(rt, cs, cfg.OCR)
 	if err != nil {
-		closer.Close()
+		_ = closer.Close() // err is what the caller acts on
 		return nil, err
 	}
 	return &Engine{Pipeline: p, Runtime: rt, closers: []io.Closer{closer}}, nil
@@ -126,7 +126,7 @@ func Charset(cfg config.Config) (*ctc.Charset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open dictionary: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // opened to read
 	cs, err := ctc.LoadCharset(f)
 	if err != nil {
 		return nil, fmt.Errorf("dictionary %s: %w", path, err)

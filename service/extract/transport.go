@@ -27,7 +27,7 @@ func (z zeroTemperature) Do(req *http.Request) (*http.Response, error) {
 		return z.next.Do(req)
 	}
 	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
+	_ = req.Body.Close() // read to its end (or its error) above
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (c capAnswer) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.ContentLength > c.max {
-		resp.Body.Close()
+		_ = resp.Body.Close() // the answer is refused unread
 		return nil, errAnswerTooLarge
 	}
 	resp.Body = &cappedBody{r: resp.Body, left: c.max}

@@ -169,7 +169,7 @@ func (l *listener) refuse(c net.Conn) {
 	}
 	go func() {
 		defer l.refusing.Add(-1)
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_ = c.SetDeadline(time.Now().Add(time.Second))
 		if _, err := c.Write(l.opt.Refusal); err != nil {
 			return

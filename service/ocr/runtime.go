@@ -64,7 +64,7 @@ func NotReadyReasons(err error) []string {
 	var reasons []string
 	var walk func(error)
 	walk = func(err error) {
-		switch e := err.(type) {
+		switch e := err.(type) { //nolint:errorlint // the walk itself: errors.As stops at the first NotReadyError, this collects every one
 		case nil:
 		case *NotReadyError:
 			if !slices.Contains(reasons, e.Reason) {

@@ -191,7 +191,7 @@ func Open(opt Options) (*Runtime, error) {
 		}
 		mod, err := openModel(m, path, opt)
 		if err != nil {
-			rt.Close()
+			_ = rt.Close() // err is what the caller acts on
 			return nil, fmt.Errorf("model %s: %w", m, err)
 		}
 		rt.models[m] = mod
@@ -234,7 +234,7 @@ func openModel(name ocr.Model, path string, opt Options) (*model, error) {
 		return nil, fmt.Errorf("create session for %s: %w", path, err)
 	}
 	if err := m.readMetadata(); err != nil {
-		m.close()
+		_ = m.close() // err is what the caller acts on
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil

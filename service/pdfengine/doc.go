@@ -519,7 +519,8 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 	if err != nil {
 		return fmt.Errorf("%w: text layer: %v", ErrCorrupt, err)
 	}
-	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	// A page that fails to close is freed with the instance when the document closes.
+	defer func() { _, _ = inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage}) }()
 	cnt, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
 	if err != nil {
 		return fmt.Errorf("%w: text layer: %v", ErrCorrupt, err)
@@ -642,7 +643,8 @@ func (d *Doc) render(ctx context.Context, index, w, h int, format enums.FPDF_BIT
 		if err != nil || bm.Bitmap == "" {
 			return fmt.Errorf("%w: no memory for a %d×%d bitmap", ErrEngine, w, h)
 		}
-		defer inst.FPDFBitmap_Destroy(&requests.FPDFBitmap_Destroy{Bitmap: bm.Bitmap})
+		// A bitmap that fails to be freed goes with the instance when the document closes.
+		defer func() { _, _ = inst.FPDFBitmap_Destroy(&requests.FPDFBitmap_Destroy{Bitmap: bm.Bitmap}) }()
 		if _, err := inst.FPDFBitmap_FillRect(&requests.FPDFBitmap_FillRect{Bitmap: bm.Bitmap, Width: w, Height: h, Color: 0xFFFFFFFF}); err != nil {
 			return fmt.Errorf("%w: fill: %v", ErrEngine, err)
 		}

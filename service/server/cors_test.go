@@ -19,6 +19,7 @@ func TestCORSExposesHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	if resp.StatusCode != 401 || resp.Header.Get("Access-Control-Allow-Origin") == "" {
 		t.Fatalf("status %d, allow-origin %q", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
 	}

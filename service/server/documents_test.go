@@ -538,6 +538,7 @@ func TestDocumentExtract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"1299.00"`) {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -559,6 +560,7 @@ func TestDocumentExtract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("X-Chat-Text-Cut") != "1" {
 		t.Errorf("status %d, X-Chat-Text-Cut %q; want 200 and page 1", resp.StatusCode, resp.Header.Get("X-Chat-Text-Cut"))
 	}

@@ -88,6 +88,7 @@ func TestErrorsNeverEchoTheRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
 			if bytes.Contains(bytes.ToLower(body), bytes.ToLower([]byte(marker))) {
 				t.Errorf("%d answer echoes the request: %s", resp.StatusCode, body)
@@ -101,6 +102,7 @@ func TestErrorsNeverEchoTheRequest(t *testing.T) {
 		req := json("/ocr", map[string]any{"image": png})
 		req.Header.Set("Authorization", "Bearer "+marker)
 		resp, _ := app.App.Test(req, -1)
+		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 401 || bytes.Contains(body, []byte(marker)) {
 			t.Errorf("%d %s", resp.StatusCode, body)

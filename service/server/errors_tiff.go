@@ -15,7 +15,7 @@ import (
 // built from numbers and fixed words, never from the file's bytes. err wraps tiffdec.ErrCorrupt
 // or tiffdec.ErrUnsupported.
 func tiffAnswer(err error) *apiError {
-	var detail error = err
+	detail := err
 	if pe := (*tiffdec.PageError)(nil); errors.As(err, &pe) {
 		detail = pe
 	}

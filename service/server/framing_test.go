@@ -23,8 +23,8 @@ func serveGuarded(t *testing.T, app *checkedApp, opt server.Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.App.Listener(server.GuardListener(lis, opt))
-	t.Cleanup(func() { app.App.Shutdown() })
+	go app.Listener(server.GuardListener(lis, opt))
+	t.Cleanup(func() { app.Shutdown() })
 	return lis.Addr().String()
 }
 
@@ -144,6 +144,7 @@ func TestBigBodyWithoutExpect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no answer after the body: %v", err)
 	}
+	defer resp.Body.Close()
 	got, _ := io.ReadAll(resp.Body)
 	checkJSONError(t, resp.StatusCode, got, 413, "body_too_large")
 	var e struct{ Error, Code string }

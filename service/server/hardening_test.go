@@ -87,6 +87,7 @@ func TestOverloadIsRefusedAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	checkJSONError(t, resp.StatusCode, body, 429, "overloaded")
 	if resp.Header.Get("Retry-After") == "" {
@@ -106,6 +107,7 @@ func TestRequestID(t *testing.T) {
 	req := get("/ping")
 	req.Header.Set("X-Request-ID", "abc-123")
 	resp, _ := app.Test(req, -1)
+	resp.Body.Close()
 	if got := resp.Header.Get("X-Request-ID"); got != "abc-123" {
 		t.Errorf("echoed %q", got)
 	}
@@ -115,6 +117,7 @@ func TestRequestID(t *testing.T) {
 			req.Header.Set("X-Request-ID", bad)
 		}
 		resp, _ := app.Test(req, -1)
+		resp.Body.Close()
 		if got := resp.Header.Get("X-Request-ID"); got == "" || got == bad || len(got) > 128 {
 			t.Errorf("for %q the service answered request ID %q, want a fresh one", bad, got)
 		}

@@ -205,11 +205,12 @@ func TestStructureWithinTheBody(t *testing.T) {
 		var resp *http.Response
 		n := allocatedBy(func() {
 			var err error
-			if resp, err = app.App.Test(postJSON("/ocr", "application/json", body), -1); err != nil {
+			if resp, err = app.App.Test(postJSON("/ocr", "application/json", body), -1); err != nil { //nolint:bodyclose // closed below, after the measured call
 				t.Fatal(err)
 			}
 		})
 		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
 		return resp.StatusCode, got, n
 	}
 	code, got, baseline := send(plain)

@@ -58,6 +58,7 @@ func TestPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	resp.Body.Close()
 	csp := resp.Header.Get("Content-Security-Policy")
 	for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'"} {
 		if !strings.Contains(csp, want) {
@@ -67,8 +68,12 @@ func TestPage(t *testing.T) {
 	etag := resp.Header.Get("ETag")
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	req.Header.Set("If-None-Match", etag)
-	if resp, err := on.Test(req, -1); err != nil || resp.StatusCode != http.StatusNotModified {
-		t.Errorf("revalidation with ETag %s: %v %v", etag, resp.StatusCode, err)
+	if resp, err = on.Test(req, -1); err != nil {
+		t.Fatalf("revalidation with ETag %s: %v", etag, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidation with ETag %s: status %d, want 304", etag, resp.StatusCode)
 	}
 
 	// The document served is the committed one, byte for byte.
@@ -76,6 +81,7 @@ func TestPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	var served bytes.Buffer
 	served.ReadFrom(resp.Body)
 	if !bytes.Equal(served.Bytes(), openapi.Document) {

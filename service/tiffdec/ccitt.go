@@ -1,5 +1,7 @@
 package tiffdec
 
+import "errors"
+
 // A decoder for ITU-T T.4 (Group 3: modified Huffman 1D and modified READ 2D, lines led by EOL
 // codes with or without fill bits) and T.6 (Group 4: modified modified READ), as TIFF uses them
 // (compressions 2, 3, 4 and 32771), written from those recommendations. It writes each line as
@@ -160,7 +162,7 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int) error {
 	return nil
 }
 
-func errorsIsUnsupported(err error) bool { return err == errUncompressedMode }
+func errorsIsUnsupported(err error) bool { return errors.Is(err, errUncompressedMode) }
 
 var errUncompressedMode = unsupported("CCITT uncompressed mode")
 

@@ -414,7 +414,7 @@ func (c *canvas) putPlane(dst, s []byte, plane, x0, w int) {
 		ch = 3
 	case plane == l.colors && l.alpha != 0:
 		ch = 3
-	case plane >= l.colors && !(l.photometric == photoSeparated && plane == 3):
+	case plane >= l.colors && (l.photometric != photoSeparated || plane != 3):
 		return // extra samples that are not alpha
 	}
 	d := dst[4*x0:]

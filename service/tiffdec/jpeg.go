@@ -2,6 +2,7 @@ package tiffdec
 
 import (
 	"bytes"
+	"errors"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -89,7 +90,8 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 		return err
 	})
 	if err != nil {
-		if _, ok := err.(jpeg.UnsupportedError); ok {
+		var ue jpeg.UnsupportedError
+		if errors.As(err, &ue) {
 			return unsupported("a JPEG stream: %v", err)
 		}
 		if l.compression == compOJPEG {

@@ -105,7 +105,7 @@ func TestMatchesLibtiff(t *testing.T) {
 				}
 				return
 			case "corrupt":
-				if !errors.As(err, &pe) || pe.Page != e.page || pe.Kind() != ErrCorrupt {
+				if !errors.As(err, &pe) || pe.Page != e.page || !errors.Is(pe.Kind(), ErrCorrupt) {
 					t.Fatalf("Decode: %v, want a *PageError for page %d wrapping ErrCorrupt", err, e.page)
 				}
 				t.Log(err)

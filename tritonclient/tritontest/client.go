@@ -61,7 +61,7 @@ func CheckErr(t testing.TB, err, want error, msg string) {
 		t.Fatalf("no error, want %v", want)
 	}
 	for _, s := range sentinels {
-		if errors.Is(err, s) != (s == want) {
+		if errors.Is(err, s) != errors.Is(s, want) {
 			t.Errorf("errors.Is(%q, %v) = %v", err, s, errors.Is(err, s))
 		}
 	}

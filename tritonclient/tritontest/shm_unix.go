@@ -27,7 +27,7 @@ func mapRegion(dir string, req *inferencepb.SystemSharedMemoryRegisterRequest) (
 	if err != nil {
 		return nil, errOpenRegion(key)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }() // the mapping outlives the descriptor
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Size < 0 {
 		return nil, status.Errorf(codes.Internal, "Invalid shared memory region: '%s'", key)

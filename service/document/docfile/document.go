@@ -291,7 +291,7 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 		}
 		d.pdf, d.pages = doc, doc.PageCount()
 		if d.pages <= 0 {
-			doc.Close()
+			_ = doc.Close() // refused: the error returned is the answer
 			return nil, fmt.Errorf("%w: the PDF has no pages", ErrCorrupt)
 		}
 	case tiffdec.IsTIFF(data):
@@ -305,7 +305,7 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 		return nil, fmt.Errorf("%w: expected a PDF or a TIFF", ErrNotDocument)
 	}
 	if d.pages > r.lim.MaxDocumentPages {
-		d.Close()
+		_ = d.Close() // refused: the error returned is the answer
 		return nil, &PageCountError{Pages: d.pages, Limit: r.lim.MaxDocumentPages}
 	}
 	return d, nil
