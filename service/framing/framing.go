@@ -623,6 +623,9 @@ func (c *conn) Close() error {
 		}
 		_ = c.Conn.SetReadDeadline(time.Now().Add(c.opt.DrainTimeout))
 		start := c.received
+		if c.state == inBody {
+			c.drainBody(start)
+		}
 		for c.state != inHead && c.received-start <= c.opt.DrainBytes {
 			c.out = nil
 			if err := c.advance(); err != nil {
@@ -631,4 +634,24 @@ func (c *conn) Close() error {
 		}
 	}
 	return c.Conn.Close()
+}
+
+// drainBody reads and drops what is left of a body of known length into one scratch buffer: a
+// drained body costs no allocation per read, as advance's copies would.
+func (c *conn) drainBody(start int64) {
+	n := int(min(int64(len(c.raw)), c.left))
+	c.raw, c.out = c.raw[n:], nil
+	c.left -= int64(n)
+	scratch := make([]byte, 32<<10)
+	for c.left > 0 && c.received-start <= c.opt.DrainBytes {
+		n, err := c.Conn.Read(scratch[:min(int64(len(scratch)), c.left)])
+		c.received += int64(n)
+		c.left -= int64(n)
+		if err != nil {
+			return
+		}
+	}
+	if c.left == 0 {
+		c.state = inHead
+	}
 }
