@@ -312,17 +312,18 @@ func (fr *formReader) head() (name string, isFile bool, err error) {
 		if colon <= 0 || !headerLine(line, colon) {
 			return "", false, malformed("a line of a part's head is not a header")
 		}
-		key, value := string(bytes.TrimSpace(line[:colon])), string(bytes.TrimSpace(line[colon+1:]))
+		// Only the headers read here become strings: a flood of others costs nothing.
+		key, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 		switch {
-		case strings.EqualFold(key, "Content-Disposition"):
+		case bytes.EqualFold(key, []byte("Content-Disposition")):
 			if seen {
 				return "", false, malformed("a part has two Content-Disposition headers")
 			}
-			disposition, seen = value, true
-		case strings.EqualFold(key, "Content-Type"):
-			ctype = value
-		case strings.EqualFold(key, "Content-Transfer-Encoding"):
-			encoding = value
+			disposition, seen = string(value), true
+		case bytes.EqualFold(key, []byte("Content-Type")):
+			ctype = string(value)
+		case bytes.EqualFold(key, []byte("Content-Transfer-Encoding")):
+			encoding = string(value)
 		}
 	}
 	kind, params, err := mime.ParseMediaType(disposition)
