@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,4 +259,43 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("after the watch the server read %q", got)
 		}
 	})
+}
+
+// TestFormOverhead: a multipart form's body may pass MaxBodyBytes by FormOverhead (its framing
+// and fields, beside files of up to MaxBodyBytes); any other body may not.
+func TestFormOverhead(t *testing.T) {
+	opt := Options{MaxHeadBytes: 4096, MaxBodyBytes: 100, FormOverhead: 50}
+	tests := []struct {
+		name, ctype string
+		length      int
+		refused     bool
+	}{
+		{"JSON at the limit", "application/json", 100, false},
+		{"JSON over the limit", "application/json", 120, true},
+		{"form within the overhead", "multipart/form-data; boundary=b", 150, false},
+		{"form in upper case", "Multipart/Form-Data; boundary=b", 150, false},
+		{"form over the overhead", "multipart/form-data; boundary=b", 151, true},
+		{"other multipart", "multipart/mixed; boundary=b", 120, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client, server := net.Pipe()
+			g := &conn{Conn: server, opt: opt}
+			head := "POST / HTTP/1.1\r\nContent-Type: " + tt.ctype + "\r\nContent-Length: " + strconv.Itoa(tt.length) + "\r\n\r\n"
+			go func() {
+				client.Write([]byte(head))
+				client.Close()
+			}()
+			buf := make([]byte, 4096)
+			var err error
+			for err == nil {
+				_, err = g.Read(buf)
+			}
+			g.Close()
+			var fe *Error
+			if refused := errors.As(err, &fe) && fe.Code == "body_too_large"; refused != tt.refused {
+				t.Fatalf("err %v, want refused %v", err, tt.refused)
+			}
+		})
+	}
 }
