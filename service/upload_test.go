@@ -457,3 +457,38 @@ func jpegOf(t testing.TB, data []byte) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestFilesUpToTheBodyLimit: the body limit is the size of the files a client can send: a file
+// of exactly OCRGATE_MAX_BODY_BYTES is read, raw or in a form (whose framing may add up to
+// 1 MiB), over a real socket through the framing guard; a byte more is 413. The same file as
+// base64 JSON is a third larger, and over the limit.
+func TestFilesUpToTheBodyLimit(t *testing.T) {
+	opt := service.Options{MaxBodyBytes: 1 << 20}
+	app := newApp(t, opt, nil)
+	addr := serveGuarded(t, app, opt)
+	limit := bytes.Repeat([]byte("z"), 1<<20) // no image: read whole, then 415
+	over := append(bytes.Clone(limit), 'z')
+	send := func(req *http.Request) (int, []byte) {
+		body, _ := io.ReadAll(req.Body)
+		head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", req.URL.RequestURI(), req.Header.Get("Content-Type"), len(body))
+		resp, got := rawExchange(t, addr, head+string(body))
+		return resp.StatusCode, got
+	}
+	for _, tt := range []struct {
+		name   string
+		req    *http.Request
+		status int
+		code   string
+	}{
+		{"raw file at the limit", rawRequest("/ocr", "application/octet-stream", limit, nil), 415, "unsupported_image_format"},
+		{"raw file over the limit", rawRequest("/ocr", "application/octet-stream", over, nil), 413, "body_too_large"},
+		{"form file at the limit", formRequest("/ocr", []file{{"x.bin", "application/octet-stream", limit}}, map[string]string{"pages": "1"}, nil), 415, "unsupported_image_format"},
+		{"form file over the limit", formRequest("/ocr", []file{{"x.bin", "application/octet-stream", over}}, nil, nil), 413, "body_too_large"},
+		{"base64 of the file at the limit", jsonRequest("/ocr", limit, nil), 413, "body_too_large"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, got := send(tt.req)
+			checkJSONError(t, code, got, tt.status, tt.code)
+		})
+	}
+}
