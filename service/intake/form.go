@@ -397,7 +397,7 @@ func (fr *formReader) content(buf *partBuffer, bound int64) error {
 				if bound >= 0 && n+int64(i) > bound {
 					return errOverBound
 				}
-				if err := buf.write(window[:i]); err != nil {
+				if err := buf.write(window[:i], true); err != nil {
 					return err
 				}
 			}
@@ -412,7 +412,7 @@ func (fr *formReader) content(buf *partBuffer, bound int64) error {
 			if bound >= 0 && n+int64(take) > bound {
 				return errOverBound
 			}
-			if err := buf.write(window[:take]); err != nil {
+			if err := buf.write(window[:take], false); err != nil {
 				return err
 			}
 		}
@@ -431,12 +431,17 @@ type partBuffer struct {
 }
 
 // write appends p, growing the buffer (doubling, up to the bound and to what is left of the
-// body) when it is full.
-func (b *partBuffer) write(p []byte) error {
+// body) when it is full. last says p ends the part: the buffer then grows to the content's
+// size and no more, so a part that arrives whole (any small one) costs its own size, not a
+// large file's first step.
+func (b *partBuffer) write(p []byte, last bool) error {
 	if need := int64(len(b.data) + len(p)); need > int64(cap(b.data)) {
 		size := max(need, min(2*int64(cap(b.data)), b.bound), min(firstStep, b.bound))
 		if left := b.fr.in.left(b.fr.br.Buffered()); left >= 0 {
 			size = max(need, min(size, int64(len(b.data))+left))
+		}
+		if last {
+			size = need
 		}
 		if err := b.held.acquire(b.fr.ctx, b.fr.budget, size-int64(cap(b.data))); err != nil {
 			return err
