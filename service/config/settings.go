@@ -65,7 +65,7 @@ func (c *Config) settings() []setting {
 
 		section("Requests and limits"),
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request, carried into every model and chat call", above(0, (*durationValue)(&c.RequestTimeout))},
-		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", atLeast(1024, (*intValue)(&c.MaxBodyBytes))},
+		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest file a request may send, in bytes: a raw body, or the files of a form together (the form may be 1 MiB longer); a JSON body, base64 included", atLeast(1024, (*intValue)(&c.MaxBodyBytes))},
 		{"OCRGATE_BODY_MEMORY", "body-memory", "memory the request bodies being received may take together, e.g. 80MiB; a body's buffer grows as its bytes arrive, each growth admitted first, and one that does not fit within 2 s is refused with 429 (0 or auto: 4 × max-body-bytes)", checkedBy((*bytesValue)(&c.BodyMemory), "0, or at least max-body-bytes", func() error {
 			if c.BodyMemory != 0 && c.BodyMemory < int64(c.MaxBodyBytes) {
 				return fmt.Errorf("must be 0 or at least max-body-bytes (%d)", c.MaxBodyBytes)
@@ -78,7 +78,7 @@ func (c *Config) settings() []setting {
 		{"OCRGATE_MAX_IMAGE_SIDE", "max-image-side", "longest image side accepted, in pixels (0: no limit)", atLeast(0, (*intValue)(&o.Limits.MaxSide))},
 		{"OCRGATE_MAX_JPEG_SCANS", "max-jpeg-scans", "refuse progressive JPEGs with more scans than this (0: no limit); encoders write about 10", atLeast(0, (*intValue)(&o.Limits.MaxScans))},
 		{"OCRGATE_MAX_PAGES", "max-pages", "document pages one request may read, its default selection (every page) included; more is refused with 413", within(1, 10_000, (*intValue)(&c.MaxPages))},
-		{"OCRGATE_MAX_IMAGES", "max-images", "entries of an \"images\" array; more is refused with 413", within(1, 1000, (*intValue)(&c.MaxImages))},
+		{"OCRGATE_MAX_IMAGES", "max-images", "entries of an \"images\" array, or \"file\" parts of a form; more is refused with 413", within(1, 1000, (*intValue)(&c.MaxImages))},
 
 		section("Admission and memory"),
 		{"OCRGATE_MAX_INFLIGHT", "max-inflight", "OCR jobs running at once, within the memory budget (0: one per CPU core)", atLeast(0, (*intValue)(&c.MaxInFlight))},
