@@ -1,6 +1,8 @@
 // Package client is the Go client of ocrgate's HTTP API: [Client.OCR] reads the text of an image
 // or a document (PDF, multi-page TIFF), [Client.OCRBatch] several at once, [Client.Extract] has
-// the service's chat model fill a template or JSON Schema from one.
+// the service's chat model fill a template or JSON Schema from one. [Client.OCRFile] and
+// [Client.ExtractFile] send a file on disk as itself (streamed, with its media type), not as
+// base64 JSON: the service's body limit is then the file's size.
 //
 // Answers come back typed ([OCRResult], [Extraction]); failures the service answers come back as
 // an [Error] (a *Error) carrying its HTTP status and stable code. Overload (429) and temporary unavailability
@@ -124,10 +126,15 @@ func (c *Client) OCR(ctx context.Context, image []byte, opts ...CallOption) (*OC
 	if err != nil {
 		return nil, err
 	}
-	raw, hdr, err := c.do(ctx, http.MethodPost, "/ocr", body, cl)
+	raw, hdr, err := c.do(ctx, http.MethodPost, "/ocr", jsonPayload(body), cl)
 	if err != nil {
 		return nil, err
 	}
+	return ocrResult(raw, hdr)
+}
+
+// ocrResult is the typed result of an /ocr answer.
+func ocrResult(raw []byte, hdr http.Header) (*OCRResult, error) {
 	var res OCRResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("ocrgate: /ocr answer is not an OCR result: %w", err)
@@ -151,7 +158,7 @@ func (c *Client) OCRBatch(ctx context.Context, images [][]byte, opts ...CallOpti
 	if err != nil {
 		return nil, err
 	}
-	raw, hdr, err := c.do(ctx, http.MethodPost, "/ocr", body, cl)
+	raw, hdr, err := c.do(ctx, http.MethodPost, "/ocr", jsonPayload(body), cl)
 	if err != nil {
 		return nil, err
 	}
@@ -191,16 +198,21 @@ func (c *Client) OCRReader(ctx context.Context, r io.Reader, opts ...CallOption)
 func (c *Client) Extract(ctx context.Context, image []byte, opts ...CallOption) (*Extraction, error) {
 	cl := newCall(opts)
 	if cl.template != "" && len(cl.schema) > 0 {
-		return nil, errors.New("ocrgate: Extract takes a Template or a Schema, not both")
+		return nil, errTemplateAndSchema
 	}
 	body, err := json.Marshal(api.ExtractRequest{Image: base64.StdEncoding.EncodeToString(image), Template: cl.template, Schema: cl.schema, ReadFields: cl.read})
 	if err != nil {
 		return nil, fmt.Errorf("ocrgate: schema is not JSON: %w", err)
 	}
-	raw, hdr, err := c.do(ctx, http.MethodPost, "/ocr-json", body, cl)
+	raw, hdr, err := c.do(ctx, http.MethodPost, "/ocr-json", jsonPayload(body), cl)
 	if err != nil {
 		return nil, err
 	}
+	return extraction(raw, hdr), nil
+}
+
+// extraction is the typed result of an /ocr-json answer.
+func extraction(raw []byte, hdr http.Header) *Extraction {
 	ex := &Extraction{Object: raw, RequestID: hdr.Get("X-Request-ID")}
 	ex.OCRTime = headerSeconds(hdr.Get("X-OCR-Time"))
 	ex.ChatTime = headerSeconds(hdr.Get("X-Chat-Time"))
@@ -212,7 +224,7 @@ func (c *Client) Extract(ctx context.Context, image []byte, opts ...CallOption) 
 			}
 		}
 	}
-	return ex, nil
+	return ex
 }
 
 // ExtractReader is Extract on the image r yields (read whole first, as for OCRReader).
@@ -224,6 +236,26 @@ func (c *Client) ExtractReader(ctx context.Context, r io.Reader, opts ...CallOpt
 	return c.Extract(ctx, image, opts...)
 }
 
+// payload is what a call sends: a body opened afresh for each attempt (a retry sends it again;
+// nil: no body), its length (-1: unknown) and media type, and the query parameters.
+type payload struct {
+	open  func() (io.ReadCloser, error)
+	size  int64
+	ctype string
+	query url.Values
+}
+
+// jsonPayload is a JSON body.
+func jsonPayload(body []byte) payload {
+	return payload{
+		open:  func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		size:  int64(len(body)),
+		ctype: "application/json",
+	}
+}
+
+var errTemplateAndSchema = errors.New("ocrgate: Extract takes a Template or a Schema, not both")
+
 func newCall(opts []CallOption) *call {
 	c := &call{}
 	for _, o := range opts {
@@ -234,7 +266,7 @@ func newCall(opts []CallOption) *call {
 
 // do sends one API call, retrying what the service says is worth retrying, and returns the body
 // of a 2xx answer or the error.
-func (c *Client) do(ctx context.Context, method, path string, body []byte, cl *call) ([]byte, http.Header, error) {
+func (c *Client) do(ctx context.Context, method, path string, body payload, cl *call) ([]byte, http.Header, error) {
 	for attempt := 0; ; attempt++ {
 		raw, hdr, err := c.once(ctx, method, path, body, cl)
 		var apiErr *Error
@@ -269,15 +301,22 @@ func (c *Client) backoff(e *Error, attempt int) time.Duration {
 	return base + rand.N(base/2+1)
 }
 
-func (c *Client) once(ctx context.Context, method, path string, body []byte, cl *call) ([]byte, http.Header, error) {
+func (c *Client) once(ctx context.Context, method, path string, body payload, cl *call) ([]byte, http.Header, error) {
 	u := *c.base
 	u.Path = strings.TrimRight(u.Path, "/") + path
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if len(body.query) > 0 {
+		u.RawQuery = body.query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if body.open != nil {
+		if req.Body, err = body.open(); err != nil {
+			return nil, nil, fmt.Errorf("ocrgate: %s %s: %w", method, path, err)
+		}
+		req.GetBody, req.ContentLength = body.open, body.size
+		req.Header.Set("Content-Type", body.ctype)
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.apiKey != "" {

@@ -91,7 +91,18 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 	if opt.pages != "" {
 		read = append(read, client.Pages(opt.pages))
 	}
-	job := func(ctx context.Context, img []byte) (json.RawMessage, string, []failedPage, error) {
+	// A named file is sent as itself (streamed from disk, with its media type), standard input
+	// as base64 JSON once read.
+	job := func(ctx context.Context, name string) (json.RawMessage, string, []failedPage, error) {
+		var img []byte
+		if name == "-" {
+			var err error
+			if img, err = readInput(stdin); err != nil {
+				return nil, "", nil, err
+			}
+		} else if err := checkFile(name); err != nil {
+			return nil, "", nil, err
+		}
 		if cmd == "extract" {
 			opts := read
 			if opt.template != "" {
@@ -100,7 +111,13 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 			if schema != nil {
 				opts = append(opts, client.Schema(schema))
 			}
-			ex, err := c.Extract(ctx, img, opts...)
+			var ex *client.Extraction
+			var err error
+			if img != nil {
+				ex, err = c.Extract(ctx, img, opts...)
+			} else {
+				ex, err = c.ExtractFile(ctx, name, opts...)
+			}
 			if err != nil {
 				return nil, "", nil, err
 			}
@@ -110,7 +127,13 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 			}
 			return ex.Object, "", failed, nil
 		}
-		res, err := c.OCR(ctx, img, read...)
+		var res *client.OCRResult
+		var err error
+		if img != nil {
+			res, err = c.OCR(ctx, img, read...)
+		} else {
+			res, err = c.OCRFile(ctx, name, read...)
+		}
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -120,7 +143,7 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 		}
 		return res.Raw, res.Text, failed, nil
 	}
-	b := batch{cmd: cmd, opt: opt, files: files, job: job, stdin: stdin, stdout: stdout, stderr: stderr}
+	b := batch{cmd: cmd, opt: opt, files: files, job: job, stdout: stdout, stderr: stderr}
 	return b.run(ctx)
 }
 
@@ -233,10 +256,9 @@ type batch struct {
 	cmd   string
 	opt   cliOptions
 	files []string
-	// job sends one image to the service: the answer as sent, for ocr its text, and a
-	// document's pages that could not be read.
-	job    func(context.Context, []byte) (json.RawMessage, string, []failedPage, error)
-	stdin  io.Reader
+	// job sends one file (by name; "-": standard input) to the service: the answer as sent,
+	// for ocr its text, and a document's pages that could not be read.
+	job    func(context.Context, string) (json.RawMessage, string, []failedPage, error)
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -244,7 +266,7 @@ type batch struct {
 // run reads the files on opt.jobs workers and prints each result as soon as it is there:
 // progress to stderr (with several files), results to stdout. It returns the exit code.
 func (b *batch) run(ctx context.Context) int {
-	cmd, opt, files, job, stdin, stdout, stderr := b.cmd, b.opt, b.files, b.job, b.stdin, b.stdout, b.stderr
+	cmd, opt, files, job, stdout, stderr := b.cmd, b.opt, b.files, b.job, b.stdout, b.stderr
 	next := make(chan string)
 	results := make(chan outcome)
 	var wg sync.WaitGroup
@@ -255,10 +277,8 @@ func (b *batch) run(ctx context.Context) int {
 			for name := range next {
 				start := time.Now()
 				o := outcome{name: name}
-				img, err := readInput(name, stdin)
-				if err == nil {
-					o.raw, o.text, o.failed, err = job(ctx, img)
-				}
+				var err error
+				o.raw, o.text, o.failed, err = job(ctx, name)
 				o.err, o.took = err, time.Since(start)
 				results <- o
 			}
@@ -374,14 +394,9 @@ type inputError struct{ err error }
 func (e *inputError) Error() string { return e.err.Error() }
 func (e *inputError) Unwrap() error { return e.err }
 
-func readInput(name string, stdin io.Reader) ([]byte, error) {
-	var data []byte
-	var err error
-	if name == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(name)
-	}
+// readInput reads standard input whole.
+func readInput(stdin io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(stdin)
 	if err != nil {
 		return nil, &inputError{err}
 	}
@@ -389,6 +404,26 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 		return nil, &inputError{errors.New("empty file")}
 	}
 	return data, nil
+}
+
+// checkFile says what is wrong with a file before it is sent: missing, unreadable, not a
+// regular file, or empty.
+func checkFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return &inputError{err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return &inputError{err}
+	case !st.Mode().IsRegular():
+		return &inputError{errors.New("not a regular file")}
+	case st.Size() == 0:
+		return &inputError{errors.New("empty file")}
+	}
+	return nil
 }
 
 // exitCode says whose fault err is.

@@ -10,11 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -331,5 +334,58 @@ func TestOCRCommandFailedPages(t *testing.T) {
 	if r.code != exitInput || r.stdout != "FIRST PAGE OF THE LETTER\f\fTHE LAST PAGE\n" ||
 		!strings.Contains(r.stderr, "letter.pdf: page 2: degenerate_page:") || strings.Contains(r.stderr, "page 1") {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestServerSendsFilesAsFiles: with --server, a named file travels as itself (its media type,
+// its length, the options in the query), so a service whose body limit is a little over the
+// receipt's size reads it, where the receipt as base64 JSON (standard input's way) is over the
+// limit; the answer is the same text as in-process.
+func TestServerSendsFilesAsFiles(t *testing.T) {
+	img, err := os.ReadFile(receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := len(img) + 1000 // the base64 is 4/3 of the file
+	url := startService(t, env(map[string]string{"OCRGATE_MAX_BODY_BYTES": strconv.Itoa(limit)}))
+	type seen struct {
+		query, ctype string
+		length       int64
+	}
+	var mu sync.Mutex
+	var sent []seen
+	target, _ := neturl.Parse(url)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, seen{r.URL.RawQuery, r.Header.Get("Content-Type"), r.ContentLength})
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	last := func() seen {
+		mu.Lock()
+		defer mu.Unlock()
+		return sent[len(sent)-1]
+	}
+
+	want := runOCRGate(testEnv, nil, "ocr", receipt)
+	if want.code != exitOK || !strings.Contains(want.stdout, "JOHOR BAHRU") {
+		t.Fatalf("in-process: exit %d: %s", want.code, want.stderr)
+	}
+	r := runOCRGate(testEnv, nil, "ocr", "--server", front.URL, "--pages", "1", receipt)
+	if r.code != exitOK || r.stdout != want.stdout {
+		t.Errorf("--server: exit %d, %s; stderr %s", r.code, diff(r.stdout, want.stdout), r.stderr)
+	}
+	if s := last(); s.ctype != "image/jpeg" || s.length != int64(len(img)) || s.query != "pages=1" {
+		t.Errorf("sent %+v, want image/jpeg of %d bytes with pages=1", s, len(img))
+	}
+	// Standard input is read whole and sent as base64 JSON: over this service's limit.
+	r = runOCRGate(testEnv, img, "ocr", "--server", front.URL, "-")
+	if r.code != exitInput || !strings.Contains(r.stderr, "413 body_too_large") {
+		t.Errorf("stdin: exit %d, stderr %q; want 413 body_too_large", r.code, r.stderr)
+	}
+	if s := last(); s.ctype != "application/json" {
+		t.Errorf("stdin sent as %+v", s)
 	}
 }

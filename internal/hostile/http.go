@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -88,6 +89,56 @@ func MultipartFlood(parts int) (contentType string, body []byte) {
 	}
 	_ = w.Close()
 	return w.FormDataContentType(), b.Bytes()
+}
+
+// The multipart bodies below are built by hand, with the boundary "b", where mime/multipart
+// would refuse to write them.
+const formBoundary = "b"
+
+// FormContentType is the content type of the hand-built forms below.
+const FormContentType = "multipart/form-data; boundary=" + formBoundary
+
+// formPart is one part of a hand-built form: its delimiter, head lines and the blank line.
+func formPart(head ...string) string {
+	return "--" + formBoundary + "\r\n" + strings.Join(head, "\r\n") + "\r\n\r\n"
+}
+
+const filePart = `Content-Disposition: form-data; name="file"; filename="x.png"`
+
+// MultipartFileFlood is a form of at least size bytes made of empty "file" parts: tens of
+// thousands of files to answer for a few megabytes.
+func MultipartFileFlood(size int) []byte {
+	var b strings.Builder
+	for b.Len() < size {
+		b.WriteString(formPart(filePart) + "\r\n")
+	}
+	b.WriteString("--" + formBoundary + "--\r\n")
+	return []byte(b.String())
+}
+
+// MultipartHeadFlood is a form of at least size bytes whose "file" parts are all head: each
+// holds a header line of 7 000 bytes and one byte of content.
+func MultipartHeadFlood(size int) []byte {
+	var b strings.Builder
+	pad := "X-Pad: " + strings.Repeat("a", 7000)
+	for b.Len() < size {
+		b.WriteString(formPart(filePart, pad) + "x\r\n")
+	}
+	b.WriteString("--" + formBoundary + "--\r\n")
+	return []byte(b.String())
+}
+
+// MultipartNested is a form whose "file" part is itself a multipart body of size bytes, which a
+// reader that follows nesting would descend into.
+func MultipartNested(size int) []byte {
+	return []byte(formPart(filePart, "Content-Type: multipart/mixed; boundary=in") +
+		"--in\r\n\r\n" + strings.Repeat("n", size) + "\r\n--in--\r\n--" + formBoundary + "--\r\n")
+}
+
+// MultipartUnterminated is a form whose one "file" part of size bytes never meets its closing
+// delimiter.
+func MultipartUnterminated(size int) []byte {
+	return []byte(formPart(filePart) + strings.Repeat("u", size))
 }
 
 func dial(ctx context.Context, addr string) (net.Conn, error) {

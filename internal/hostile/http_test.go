@@ -35,6 +35,45 @@ func TestMultipartFlood(t *testing.T) {
 	}
 }
 
+// TestForms: the hand-built forms are what they say, read by mime/multipart: so many parts, or
+// an error where the form is broken.
+func TestForms(t *testing.T) {
+	parts := func(body []byte) (int, error) {
+		r := multipart.NewReader(bytes.NewReader(body), "b")
+		for n := 0; ; n++ {
+			p, err := r.NextPart()
+			if err == io.EOF {
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				return n, err
+			}
+		}
+	}
+	if ct := FormContentType; ct != "multipart/form-data; boundary=b" {
+		t.Fatalf("content type %q", ct)
+	}
+	for _, tt := range []struct {
+		name   string
+		body   []byte
+		parts  int // at least
+		broken bool
+	}{
+		{"file flood", MultipartFileFlood(1 << 20), 10000, false},
+		{"head flood", MultipartHeadFlood(1 << 20), 140, false},
+		{"nested", MultipartNested(1000), 1, false},
+		{"unterminated", MultipartUnterminated(1000), 0, true},
+	} {
+		n, err := parts(tt.body)
+		if tt.broken != (err != nil) || n < tt.parts || len(tt.body) < 1000 {
+			t.Errorf("%s: %d parts, %v (%d bytes)", tt.name, n, err, len(tt.body))
+		}
+	}
+}
+
 // TestHeadOnly: the attack sends a head and nothing of its body, and ends with its context.
 func TestHeadOnly(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

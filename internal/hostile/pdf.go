@@ -104,6 +104,19 @@ func PDFEndlessPage(rects int) []byte {
 		testdoc.Stream("/Filter /FlateDecode", testdoc.Deflate(bytes.Repeat([]byte("0 0 595 842 re f\n"), rects))))
 }
 
+// PDFEndlessShading is a page whose content is one operator: paint a function-based shading over
+// the whole page, the function a PostScript calculator program of ops steps that the renderer
+// runs for every pixel. A few hundred bytes, read in milliseconds, and endless to draw: 20 steps
+// take over 20 s at twice the page's size, where PDFEndlessPage must be hundreds of kilobytes
+// of operators, seconds to read, for the same.
+func PDFEndlessShading(ops int) []byte {
+	fn := "{ " + strings.Repeat("dup mul dup sqrt add 0.5 mul ", ops) + "dup dup }"
+	return testdoc.OnePage("0 0 595 842", "/Shading << /S 6 0 R >>",
+		testdoc.Stream("", []byte("/S sh\n")),
+		testdoc.Stream("/FunctionType 4 /Domain [0 1 0 1] /Range [0 1 0 1 0 1]", []byte(fn)),
+		"<< /ShadingType 1 /ColorSpace /DeviceRGB /Domain [0 1 0 1] /Matrix [595 0 0 842 0 0] /Function 5 0 R >>")
+}
+
 // jbig2Garbage is an embedded JBIG2 stream: a page information segment declaring a w×h page,
 // then an immediate generic region segment whose data is noise.
 func jbig2Garbage(w, h uint32) []byte {
@@ -172,5 +185,6 @@ func PDFs() []HostilePDF {
 		{"JPX stream claiming 60000×60000", PDFJPXImage(60_000, 60_000, 60_000, 60_000)},
 		{"JPX stream whose codestream claims 60000×60000", PDFJPXImage(100, 100, 60_000, 60_000)},
 		{"page that renders forever", PDFEndlessPage(400_000)},
+		{"shading that renders forever", PDFEndlessShading(50)},
 	}
 }

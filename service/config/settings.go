@@ -65,7 +65,7 @@ func (c *Config) settings() []setting {
 
 		section("Requests and limits"),
 		{"OCRGATE_REQUEST_TIMEOUT", "request-timeout", "deadline of every request, carried into every model and chat call", above(0, (*durationValue)(&c.RequestTimeout))},
-		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest request body accepted, in bytes", atLeast(1024, (*intValue)(&c.MaxBodyBytes))},
+		{"OCRGATE_MAX_BODY_BYTES", "max-body-bytes", "largest file a request may send, in bytes: a raw body, or the files of a form together (the form may be 1 MiB longer); a JSON body, base64 included", atLeast(1024, (*intValue)(&c.MaxBodyBytes))},
 		{"OCRGATE_BODY_MEMORY", "body-memory", "memory the request bodies being received may take together, e.g. 80MiB; a body's buffer grows as its bytes arrive, each growth admitted first, and one that does not fit within 2 s is refused with 429 (0 or auto: 4 × max-body-bytes)", checkedBy((*bytesValue)(&c.BodyMemory), "0, or at least max-body-bytes", func() error {
 			if c.BodyMemory != 0 && c.BodyMemory < int64(c.MaxBodyBytes) {
 				return fmt.Errorf("must be 0 or at least max-body-bytes (%d)", c.MaxBodyBytes)
@@ -79,7 +79,7 @@ func (c *Config) settings() []setting {
 		{"OCRGATE_MAX_JPEG_SCANS", "max-jpeg-scans", "refuse progressive JPEGs with more scans than this (0: no limit); encoders write about 10", atLeast(0, (*intValue)(&o.Limits.MaxScans))},
 		{"OCRGATE_MAX_PAGES", "max-pages", "document pages that need OCR one request may read, across its documents; more is refused with 413 too_many_pages (pages read from their text layer count against max-text-pages)", within(1, 10_000, (*intValue)(&c.MaxPages))},
 		{"OCRGATE_MAX_TEXT_PAGES", "max-text-pages", "document pages one request may read in all, across its documents, its default selection (every page) included; more is refused with 413 too_many_pages", within(1, 10_000, (*intValue)(&c.MaxTextPages))},
-		{"OCRGATE_MAX_IMAGES", "max-images", "entries of an \"images\" array; more is refused with 413", within(1, 1000, (*intValue)(&c.MaxImages))},
+		{"OCRGATE_MAX_IMAGES", "max-images", "entries of an \"images\" array, or \"file\" parts of a form; more is refused with 413", within(1, 1000, (*intValue)(&c.MaxImages))},
 		{"OCRGATE_MAX_ANSWER_BYTES", "max-answer-bytes", "largest answer (regions, words and text as JSON) the documents of one request may have together, e.g. 64MiB; more is refused with 413 answer_too_large, and what an answer holds is charged to the memory budget until it is written", atLeast(1<<20, (*bytesValue)(&c.MaxAnswerBytes))},
 
 		section("Admission and memory"),

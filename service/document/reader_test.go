@@ -155,16 +155,20 @@ func TestJobsAndTheirCosts(t *testing.T) {
 
 // TestAdmissionErrors: a refused survey is returned as it is; a page the request may not afford
 // is a CostError naming it, before it is admitted; a refused page ends the read with every other
-// admission given back.
+// admission given back by the time Read returns. Each read starts its own deadline, a generous
+// one: what ends these reads is the admission, never the clock of a busy machine.
 func TestAdmissionErrors(t *testing.T) {
 	jpg := receiptJPEG(t)
 	data, err := testdoc.Scanned([][]byte{jpg, jpg, jpg}, testdoc.ScanOptions{DPI: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := document.New(docs(t), config())
+	cfg := config()
+	cfg.OpTimeout, cfg.PageTimeout = 5*time.Minute, 5*time.Minute
+	r := document.New(docs(t), cfg)
 	p := pipeline(t)
-	req := document.Request{Data: data, Start: time.Now(), Timeout: time.Minute}
+	req := document.Request{Data: data, Timeout: 10 * time.Minute}
+	req.Start = time.Now()
 
 	rec := &recorder{failAt: 1}
 	if _, err := r.Read(t.Context(), p, rec, req); !errors.Is(err, errFull) {
@@ -183,6 +187,7 @@ func TestAdmissionErrors(t *testing.T) {
 	limited := req
 	limited.Data = bigDoc
 	limited.MaxCost = engineMemory + 32<<20 // the survey fits, no OCR page does
+	limited.Start = time.Now()
 	rec = &recorder{}
 	_, err = r.Read(t.Context(), p, rec, limited)
 	var ce *document.CostError
@@ -190,10 +195,10 @@ func TestAdmissionErrors(t *testing.T) {
 		t.Errorf("page over the limit: %v", err)
 	}
 	rec = &recorder{failAt: 3}
+	req.Start = time.Now()
 	if _, err := r.Read(t.Context(), p, rec, req); !errors.Is(err, errFull) {
 		t.Errorf("refused page: %v", err)
 	}
-	time.Sleep(10 * time.Millisecond)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if rec.running != 0 {

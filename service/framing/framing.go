@@ -48,6 +48,9 @@ type Options struct {
 	// MaxBodyBytes refuses, with 413, a head that announces a longer body (0: no bound): the
 	// server reads bodies as they come, and would otherwise wait for the body to start.
 	MaxBodyBytes int64
+	// FormOverhead is how much longer than MaxBodyBytes a multipart/form-data body may be: its
+	// boundaries, part heads and fields, so that MaxBodyBytes of files fit in it.
+	FormOverhead int64
 	// MaxConns bounds the connections open at once (0: no bound). At the bound, a new connection
 	// takes the place of one that waits idle for its next request (closing an idle keep-alive
 	// connection is every server's right); when none is idle, it is answered Refusal and closed
@@ -414,6 +417,7 @@ func (c *conn) head(n int) error {
 	var (
 		length      = int64(-1)
 		chunked, te bool
+		form        bool
 		http10      = parts[2][len(parts[2])-1] == '0'
 	)
 	for _, line := range lines[1:] {
@@ -443,6 +447,8 @@ func (c *conn) head(n int) error {
 				}
 				length = n
 			}
+		case bytes.EqualFold(name, []byte("Content-Type")):
+			form = len(value) >= len("multipart/form-data") && bytes.EqualFold(value[:len("multipart/form-data")], []byte("multipart/form-data"))
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			if te || !bytes.EqualFold(value, []byte("chunked")) {
 				return &Error{Status: 400, Code: "unsupported_transfer_encoding", Msg: "the only transfer coding accepted is chunked"}
@@ -466,7 +472,11 @@ func (c *conn) head(n int) error {
 	case length > 0:
 		c.state, c.left = inBody, length
 	}
-	if c.opt.MaxBodyBytes > 0 && length > c.opt.MaxBodyBytes {
+	limit := c.opt.MaxBodyBytes
+	if form {
+		limit += c.opt.FormOverhead
+	}
+	if c.opt.MaxBodyBytes > 0 && length > limit {
 		// The head is handed over whole (so the server knows the request it answers); the
 		// body is not.
 		c.overLimit = true
@@ -623,6 +633,9 @@ func (c *conn) Close() error {
 		}
 		_ = c.Conn.SetReadDeadline(time.Now().Add(c.opt.DrainTimeout))
 		start := c.received
+		if c.state == inBody {
+			c.drainBody(start)
+		}
 		for c.state != inHead && c.received-start <= c.opt.DrainBytes {
 			c.out = nil
 			if err := c.advance(); err != nil {
@@ -631,4 +644,24 @@ func (c *conn) Close() error {
 		}
 	}
 	return c.Conn.Close()
+}
+
+// drainBody reads and drops what is left of a body of known length into one scratch buffer: a
+// drained body costs no allocation per read, as advance's copies would.
+func (c *conn) drainBody(start int64) {
+	n := int(min(int64(len(c.raw)), c.left))
+	c.raw, c.out = c.raw[n:], nil
+	c.left -= int64(n)
+	scratch := make([]byte, 32<<10)
+	for c.left > 0 && c.received-start <= c.opt.DrainBytes {
+		n, err := c.Conn.Read(scratch[:min(int64(len(scratch)), c.left)])
+		c.received += int64(n)
+		c.left -= int64(n)
+		if err != nil {
+			return
+		}
+	}
+	if c.left == 0 {
+		c.state = inHead
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,14 +165,21 @@ func TestDrainOnClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	body := bytes.Repeat([]byte("x"), 600<<10)
+	request := append([]byte("POST / HTTP/1.1\r\nContent-Length: 614400\r\n\r\n"), bytes.Repeat([]byte("x"), 600<<10)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	// Like Python's http.client: the whole request first, then the answer.
-	if _, err := conn.Write(append([]byte("POST / HTTP/1.1\r\nContent-Length: 614400\r\n\r\n"), body...)); err != nil {
+	if _, err := conn.Write(request); err != nil {
 		t.Fatalf("sending the body: %v", err)
 	}
 	answer, err := io.ReadAll(conn)
 	if err != nil || !strings.HasPrefix(string(answer), "HTTP/1.1 413") {
 		t.Fatalf("read %q, %v; want the 413", answer, err)
+	}
+	// What is drained is dropped, not copied: a refused body costs the server no memory.
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 200<<10 {
+		t.Errorf("draining a 600 KiB body allocated %d KiB", n>>10)
 	}
 }
 
@@ -250,4 +259,43 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("after the watch the server read %q", got)
 		}
 	})
+}
+
+// TestFormOverhead: a multipart form's body may pass MaxBodyBytes by FormOverhead (its framing
+// and fields, beside files of up to MaxBodyBytes); any other body may not.
+func TestFormOverhead(t *testing.T) {
+	opt := Options{MaxHeadBytes: 4096, MaxBodyBytes: 100, FormOverhead: 50}
+	tests := []struct {
+		name, ctype string
+		length      int
+		refused     bool
+	}{
+		{"JSON at the limit", "application/json", 100, false},
+		{"JSON over the limit", "application/json", 120, true},
+		{"form within the overhead", "multipart/form-data; boundary=b", 150, false},
+		{"form in upper case", "Multipart/Form-Data; boundary=b", 150, false},
+		{"form over the overhead", "multipart/form-data; boundary=b", 151, true},
+		{"other multipart", "multipart/mixed; boundary=b", 120, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client, server := net.Pipe()
+			g := &conn{Conn: server, opt: opt}
+			head := "POST / HTTP/1.1\r\nContent-Type: " + tt.ctype + "\r\nContent-Length: " + strconv.Itoa(tt.length) + "\r\n\r\n"
+			go func() {
+				client.Write([]byte(head))
+				client.Close()
+			}()
+			buf := make([]byte, 4096)
+			var err error
+			for err == nil {
+				_, err = g.Read(buf)
+			}
+			g.Close()
+			var fe *Error
+			if refused := errors.As(err, &fe) && fe.Code == "body_too_large"; refused != tt.refused {
+				t.Fatalf("err %v, want refused %v", err, tt.refused)
+			}
+		})
+	}
 }

@@ -43,6 +43,9 @@ type Body struct {
 	release func()
 }
 
+// Len is the body's length in bytes.
+func (b *Body) Len() int64 { return int64(len(b.Data)) }
+
 // Release gives the body's memory admission back; Data must not be used by anything the
 // admission was meant to cover afterwards. Calling it again does nothing.
 func (b *Body) Release() {

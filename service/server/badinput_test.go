@@ -178,7 +178,10 @@ func TestBadInput(t *testing.T) {
 		{"text/plain", "text/plain", imageBody(receipt), 415, "unsupported_media_type"},
 		{"XML content type", "application/xml", imageBody(receipt), 415, "unsupported_media_type"},
 		{"no content type", "", imageBody(receipt), 415, "unsupported_media_type"},
-		{"multipart upload", "multipart/form-data; boundary=b", raw("--b\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\nx\r\n--b--"), 415, "unsupported_media_type"},
+		{"multipart part named image", "multipart/form-data; boundary=b", raw("--b\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\nx\r\n--b--"), 400, "invalid_parameter"},
+		{"multipart file that is no image", "multipart/form-data; boundary=b", raw("--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nx\r\n--b--"), 415, "unsupported_image_format"},
+		{"raw body that is no image", "image/png", raw("hello, this is plain text"), 415, "unsupported_image_format"},
+		{"raw PNG header bomb", "application/octet-stream", pngHeader(60000, 60000), 413, "image_too_large"},
 		{"empty body", "application/json", nil, 400, "empty_body"},
 	}
 	if len(tests) < 30 {

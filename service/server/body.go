@@ -25,8 +25,15 @@ import (
 // a body no longer than this is already whole when the handler starts.
 const prefetched = 8 << 10
 
-// ctxBody is the Locals key of the request's body once read (an *intake.Body).
+// ctxBody is the Locals key of the request's body once read (a heldBody: an *intake.Body or an
+// *intake.Form).
 type ctxBody struct{}
+
+// heldBody is a body read whole, holding its memory admission until the request ends.
+type heldBody interface {
+	Len() int64
+	Release()
+}
 
 // body reads the request's body, once, within MaxBodyBytes and the body memory budget. The
 // memory's admission is given back when the request ends (see observe).
@@ -34,34 +41,61 @@ func (s *Server) body(c *fiber.Ctx) ([]byte, error) {
 	if b, ok := c.Locals(ctxBody{}).(*intake.Body); ok {
 		return b.Data, nil
 	}
-	declared := int64(c.Request().Header.ContentLength()) // -1: chunked; -2: no body
-	var r io.Reader
-	if stream := c.Context().RequestBodyStream(); stream != nil {
-		r = stream
-	} else {
-		// No stream: the request came with no body framing at all (or its body is in memory
-		// already, outside a server's connection).
-		data := c.Request().Body()
-		r, declared = bytes.NewReader(data), int64(len(data))
-	}
-	if declared == -2 {
-		declared = 0
-	}
-	var budget intake.Budget
-	if s.bodies != nil {
-		budget = s.bodies
-	}
-	b, err := intake.Read(c.UserContext(), r, declared, int64(s.opt.MaxBodyBytes), budget)
+	r, declared := bodyStream(c)
+	b, err := intake.Read(c.UserContext(), r, declared, int64(s.opt.MaxBodyBytes), s.bodyBudget())
 	if err != nil {
-		if errors.Is(err, admission.ErrOverloaded) {
-			s.rejected("body_memory")
-			return nil, errBodiesOverloaded
-		}
-		return nil, err
+		return nil, s.bodyError(err)
 	}
 	c.Locals(ctxBody{}, b)
 	s.watch(c)
 	return b.Data, nil
+}
+
+// form reads the request's multipart/form-data body, once, within lim and the body memory
+// budget, as body does a body of another kind.
+func (s *Server) form(c *fiber.Ctx, boundary string, lim intake.FormLimits) (*intake.Form, error) {
+	if f, ok := c.Locals(ctxBody{}).(*intake.Form); ok {
+		return f, nil
+	}
+	r, declared := bodyStream(c)
+	f, err := intake.ReadForm(c.UserContext(), r, declared, boundary, lim, s.bodyBudget())
+	if err != nil {
+		return nil, s.bodyError(err)
+	}
+	c.Locals(ctxBody{}, f)
+	s.watch(c)
+	return f, nil
+}
+
+// bodyStream is what the request's body is read from, and its announced length (-1: chunked).
+func bodyStream(c *fiber.Ctx) (io.Reader, int64) {
+	declared := int64(c.Request().Header.ContentLength()) // -1: chunked; -2: no body
+	if declared == -2 {
+		declared = 0
+	}
+	if stream := c.Context().RequestBodyStream(); stream != nil {
+		return stream, declared
+	}
+	// No stream: the request came with no body framing at all (or its body is in memory
+	// already, outside a server's connection).
+	data := c.Request().Body()
+	return bytes.NewReader(data), int64(len(data))
+}
+
+func (s *Server) bodyBudget() intake.Budget {
+	if s.bodies != nil {
+		return s.bodies
+	}
+	return nil
+}
+
+// bodyError counts and words the budget's refusal of a body; other errors are classify's.
+func (s *Server) bodyError(err error) error {
+	if errors.Is(err, admission.ErrOverloaded) {
+		s.rejected("body_memory")
+		return errBodiesOverloaded
+	}
+	return err
 }
 
 // ctxWatch is the Locals key of the request's watch (see watch): its stop function.
@@ -107,10 +141,10 @@ var ErrClientGone = errors.New("the client closed the connection")
 // bodyDone ends the request's body: its memory admission goes back, and when the body was not
 // read to its end the connection is closed after the answer, since what is left of the body
 // would otherwise be read as the next request.
-func (s *Server) bodyDone(c *fiber.Ctx) int {
-	if b, ok := c.Locals(ctxBody{}).(*intake.Body); ok {
+func (s *Server) bodyDone(c *fiber.Ctx) int64 {
+	if b, ok := c.Locals(ctxBody{}).(heldBody); ok {
 		b.Release()
-		return len(b.Data)
+		return b.Len()
 	}
 	if n := c.Request().Header.ContentLength(); n == -1 || n > prefetched {
 		c.Response().Header.SetConnectionClose()

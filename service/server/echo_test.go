@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,8 @@ func TestErrorsNeverEchoTheRequest(t *testing.T) {
 	m := metrics.New()
 	app := newApp(t, server.Options{Extractor: ex, Metrics: m, APIKeys: []string{"k"}}, nil)
 	png := b64(fixtures(t).receipt)
+	img := fixtures(t).receipt
+	one := []file{{"receipt.png", "image/png", img}}
 	json := func(path string, body any) *http.Request {
 		raw, ok := body.(string)
 		if !ok {
@@ -75,6 +78,35 @@ func TestErrorsNeverEchoTheRequest(t *testing.T) {
 		"unknown path":           httptest.NewRequest(http.MethodGet, "/"+marker+"?"+marker+"="+marker, nil),
 		"unknown path under ocr": json("/ocr/"+marker, `{}`),
 		"method":                 httptest.NewRequest(http.MethodPut, "/ocr?"+marker, nil),
+		// The file sent as the body, its options as query parameters.
+		"raw media type":         rawRequest("/ocr", "image/"+marker, []byte(marker), nil),
+		"raw media type param":   rawRequest("/ocr", "application/pdf; x="+marker, []byte(marker), nil),
+		"query name":             rawRequest("/ocr", "image/png", img, url.Values{marker: {marker}}),
+		"query twice":            rawRequest("/ocr", "image/png", img, url.Values{"pages": {marker, marker}}),
+		"query pages":            rawRequest("/ocr", "image/png", img, url.Values{"pages": {marker}}),
+		"query ocr mode":         rawRequest("/ocr", "image/png", img, url.Values{"ocr": {marker}}),
+		"query words":            rawRequest("/ocr", "image/png", img, url.Values{"words": {marker}}),
+		"query option":           rawRequest("/ocr", "image/png", img, url.Values{"min_score": {marker}}),
+		"query template":         rawRequest("/ocr-json", "image/png", img, url.Values{"template": {marker}}),
+		"query schema":           rawRequest("/ocr-json", "image/png", img, url.Values{"schema": {`{"` + marker + `":1}`}}),
+		"query with a JSON body": withQuery(json("/ocr", map[string]any{"image": png}), marker+"="+marker),
+		// Multipart forms.
+		"form field name":         formRequest("/ocr", one, map[string]string{marker: marker}, nil),
+		"form field value":        formRequest("/ocr", one, map[string]string{"pages": marker}, nil),
+		"form option value":       formRequest("/ocr", one, map[string]string{"det_thresh": marker}, nil),
+		"form field too long":     formRequest("/ocr", one, map[string]string{"pages": strings.Repeat(marker, 500)}, nil),
+		"form file name":          formRequest("/ocr", []file{{marker + ".png", "image/" + marker, []byte(marker)}}, nil, nil),
+		"form template":           formRequest("/ocr-json", one, map[string]string{"template": marker}, nil),
+		"form schema":             formRequest("/ocr-json", one, map[string]string{"schema": `{"type":"object","properties":{"` + marker + `":{"type":"` + marker + `"}}}`}, nil),
+		"form schema too long":    formRequest("/ocr-json", one, map[string]string{"schema": `{"` + strings.Repeat(marker, 8000) + `":1}`}, nil),
+		"form boundary":           rawRequest("/ocr", "multipart/form-data; boundary="+marker, []byte("--"+marker+"x\r\n"+marker), nil),
+		"form boundary invalid":   rawRequest("/ocr", `multipart/form-data; boundary="`+marker+`@"`, []byte(marker), nil),
+		"form part name":          rawRequest("/ocr", "multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\""+marker+"\"\r\n\r\nx\r\n--b--"), nil),
+		"form part disposition":   rawRequest("/ocr", "multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: "+marker+"\r\n\r\nx\r\n--b--"), nil),
+		"form part nested":        rawRequest("/ocr", "multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"file\"\r\nContent-Type: multipart/"+marker+"\r\n\r\nx\r\n--b--"), nil),
+		"form part encoding":      rawRequest("/ocr", "multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"file\"\r\nContent-Transfer-Encoding: "+marker+"\r\n\r\nx\r\n--b--"), nil),
+		"form part head too long": rawRequest("/ocr", "multipart/form-data; boundary=b", []byte("--b\r\nX-"+marker+": "+strings.Repeat(marker, 1000)+"\r\n\r\nx\r\n--b--"), nil),
+		"form two files":          formRequest("/ocr-json", []file{{marker, marker, []byte(marker)}, {marker, marker, []byte(marker)}}, nil, nil),
 	}
 	for name, req := range tests {
 		t.Run(name, func(t *testing.T) {

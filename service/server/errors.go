@@ -108,6 +108,9 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "body_too_large", msg: "request body is larger than the server accepts"}
 	case errors.Is(err, intake.ErrIncomplete):
 		return &apiError{status: fiber.StatusBadRequest, code: "incomplete_body", msg: "the request body ended before its announced length, or its chunks are malformed"}
+	case errors.Is(err, intake.ErrMalformed):
+		// The reason is intake's own words; nothing of the body is quoted.
+		return &apiError{status: fiber.StatusBadRequest, code: "invalid_multipart", msg: "the request's " + err.Error()}
 	case errors.Is(err, intake.ErrTimeout):
 		return &apiError{status: fiber.StatusRequestTimeout, code: "timeout", msg: "the request was not received within the server's read timeout"}
 	case errors.Is(err, admission.ErrOverloaded):

@@ -64,33 +64,26 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	}
 	defer leave()
 
-	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
-		return err
-	}
-	body, err := s.body(c)
+	req, err := s.readRequest(c, extractEndpoint)
 	if err != nil {
-		return err
-	}
-	var req extractRequest
-	if err := decodeBody(body, &req); err != nil {
 		return err
 	}
 	schema, err := s.requestSchema(req)
 	if err != nil {
 		return err
 	}
-	if req.Images {
-		return badRequest("images_not_supported", `/ocr-json fills one object from one image or document: send it in "image"`)
+	if req.batch {
+		return req.notOne()
 	}
-	if req.Image == nil {
-		return badRequest("missing_image", `request body has no "image" field`)
+	if len(req.images) == 0 {
+		return req.missing()
 	}
-	r, err := s.newReading(req.readFields)
+	r, err := s.newReading(req.read)
 	if err != nil {
 		return err
 	}
 	defer r.budget.Release()
-	img := req.Image.data
+	img := req.images[0].data
 
 	pages, failed, err := r.pages(ctx, img, start)
 	leave() // every OCR admission is back by now; the chat call has its own gate
@@ -172,15 +165,15 @@ func (s *Server) admitChat(ctx context.Context) (func(), error) {
 }
 
 // requestSchema picks the schema: the caller's own, or a template (invoice by default).
-func (s *Server) requestSchema(req extractRequest) (*extract.Schema, error) {
-	hasSchema := len(bytes.TrimSpace(req.Schema)) > 0 && string(bytes.TrimSpace(req.Schema)) != "null"
+func (s *Server) requestSchema(req *apiRequest) (*extract.Schema, error) {
+	hasSchema := len(bytes.TrimSpace(req.schema)) > 0 && string(bytes.TrimSpace(req.schema)) != "null"
 	switch {
-	case hasSchema && req.Template != "":
+	case hasSchema && req.template != "":
 		return nil, badRequest("schema_and_template", `send either "schema" or "template", not both`)
 	case hasSchema:
-		return extract.ParseSchema(req.Schema, s.opt.SchemaLimits)
+		return extract.ParseSchema(req.schema, s.opt.SchemaLimits)
 	default:
-		return extract.TemplateSchema(req.Template)
+		return extract.TemplateSchema(req.template)
 	}
 }
 

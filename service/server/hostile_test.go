@@ -35,8 +35,9 @@ func allocated(fn func()) (int64, time.Duration) {
 }
 
 // TestHostileFiles sends the uploads that took the service past its memory or its deadline, each
-// built in Go: every one is refused with a 4xx well within the deadline, having allocated a
-// small fraction of what it asked for.
+// built in Go and sent as base64 JSON, as the body itself and in a multipart form: every one is
+// refused with a 4xx well within the deadline, having allocated a small fraction of what it asked
+// for.
 func TestHostileFiles(t *testing.T) {
 	// About the budget of the default plan: 1 GiB less 150 MiB at rest, the 64 MiB reserve and
 	// the runtime reserve of two runs (412 MiB).
@@ -60,20 +61,33 @@ func TestHostileFiles(t *testing.T) {
 		// 388 KB decoding to 400 MB of 16-bit RGBA.
 		{"16-bit RGBA PNG bomb", hostile.PNG16Bomb(7071, 7071, 7071), 413, "image_too_large", 16 << 20},
 	}
+	// Each is sent in every shape of body the API takes: the answer is the same.
+	shapes := []struct {
+		name string
+		req  func([]byte) *http.Request
+	}{
+		{"base64 JSON", imageRequest},
+		{"raw body", func(data []byte) *http.Request { return rawRequest("/ocr", "image/jpeg", data, nil) }},
+		{"form", func(data []byte) *http.Request {
+			return formRequest("/ocr", []file{{"x.jpg", "image/jpeg", data}}, nil, nil)
+		}},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var code int
-			var body []byte
-			alloc, took := allocated(func() { code, body = call(t, app, imageRequest(tt.data)) })
-			checkJSONError(t, code, body, tt.status, tt.code)
-			if took > deadline/2 {
-				t.Errorf("answered after %v", took)
-			}
-			if alloc > tt.maxAlloc {
-				t.Errorf("allocated %d MB before refusing a %d KB upload", alloc>>20, len(tt.data)>>10)
-			}
-			t.Logf("%d KB → %d %s in %v, %d MB allocated: %s", len(tt.data)>>10, code, tt.code, took.Round(time.Millisecond), alloc>>20, body)
-		})
+		for _, shape := range shapes {
+			t.Run(tt.name+"/"+shape.name, func(t *testing.T) {
+				var code int
+				var body []byte
+				alloc, took := allocated(func() { code, body = call(t, app, shape.req(tt.data)) })
+				checkJSONError(t, code, body, tt.status, tt.code)
+				if took > deadline/2 {
+					t.Errorf("answered after %v", took)
+				}
+				if alloc > tt.maxAlloc {
+					t.Errorf("allocated %d MB before refusing a %d KB upload", alloc>>20, len(tt.data)>>10)
+				}
+				t.Logf("%d KB → %d %s in %v, %d MB allocated: %s", len(tt.data)>>10, code, tt.code, took.Round(time.Millisecond), alloc>>20, body)
+			})
+		}
 	}
 	if s := gate.Stats(); s.Used != 0 || s.Running != 0 || s.Inside != 0 {
 		t.Fatalf("the gate holds %+v after the hostile requests", s)

@@ -20,8 +20,8 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// ocrHandler reads the image or document of an {"image": "<base64>"} body, or each of an
-// {"images": [...]} body.
+// ocrHandler reads the image or document sent (as base64 JSON, as the body itself, or as a form's
+// file part), or each of several ("images", or several file parts).
 func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	start := time.Now()
 	// fasthttp does not cancel a request's context when the client goes away, so every request
@@ -36,32 +36,25 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 		return err
 	}
 	defer leave()
-	if err := requireJSON(c.Get(fiber.HeaderContentType)); err != nil {
-		return err
-	}
-	body, err := s.body(c)
+	req, err := s.readRequest(c, ocrEndpoint)
 	if err != nil {
 		return err
 	}
-	var req ocrRequest
-	if err := decodeBody(body, &req); err != nil {
-		return err
-	}
-	r, err := s.newReading(req.readFields)
+	r, err := s.newReading(req.read)
 	if err != nil {
 		return err
 	}
 	// What the answer holds stays charged until it is written (c.JSON encodes it at once).
 	defer r.budget.Release()
 	switch {
-	case req.Image != nil && req.Images != nil:
+	case req.both:
 		return badRequest("image_and_images", `send one image in "image" or several in "images", not both`)
-	case req.Images != nil:
-		return s.readBatch(ctx, c, r, *req.Images, start)
-	case req.Image == nil:
-		return badRequest("missing_image", `request body has no "image" field`)
+	case req.batch:
+		return s.readBatch(ctx, c, r, req.images, start)
+	case len(req.images) == 0:
+		return req.missing()
 	}
-	ans, err := r.read(ctx, req.Image.data, start)
+	ans, err := r.read(ctx, req.images[0].data, start)
 	if err != nil {
 		return err
 	}
@@ -267,7 +260,7 @@ func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*oc
 // /ocr answer or an error of its own. Entries run up to the gate's in-flight bound at once, each
 // admitted on its own; until the request has been admitted once they run one at a time, so that
 // a full service refuses the request (429) instead of answering it with refusals.
-func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items imageList, start time.Time) error {
+func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items []imageItem, start time.Time) error {
 	if len(items) == 0 {
 		return badRequest("empty_images", `"images" is empty; send at least one image`)
 	}

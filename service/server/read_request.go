@@ -24,6 +24,9 @@ type readFields struct {
 	OCR     json.RawMessage `json:"ocr"`
 	Words   json.RawMessage `json:"words"`
 	Options json.RawMessage `json:"options"`
+	// flat: the members were made from query parameters or form fields (see flatParams), whose
+	// options are named without "options.".
+	flat bool
 }
 
 // ocrRequest is the body of /ocr: one image (or document), or several. Members it does not know
@@ -86,7 +89,7 @@ func parseReadFields(f readFields, base ocr.Options) (readOptions, error) {
 		}
 	}
 	if present(f.Options) {
-		opt, err := parseOptions(f.Options, base)
+		opt, err := parseOptions(f.Options, base, f.flat)
 		if err != nil {
 			return ro, err
 		}
@@ -131,8 +134,9 @@ func optionMembers(raw json.RawMessage) (map[string]json.RawMessage, error) {
 }
 
 // parseOptions applies the "options" object to base. Every member must be a known option with a
-// value in its range; the message names the option.
-func parseOptions(raw json.RawMessage, base ocr.Options) (ocr.Options, error) {
+// value in its range; the message names the option (as a member of "options", or by itself when
+// flat: a query parameter or form field).
+func parseOptions(raw json.RawMessage, base ocr.Options, flat bool) (ocr.Options, error) {
 	members, err := optionMembers(raw)
 	if err != nil {
 		return base, err
@@ -146,6 +150,9 @@ func parseOptions(raw json.RawMessage, base ocr.Options) (ocr.Options, error) {
 	for _, name := range names {
 		v := members[name]
 		bad := func(want string) error {
+			if flat {
+				return badRequest("invalid_option", `%q must be %s`, name, want)
+			}
 			return badRequest("invalid_option", `"options.%s" must be %s`, name, want)
 		}
 		var f float64
@@ -187,7 +194,7 @@ func parseOptions(raw json.RawMessage, base ocr.Options) (ocr.Options, error) {
 		}
 	}
 	if err := opt.Validate(); err != nil {
-		return base, badRequest("invalid_option", `"options" do not work together: %v`, err)
+		return base, badRequest("invalid_option", `the options do not work together: %v`, err)
 	}
 	return opt, nil
 }

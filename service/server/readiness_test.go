@@ -73,23 +73,27 @@ func TestReadyzAnswersOnlyReasons(t *testing.T) {
 func TestRuntimeErrorMetrics(t *testing.T) {
 	page, _, _ := ocrtest.Receipt()
 	img := ocrtest.PNG(page)
+	// A runtime that fails answers at once: its request has a deadline it never meets, however
+	// slow a busy machine decodes the image. The runtime that never answers has a short one:
+	// wherever its request is when the deadline passes, the answer is the timeout.
 	tests := []struct {
-		name   string
-		rt     *ocrtest.Runtime
-		status int
-		code   string
-		kind   string
+		name     string
+		rt       *ocrtest.Runtime
+		deadline time.Duration
+		status   int
+		code     string
+		kind     string
 	}{
-		{"unavailable", &ocrtest.Runtime{Fail: failWith(ocr.ErrRuntimeUnavailable)}, 503, "runtime_unavailable", "unavailable"},
-		{"model missing", &ocrtest.Runtime{Fail: failWith(ocr.ErrModelMissing)}, 503, "model_missing", "unavailable"},
-		{"failed", &ocrtest.Runtime{Fail: failWith(ocr.ErrRuntimeFailed)}, 502, "runtime_error", "failed"},
-		{"timeout", &ocrtest.Runtime{Delay: time.Hour}, 504, "timeout", "timeout"},
+		{"unavailable", &ocrtest.Runtime{Fail: failWith(ocr.ErrRuntimeUnavailable)}, 10 * time.Minute, 503, "runtime_unavailable", "unavailable"},
+		{"model missing", &ocrtest.Runtime{Fail: failWith(ocr.ErrModelMissing)}, 10 * time.Minute, 503, "model_missing", "unavailable"},
+		{"failed", &ocrtest.Runtime{Fail: failWith(ocr.ErrRuntimeFailed)}, 10 * time.Minute, 502, "runtime_error", "failed"},
+		{"timeout", &ocrtest.Runtime{Delay: time.Hour}, 200 * time.Millisecond, 504, "timeout", "timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			eng := fakeEngine(tt.rt)
 			app := checked(t, server.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), server.Options{
-				RequestTimeout: 200 * time.Millisecond, MaxBodyBytes: 20 << 20, Metrics: metrics.New(),
+				RequestTimeout: tt.deadline, MaxBodyBytes: 20 << 20, Metrics: metrics.New(),
 			}))
 			code, body := call(t, app, ocrRequest(img))
 			checkJSONError(t, code, body, tt.status, tt.code)

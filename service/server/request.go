@@ -5,10 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"mime"
-	"strings"
-
-	"github.com/gofiber/fiber/v2"
 )
 
 // imageField is the "image" member, decoded from base64 as the JSON is parsed: straight from the
@@ -70,20 +66,6 @@ func decodeBody(body []byte, v any) error {
 		return badRequest("invalid_json", "request body is not valid JSON")
 	}
 	return nil
-}
-
-// requireJSON accepts application/json and any application/*+json, with parameters.
-func requireJSON(ct string) error {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err == nil && (mt == fiber.MIMEApplicationJSON || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) {
-		return nil
-	}
-	// The header's value is not quoted back: error bodies never carry what the request carried.
-	msg := "Content-Type must be application/json"
-	if ct == "" {
-		msg += " (the request has none)"
-	}
-	return &apiError{status: fiber.StatusUnsupportedMediaType, code: "unsupported_media_type", msg: msg}
 }
 
 // decodeBase64Image decodes the image field. It is lenient where clients differ and nothing is

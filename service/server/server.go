@@ -135,7 +135,7 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "ocrgate " + Version,
-		BodyLimit:             opt.MaxBodyBytes,
+		BodyLimit:             opt.MaxBodyBytes + formOverhead, // bodies are read and bounded by the handlers (see body.go)
 		ErrorHandler:          s.errors,
 		DisableStartupMessage: true,
 		// These bound reading a request (from its first byte) and writing its answer (from the
@@ -200,9 +200,10 @@ const drainTimeout = 10 * time.Second
 func GuardListener(ln net.Listener, opt Options) net.Listener {
 	return framing.Listen(ln, framing.Options{
 		MaxHeadBytes: fiber.DefaultReadBufferSize, // fasthttp's own bound on a head
-		DrainBytes:   2 * int64(opt.MaxBodyBytes),
+		DrainBytes:   2 * (int64(opt.MaxBodyBytes) + formOverhead),
 		DrainTimeout: drainTimeout,
 		MaxBodyBytes: int64(opt.MaxBodyBytes),
+		FormOverhead: formOverhead,
 		MaxConns:     opt.MaxConnections,
 		Refusal:      refusal(errTooManyConnections),
 	})

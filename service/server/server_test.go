@@ -185,7 +185,9 @@ func TestOCRErrors(t *testing.T) {
 		{"text/plain content type", "text/plain", b64(img), 415, "unsupported_media_type"},
 		{"form content type", "application/x-www-form-urlencoded", b64(img), 415, "unsupported_media_type"},
 		{"no content type", "", b64(img), 415, "unsupported_media_type"},
-		{"multipart upload", "multipart/form-data; boundary=x", []byte("--x\r\n\r\n--x--"), 415, "unsupported_media_type"},
+		{"multipart without a disposition", "multipart/form-data; boundary=x", []byte("--x\r\n\r\n--x--"), 400, "invalid_multipart"},
+		{"multipart without a boundary", "multipart/form-data", []byte("--x\r\n\r\n--x--"), 400, "invalid_multipart"},
+		{"multipart/mixed", "multipart/mixed; boundary=x", []byte("--x\r\n\r\n--x--"), 415, "unsupported_media_type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

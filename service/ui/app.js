@@ -6,12 +6,12 @@ const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 const KEY = 'ocrgate.apiKey'; // sessionStorage only: gone when the tab closes
 
-let current = null; // the file last read: {name, base64}
+let current = null; // the file last read (a File)
 
 // What each error code means for a person; the service's own message follows it.
 const explain = {
   unsupported_image_format: 'That file is not an image or document ocrgate can read.',
-  unsupported_media_type: 'The request was not sent as JSON.',
+  unsupported_media_type: 'The request was not sent in a form ocrgate takes.',
   undecodable_image: 'The image looks damaged or cut short.',
   image_too_large: 'The image has too many pixels for this service.',
   encrypted_document: 'The PDF is password-protected.',
@@ -31,18 +31,20 @@ const explain = {
 };
 
 function headers() {
-  const h = { 'Content-Type': 'application/json' };
+  const h = {};
   const key = sessionStorage.getItem(KEY);
   if (key) h.Authorization = 'Bearer ' + key;
   return h;
 }
 
-// call posts or gets path and returns {ok, status, body, res}; network failures become a status 0.
-async function call(path, body) {
+// call posts form (a FormData: the file itself and the options, sent as multipart/form-data, a
+// third smaller than base64 JSON) to path, or gets path without one, and returns
+// {ok, status, body, res}; network failures become a status 0.
+async function call(path, form) {
   let res;
   try {
-    res = await fetch(path, body === undefined ? { headers: headers() }
-      : { method: 'POST', headers: headers(), body: JSON.stringify(body) });
+    res = await fetch(path, form === undefined ? { headers: headers() }
+      : { method: 'POST', headers: headers(), body: form });
   } catch (e) {
     return { ok: false, status: 0, body: { error: 'The service could not be reached.', code: 'network' } };
   }
@@ -67,32 +69,18 @@ function say(el, text, isError) {
   el.classList.toggle('error', !!isError);
 }
 
-function readFile(file) {
-  return new Promise((resolve, reject) => {
-    const fr = new FileReader();
-    fr.onload = () => resolve(String(fr.result).replace(/^data:[^,]*,/, ''));
-    fr.onerror = () => reject(fr.error);
-    fr.readAsDataURL(file);
-  });
-}
-
 async function run(file) {
   if (!file) return;
   const status = $('status');
   say(status, 'Reading ' + file.name + '…');
   $('result').hidden = true;
   $('extract').disabled = true;
-  let base64;
-  try {
-    base64 = await readFile(file);
-  } catch (e) {
-    say(status, 'The file could not be read by the browser.', true);
-    return;
-  }
-  current = { name: file.name, base64 };
+  current = file;
   $('extract').disabled = false;
+  const form = new FormData();
+  form.append('file', file);
   const started = performance.now();
-  const r = await call('/ocr', { image: base64 });
+  const r = await call('/ocr', form);
   if (!r.ok) {
     say(status, problem(r), true);
     return;
@@ -191,20 +179,22 @@ async function extract() {
   const st = $('extract-status');
   const out = $('object');
   out.hidden = true;
-  const body = { image: current.base64 };
+  const form = new FormData();
+  form.append('file', current);
   if ($('template').value) {
-    body.template = $('template').value;
+    form.append('template', $('template').value);
   } else {
     try {
-      body.schema = JSON.parse($('schema').value);
+      JSON.parse($('schema').value);
     } catch (e) {
       say(st, 'The schema is not valid JSON: ' + e.message, true);
       return;
     }
+    form.append('schema', $('schema').value);
   }
   say(st, 'Extracting from ' + current.name + '…');
   $('extract').disabled = true;
-  const r = await call('/ocr-json', body);
+  const r = await call('/ocr-json', form);
   $('extract').disabled = false;
   if (!r.ok) {
     say(st, problem(r), true);

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"image/png"
@@ -9,11 +10,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,7 +87,7 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	url := startService(t)
+	url, posts := recording(t, startService(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "page.test.mjs")
@@ -95,6 +100,33 @@ func TestPageInChromium(t *testing.T) {
 	t.Logf("%s", output)
 	if err != nil {
 		t.Fatalf("page test failed: %v", err)
+	}
+
+	// Each file went as itself in a multipart form, with the options as fields: never as base64.
+	sent, err := os.ReadFile(receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ocrForms, templates, schemas, pdfs int
+	for _, p := range posts() {
+		if !strings.HasPrefix(p.ctype, "multipart/form-data; boundary=") {
+			t.Errorf("POST %s sent as %q", p.path, p.ctype)
+			continue
+		}
+		switch {
+		case p.path == "/ocr" && bytes.Contains(p.body, pdf):
+			pdfs++
+		case !bytes.Contains(p.body, sent):
+		case p.path == "/ocr" && len(p.body) < len(sent)+1024:
+			ocrForms++
+		case p.path == "/ocr-json" && bytes.Contains(p.body, []byte("name=\"template\"\r\n\r\nreceipt\r\n")):
+			templates++
+		case p.path == "/ocr-json" && bytes.Contains(p.body, []byte("name=\"schema\"\r\n\r\n{")):
+			schemas++
+		}
+	}
+	if ocrForms < 1 || templates != 1 || schemas != 1 || pdfs != 1 {
+		t.Errorf("forms holding the file as it is: %d to /ocr (receipt), %d to /ocr (PDF), %d to /ocr-json with a template, %d with a schema; want at least 1, then 1 each", ocrForms, pdfs, templates, schemas)
 	}
 
 	// The screenshot is a real picture of the page.
@@ -111,6 +143,45 @@ func TestPageInChromium(t *testing.T) {
 		t.Errorf("screenshot is %v", b)
 	}
 	t.Logf("screenshots in %s", out)
+}
+
+// post is a POST the page sent.
+type post struct {
+	path, ctype string
+	body        []byte
+}
+
+// recording serves the page and the API of the service at target through a proxy that keeps
+// every POST the page sends, for the test to check what went over the wire.
+func recording(t *testing.T, target string) (string, func() []post) {
+	t.Helper()
+	u, err := neturl.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	var posts []post
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+			if err != nil {
+				http.Error(w, "read", http.StatusBadGateway)
+				return
+			}
+			mu.Lock()
+			posts = append(posts, post{r.URL.Path, r.Header.Get("Content-Type"), body})
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	return front.URL, func() []post {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(posts)
+	}
 }
 
 // chromium finds the browser: OCRGATE_CHROMIUM, else Debian's chromium on PATH.

@@ -131,10 +131,12 @@ func TestHostilePDFs(t *testing.T) {
 }
 
 // TestRenderAbandonedAtDeadline: a render killed at the deadline returns in time, the document
-// reports the deadline from then on, and the engine serves the next document.
+// reports the deadline from then on, and the engine serves the next document. The page is one
+// that is read in milliseconds and drawn for ever (PDFEndlessShading), so that only its drawing
+// meets the deadline.
 func TestRenderAbandonedAtDeadline(t *testing.T) {
 	r := testReader(t)
-	data := hostile.PDFEndlessPage(400_000)
+	data := hostile.PDFEndlessShading(50)
 	doc, err := r.Open(ctxFor(t, time.Minute), data)
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,12 @@ try {
   await page.setInputFiles('#file', receipt);
   const resp = await answered;
   assert.equal(resp.status(), 200);
+  // The file goes as itself in a multipart form, not as base64 (a third larger).
+  const sentAs = resp.request().headers()['content-type'] || '';
+  assert.match(sentAs, /^multipart\/form-data; boundary=/, 'the file was not sent as a form: ' + sentAs);
+  // (What the form holds is checked by the Go test, which sees the bodies the service receives:
+  // Chromium does not hand a form's file bytes to the page's observers.)
+  step('sent as ' + sentAs.split(';')[0]);
   const ans = await resp.json();
   await page.locator('#result:not([hidden])').waitFor();
   const boxes = await page.locator('svg polygon.box').count();
@@ -145,7 +151,11 @@ try {
 
   // /ocr-json with the built-in receipt template shows the filled object.
   await page.selectOption('#template', 'receipt');
+  const extractSent = page.waitForRequest((r) => r.url() === base + '/ocr-json' && r.method() === 'POST');
   await page.click('#extract');
+  const exReq = await extractSent;
+  assert.match(exReq.headers()['content-type'] || '', /^multipart\/form-data; boundary=/, '/ocr-json was not sent as a form');
+
   await page.locator('#object:not([hidden])').waitFor();
   const object = JSON.parse(await page.textContent('#object'));
   assert.equal(object.total, '80.90');
@@ -155,6 +165,14 @@ try {
   await page.fill('#schema', '{"type": ');
   await page.click('#extract');
   assert.match(await page.textContent('#extract-status'), /^The schema is not valid JSON/);
+  // …and a valid one goes as a "schema" field beside the file.
+  const fields = ['company', 'date', 'address', 'total'];
+  await page.fill('#schema', JSON.stringify({ type: 'object', properties: Object.fromEntries(fields.map((f) => [f, { type: ['string', 'null'] }])), required: fields }));
+  const bySchema = page.waitForResponse((r) => r.url() === base + '/ocr-json' && r.request().method() === 'POST');
+  await page.click('#extract');
+  assert.equal((await bySchema).status(), 200);
+  await page.locator('#object:not([hidden])').waitFor();
+  assert.equal(JSON.parse(await page.textContent('#object')).total, '80.90');
   step('extraction: ' + JSON.stringify(object));
 
   // A file that is no image: the 415 answer reads as a sentence.
