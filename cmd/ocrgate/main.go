@@ -38,6 +38,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/memlimit"
@@ -183,7 +184,7 @@ const engineWait = 2 * time.Minute
 // memoryPlan divides the memory the process may use (its container's limit, or 1 GiB) between
 // what it holds at rest (measured now, with the models loaded), a reserve, and the budget of the
 // requests it admits, and sets the Go runtime's memory limit from it unless GOMEMLIMIT is set.
-func memoryPlan(cfg config.Config, eng *engine.Engine, runs int) memlimit.Plan {
+func memoryPlan(cfg config.Config, eng *engine.Engine, docs *document.Reader, runs int) memlimit.Plan {
 	runtime.GC()
 	debug.FreeOSMemory()
 	limit, _ := memlimit.ContainerLimit(os.DirFS("/"))
@@ -198,6 +199,8 @@ func memoryPlan(cfg config.Config, eng *engine.Engine, runs int) memlimit.Plan {
 		Runs:        runs,
 		Reserved:    eng.Pipeline.Options().RuntimeMemory.Reserved,
 		GOMEMLIMIT:  os.Getenv("GOMEMLIMIT"),
+		// A request holds its body and the document decoded from it.
+		MinRequest: docs.SurveyCost(2 * int64(cfg.MaxBodyBytes)),
 	})
 	if plan.GoLimit > 0 {
 		debug.SetMemoryLimit(plan.GoLimit)
@@ -349,8 +352,12 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 	}
 	cancel()
 	inflight, queue := cfg.Admission()
-	plan := memoryPlan(cfg, eng, inflight)
+	plan := memoryPlan(cfg, eng, docs, inflight)
 	log.Info("memory", "plan", plan)
+	if need := docs.SurveyCost(0); plan.MaxRequest < need {
+		log.Warn("the memory limit cannot hold a PDF's first job, so PDFs are refused (413 document_too_large): raise the limit or lower OCRGATE_PDF_MEMORY",
+			"needs_mib", need>>20, "max_request_mib", plan.MaxRequest>>20)
+	}
 	if plan.RuntimeReserve > 0 && plan.Runs < inflight {
 		log.Warn("the memory limit holds the model runtime's memory for fewer OCR jobs at once than configured",
 			"max_inflight", inflight, "runs", plan.Runs)

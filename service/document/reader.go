@@ -347,6 +347,13 @@ func pageFailure(number int, err error) *docfile.PageError {
 	return nil
 }
 
+// SurveyCost is what the first job of a PDF asks admission for when its request holds held
+// bytes: the engine's cap and the survey's own memory. A memory plan whose largest request is
+// less refuses every PDF (413 document_too_large), so the plan is derived with it in mind.
+func (r *Reader) SurveyCost(held int64) int64 {
+	return addCost(held, r.cfg.EngineMemory, surveyBytes)
+}
+
 // engineCost is what a job that opens the document holds in the engine.
 func (r *Reader) engineCost(format docfile.Format) int64 {
 	if format == docfile.FormatPDF {

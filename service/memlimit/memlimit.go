@@ -210,6 +210,11 @@ type Inputs struct {
 	Reserved bool
 	// GOMEMLIMIT is the environment's value; when set it is left alone.
 	GOMEMLIMIT string
+	// MinRequest is the largest job the service must be able to admit at all (a PDF's first
+	// job holds the PDF engine's whole memory cap). A derived MaxRequest below it is raised to
+	// it, as far as the limit holds such a job running alone: admission lets a request over the
+	// budget wait until nothing else runs.
+	MinRequest int64
 }
 
 // reserve is kept out of the budget: 64 MiB, or 5 % of the limit when that is more.
@@ -257,6 +262,10 @@ func Derive(in Inputs) Plan {
 	p.MaxRequest = in.MaxRequest
 	if p.MaxRequest <= 0 {
 		p.MaxRequest = p.Budget
+		if p.MaxRequest < in.MinRequest {
+			alone := p.Limit.Bytes - p.AtRest - p.Reserve - p.RuntimeReserve
+			p.MaxRequest = max(p.MaxRequest, min(in.MinRequest, alone))
+		}
 	}
 	if in.GOMEMLIMIT == "" {
 		nonGo := max(0, in.AtRest-in.AtRestGo)
