@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func runFlags(t *testing.T, s types.ServiceConfig, container, network string, ex
 		t.Fatal(err)
 	}
 	known := []string{"name", "image", "entrypoint", "command", "volumes", "restart", "depends_on", "ports",
-		"environment", "read_only", "tmpfs", "cap_drop", "security_opt", "networks", "ipc"}
+		"environment", "read_only", "tmpfs", "cap_drop", "security_opt", "networks", "ipc", "stop_grace_period"}
 	for k := range keys {
 		if !slices.Contains(known, k) {
 			t.Fatalf("compose.yaml service %s uses %q, which the image test does not translate: add it to runFlags", s.Name, k)
@@ -156,6 +157,9 @@ func runFlags(t *testing.T, s types.ServiceConfig, container, network string, ex
 	}
 	if s.ReadOnly {
 		args = append(args, "--read-only")
+	}
+	if g := s.StopGracePeriod; g != nil {
+		args = append(args, "--stop-timeout", strconv.Itoa(int(time.Duration(*g).Seconds())))
 	}
 	for _, tm := range s.Tmpfs {
 		args = append(args, "--tmpfs", tm)
