@@ -33,7 +33,7 @@ func TestDecodeReleasesLargeScratch(t *testing.T) {
 				t.Fatalf("scratch %d MiB: the case no longer tests what it says", h.scratchBytes()>>20)
 			}
 			calls.Store(0)
-			if _, err := DecodeContext(context.Background(), tt.data, Limits{}); err != nil {
+			if _, err := DecodeContext(context.Background(), tt.data, Limits{}, nil); err != nil {
 				t.Fatal(err)
 			}
 			if got := calls.Load() > 0; got != tt.release {

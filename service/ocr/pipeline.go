@@ -147,12 +147,18 @@ func (t *Timings) track(s Stage, start time.Time) time.Time {
 
 // Run decodes an image and recognizes its text. Errors from decoding wrap the imaging package's
 // sentinels; errors from the runtime wrap ErrRuntime*; a cancelled or expired ctx yields ctx.Err().
+// It is RunAdmitted with no admission to hold, for callers that admit nothing (tools, tests).
 func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
+	return p.RunAdmitted(ctx, data, nil)
+}
+
+// RunAdmitted is Run for a job admitted under lease: decoding runs where the deadline can abandon
+// it (a 50-megapixel progressive JPEG takes seconds inside image/jpeg), and holds lease until it
+// really ends, so that its memory stays admitted that long.
+func (p *Pipeline) RunAdmitted(ctx context.Context, data []byte, lease imaging.Lease) (*Result, error) {
 	var tm Timings
 	start := time.Now()
-	// Decoding runs where the deadline can abandon it (a 50-megapixel progressive JPEG takes
-	// seconds inside image/jpeg); its memory stays admitted until it really ends.
-	dec, err := imaging.DecodeContext(ctx, data, p.opt.Limits)
+	dec, err := imaging.DecodeContext(ctx, data, p.opt.Limits, lease)
 	if err != nil {
 		return nil, err
 	}

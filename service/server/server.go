@@ -31,7 +31,7 @@ import (
 type Recognizer interface {
 	Inspect(image []byte) (imaging.Header, error)
 	Cost(h imaging.Header) int64
-	Run(ctx context.Context, image []byte) (*ocr.Result, error)
+	RunAdmitted(ctx context.Context, image []byte, lease imaging.Lease) (*ocr.Result, error)
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
 	Options() ocr.Options
 	With(opt ocr.Options) (*ocr.Pipeline, error)
