@@ -89,7 +89,6 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.OCR.RuntimeMemory = ocr.TritonRuntimeMemory
 	return assemble(rt, rt, cs, cfg)
 }
 
@@ -172,11 +171,6 @@ func Embedded(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.OCR.RuntimeMemory = ocr.EmbeddedRuntimeMemory
-	// One arena for every model keeps at most what the runs in flight together asked of it, which
-	// the memory plan reserves up front (memlimit.Plan.RuntimeReserve); requests then pay only for
-	// their Go memory.
-	cfg.OCR.RuntimeMemory.Reserved = onnxrt.Arena(cfg.ORTArena) == onnxrt.ArenaShared
 	return assemble(rt, closerFunc(rt.Close), cs, cfg)
 }
 

@@ -26,6 +26,7 @@ type Pipeline struct {
 }
 
 // New builds a pipeline over a runtime. The charset must match the recognizer's output classes.
+// Options.RuntimeMemory, left zero, is what the runtime says it allocates (MemoryReporter).
 func New(rt Runtime, charset *ctc.Charset, opt Options) (*Pipeline, error) {
 	if rt == nil || charset == nil {
 		return nil, errors.New("ocr: runtime and charset are required")
@@ -33,7 +34,7 @@ func New(rt Runtime, charset *ctc.Charset, opt Options) (*Pipeline, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("ocr: invalid options: %w", err)
 	}
-	return &Pipeline{rt: rt, charset: charset, opt: opt}, nil
+	return &Pipeline{rt: rt, charset: charset, opt: withRuntimeMemory(rt, opt)}, nil
 }
 
 // Options returns the settings the pipeline runs with.
