@@ -29,7 +29,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -185,7 +184,7 @@ const engineWait = 2 * time.Minute
 // requests it admits, and sets the Go runtime's memory limit from it unless GOMEMLIMIT is set.
 func memoryPlan(cfg config.Config, eng *engine.Engine, runs int) memlimit.Plan {
 	runtime.GC()
-	debug.FreeOSMemory()
+	memlimit.Release()
 	limit, _ := memlimit.ContainerLimit(os.DirFS("/"))
 	plan := memlimit.Derive(memlimit.Inputs{
 		Limit:       limit,
@@ -199,9 +198,7 @@ func memoryPlan(cfg config.Config, eng *engine.Engine, runs int) memlimit.Plan {
 		Reserved:    eng.Pipeline.Options().RuntimeMemory.Reserved,
 		GOMEMLIMIT:  os.Getenv("GOMEMLIMIT"),
 	})
-	if plan.GoLimit > 0 {
-		debug.SetMemoryLimit(plan.GoLimit)
-	}
+	plan.Apply()
 	return plan
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
-	"runtime/debug"
 
 	// Decoders are registered for their side effect on image.Decode; the set is deliberately the
 	// formats people actually upload for OCR (photos, scans, screenshots). TIFF is read by
@@ -21,6 +20,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/ocrgate/ocrgate/service/jpegdec"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // Limits bounds the images Decode accepts. The check uses the size in the file's header, before any
@@ -184,7 +184,7 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 	go func() {
 		defer done()
 		dec, err := decodeChecked(data, h)
-		if err == nil && h.scratchBytes() >= releaseScratch {
+		if err == nil && h.scratchBytes() >= memlimit.ReleaseScratch {
 			releaseToOS()
 		}
 		dec.lease = lease
@@ -198,17 +198,10 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 	}
 }
 
-// releaseScratch is the decoder scratch (see Header.scratchBytes) from which a decode hands its
-// freed memory back to the operating system before the image is returned. The Go runtime keeps
-// freed heap pages resident for reuse, but what runs next is mostly ONNX Runtime, whose C
-// allocations cannot reuse them: measured, a 6000×6000 progressive JPEG's 138 MiB of coefficients
-// stayed resident through detection and put the request's peak 150 MiB above its cost. A forced
-// collection is a few milliseconds beside decoding such an image, and ordinary photos, whose
-// scratch is a few megabytes, never pay it.
-const releaseScratch = 64 << 20
-
-// releaseToOS is debug.FreeOSMemory, a variable for tests.
-var releaseToOS = debug.FreeOSMemory
+// releaseToOS is memlimit.Release, a variable for tests. A decode whose scratch (see
+// Header.scratchBytes) reaches memlimit.ReleaseScratch hands its freed memory back before the image
+// is returned.
+var releaseToOS = memlimit.Release
 
 // decodeChecked decodes an image whose header Inspect has checked, refusing pixels of any other
 // size than the header's before anything is built on them.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // TestDecodeReleasesLargeScratch checks that a decode whose scratch is large (a progressive JPEG's
@@ -29,7 +30,7 @@ func TestDecodeReleasesLargeScratch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if big := h.scratchBytes() >= releaseScratch; big != tt.release {
+			if big := h.scratchBytes() >= memlimit.ReleaseScratch; big != tt.release {
 				t.Fatalf("scratch %d MiB: the case no longer tests what it says", h.scratchBytes()>>20)
 			}
 			calls.Store(0)

@@ -9,13 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // Pipeline runs OCR on images. It holds no per-request state and is safe for concurrent use.
@@ -173,10 +173,10 @@ func (p *Pipeline) RunAdmitted(ctx context.Context, data []byte, lease imaging.L
 	// dec is not used past this call, so a page that detection decodes again whole (see detect)
 	// does not keep its half-size pixels alive beside the whole ones.
 	res, read, err := p.recognizeImage(ctx, dec, &tm)
-	if max(px, read) >= releasePixels {
+	if max(px, read) >= memlimit.ReleasePixels {
 		// The page is garbage from here on; hand it back now rather than when the Go runtime's
-		// background scavenger gets to it (see releasePixels).
-		debug.FreeOSMemory()
+		// background scavenger gets to it.
+		memlimit.Release()
 	}
 	if err != nil {
 		return nil, err
@@ -184,13 +184,6 @@ func (p *Pipeline) RunAdmitted(ctx context.Context, data []byte, lease imaging.L
 	res.Timings = tm
 	return res, nil
 }
-
-// releasePixels is the image size from which a request hands its decoded image's memory back to
-// the operating system as soon as it is done with it. The Go runtime keeps freed pages for reuse
-// and returns them slowly, so after a burst of large scans RSS stayed 150 MiB above the
-// receipts-only figure; the forced collection this takes is a few milliseconds beside the seconds
-// such an image costs, and photos never pay it.
-const releasePixels = 16_000_000
 
 // RunImage recognizes the text of an already decoded, upright image.
 func (p *Pipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*Result, error) {
