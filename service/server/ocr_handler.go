@@ -162,10 +162,8 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 		}
 		return nil, err
 	}
-	if m := r.s.metrics; m != nil {
-		for _, p := range res.Read {
-			m.Page(string(p.Source))
-		}
+	for _, p := range res.Read {
+		r.s.metrics.Page(string(p.Source))
 	}
 	return res, nil
 }
@@ -227,17 +225,13 @@ func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error
 
 // runOCR runs one OCR job, admitted under lease, and records its stage metrics.
 func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, lease *admission.Lease) (*ocr.Result, error) {
-	if s.metrics != nil {
-		s.metrics.JobStarted()
-		defer s.metrics.JobDone()
-	}
+	s.metrics.JobStarted()
+	defer s.metrics.JobDone()
 	res, err := rec.RunAdmitted(ctx, img, lease)
 	if err != nil {
 		return nil, err
 	}
-	if s.metrics != nil {
-		s.metrics.Stages(&res.Timings)
-	}
+	s.metrics.Stages(&res.Timings)
 	return res, nil
 }
 
@@ -249,17 +243,13 @@ type meteredPipeline struct {
 }
 
 func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error) {
-	if m.s.metrics != nil {
-		m.s.metrics.JobStarted()
-		defer m.s.metrics.JobDone()
-	}
+	m.s.metrics.JobStarted()
+	defer m.s.metrics.JobDone()
 	res, err := m.Recognizer.RunImage(ctx, dec)
 	if err != nil {
 		return nil, err
 	}
-	if m.s.metrics != nil {
-		m.s.metrics.Stages(&res.Timings)
-	}
+	m.s.metrics.Stages(&res.Timings)
 	return res, nil
 }
 
@@ -337,7 +327,7 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 // have been alone, with its status.
 func (s *Server) itemError(log *slog.Logger, err error) itemErrorBody {
 	ae := classify(err)
-	if s.metrics != nil && ae.runtimeKind != "" {
+	if ae.runtimeKind != "" {
 		s.metrics.RuntimeError(ae.runtimeKind)
 	}
 	level := slog.LevelDebug
