@@ -25,6 +25,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/server"
 )
@@ -216,14 +217,14 @@ type holding struct {
 	once              sync.Once
 }
 
-func (h *holding) Run(ctx context.Context, image []byte) (*ocr.Result, error) {
+func (h *holding) RunAdmitted(ctx context.Context, image []byte, lease imaging.Lease) (*ocr.Result, error) {
 	h.once.Do(func() { close(h.entered) })
 	select {
 	case <-h.release:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return h.rec.Run(ctx, image)
+	return h.rec.RunAdmitted(ctx, image, lease)
 }
 
 // chatCompletions is an OpenAI-compatible chat-completions endpoint standing in for a model: it

@@ -29,7 +29,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -186,7 +185,7 @@ const engineWait = 2 * time.Minute
 // requests it admits, and sets the Go runtime's memory limit from it unless GOMEMLIMIT is set.
 func memoryPlan(cfg config.Config, eng *engine.Engine, docs *document.Reader, runs int) memlimit.Plan {
 	runtime.GC()
-	debug.FreeOSMemory()
+	memlimit.Release()
 	limit, _ := memlimit.ContainerLimit(os.DirFS("/"))
 	plan := memlimit.Derive(memlimit.Inputs{
 		Limit:       limit,
@@ -202,9 +201,7 @@ func memoryPlan(cfg config.Config, eng *engine.Engine, docs *document.Reader, ru
 		// A request holds its body and the document decoded from it.
 		MinRequest: docs.SurveyCost(2 * int64(cfg.MaxBodyBytes)),
 	})
-	if plan.GoLimit > 0 {
-		debug.SetMemoryLimit(plan.GoLimit)
-	}
+	plan.Apply()
 	return plan
 }
 

@@ -229,16 +229,41 @@ func (g *Gate) Stats() Stats {
 	return Stats{Used: g.used, Running: g.running, Waiting: len(g.queue), Inside: int(g.inside.Load())}
 }
 
-// A lease is an admission shared between a request and the work it starts: it goes back to the
-// gate when the last holder lets go.
-type lease struct {
+// A Lease is an admission shared between a request and the work it starts: it goes back to the
+// gate when the last holder lets go. Work that a request abandons at its deadline but cannot stop
+// (a decoder in the middle of a file) still holds its memory, and the budget must count that
+// memory until the work really ends; such work takes the lease as a parameter and holds it (see
+// Hold). A nil *Lease holds nothing.
+type Lease struct {
 	refs    atomic.Int64
 	release func()
 }
 
-// hold adds a holder, unless the lease has already gone back to the gate (then the work it
-// would cover is not admitted, and holding would count it twice).
-func (l *lease) hold() func() {
+// Share makes an admission a lease that work started by the request can keep (see Hold). It
+// returns the lease and the release the caller calls when it is done; the admission goes back to
+// the gate when the caller and every holder have released it.
+func Share(release func()) (*Lease, func()) {
+	l := &Lease{release: release}
+	l.refs.Store(1)
+	var once sync.Once
+	done := func() {
+		once.Do(func() {
+			if l.refs.Add(-1) == 0 {
+				l.release()
+			}
+		})
+	}
+	return l, done
+}
+
+// Hold keeps the admission until done is called, even after the request that acquired it has
+// given it up. Call it before starting the work, while the request still holds the admission:
+// once the lease has gone back to the gate, the work it would cover is not admitted, holding
+// would count it twice, and done does nothing. On a nil lease done does nothing too.
+func (l *Lease) Hold() (done func()) {
+	if l == nil {
+		return func() {}
+	}
 	for {
 		n := l.refs.Load()
 		if n == 0 {
@@ -256,35 +281,4 @@ func (l *lease) hold() func() {
 			}
 		})
 	}
-}
-
-type leaseKey struct{}
-
-// Share puts an admission into ctx so that work started under ctx can keep it (see Hold). It
-// returns the new context and the release the caller calls when it is done; the admission goes
-// back to the gate when the caller and every holder have released it.
-func Share(ctx context.Context, release func()) (context.Context, func()) {
-	l := &lease{release: release}
-	l.refs.Store(1)
-	var once sync.Once
-	done := func() {
-		once.Do(func() {
-			if l.refs.Add(-1) == 0 {
-				l.release()
-			}
-		})
-	}
-	return context.WithValue(ctx, leaseKey{}, l), done
-}
-
-// Hold keeps the admission ctx carries (see Share) until done is called, even after the request
-// that acquired it has given it up. Work that a request abandons at its deadline but cannot stop
-// (a decoder in the middle of a file) still holds its memory, and the budget must count that
-// memory until the work really ends. Call it before starting the work, while the request still
-// holds the admission. Without an admission in ctx, done does nothing.
-func Hold(ctx context.Context) (done func()) {
-	if l, ok := ctx.Value(leaseKey{}).(*lease); ok {
-		return l.hold()
-	}
-	return func() {}
 }

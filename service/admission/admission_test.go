@@ -246,8 +246,8 @@ func TestShareHold(t *testing.T) {
 	for _, workLast := range []bool{true, false} {
 		g := New(Options{Budget: 100})
 		r, _ := g.Acquire(context.Background(), 70)
-		ctx, release := Share(context.Background(), r)
-		done := Hold(ctx)
+		lease, release := Share(r)
+		done := lease.Hold()
 		if workLast {
 			release()
 			if g.Stats().Used != 70 {
@@ -264,12 +264,13 @@ func TestShareHold(t *testing.T) {
 		if s := g.Stats(); s.Used != 0 || s.Running != 0 {
 			t.Fatalf("after both let go: %+v", s)
 		}
-		Hold(ctx)() // too late to hold: no second release
+		lease.Hold()() // too late to hold: no second release
 		if s := g.Stats(); s.Used != 0 || s.Running != 0 {
 			t.Fatalf("a hold after the end released again: %+v", s)
 		}
 	}
-	Hold(context.Background())() // nothing to hold: a no-op
+	var none *Lease
+	none.Hold()() // nothing to hold: a no-op
 }
 
 // TestBudgetHolds hammers the gate from many goroutines and checks, under the race detector, that

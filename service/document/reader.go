@@ -509,10 +509,10 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 		return Page{}, err
 	}
 	// A scan's decode cannot be stopped: abandoned at the deadline, it keeps the page's
-	// admission (admission.Hold) until it really ends.
-	ctx, release = admission.Share(ctx, release)
+	// admission (the lease it holds) until it really ends.
+	lease, release := admission.Share(release)
 	defer release()
-	dec, err := r.render(ctx, req.Data, t)
+	dec, err := r.render(ctx, req.Data, t, lease)
 	if err != nil {
 		return Page{}, err
 	}
@@ -526,8 +526,8 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res, Hidden: t.hidden}, nil
 }
 
-// render draws one page with the document open only for that long.
-func (r *Reader) render(ctx context.Context, data []byte, t pending) (imaging.Decoded, error) {
+// render draws one page with the document open only for that long, under the page's lease.
+func (r *Reader) render(ctx context.Context, data []byte, t pending, lease imaging.Lease) (imaging.Decoded, error) {
 	doc, err := r.open(ctx, data)
 	if err != nil {
 		return imaging.Decoded{}, err
@@ -539,7 +539,7 @@ func (r *Reader) render(ctx context.Context, data []byte, t pending) (imaging.De
 		if err != nil {
 			return err
 		}
-		dec, err = doc.Render(ctx, page, t.scale)
+		dec, err = doc.Render(ctx, page, t.scale, lease)
 		return err
 	})
 	return dec, err

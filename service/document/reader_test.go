@@ -17,6 +17,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/onnxrt"
 	"github.com/ocrgate/ocrgate/service/pdfengine"
 )
 
@@ -50,7 +51,7 @@ func docs(t testing.TB) *docfile.Reader {
 func pipeline(t testing.TB) *ocr.Pipeline {
 	t.Helper()
 	opt := ocr.DefaultOptions()
-	opt.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	opt.RuntimeMemory = onnxrt.Memory
 	p, err := ocr.New(&ocrtest.Runtime{}, ocrtest.Charset(), opt)
 	if err != nil {
 		t.Fatal(err)

@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
-	"sync"
 
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/onnxrt"
 	"github.com/ocrgate/ocrgate/service/pdfengine"
@@ -38,25 +37,6 @@ func (e *Engine) Ready(ctx context.Context) error {
 	return nil
 }
 
-// gcPercent is the Go garbage collector's heap goal ocrgate runs with unless GOGC is set: the
-// next collection when the heap has grown by a quarter of what is live, not doubled. What is live
-// is mostly one decoded page per request (139 MB for a 35-megapixel scan), pointer-free and so
-// nearly free to mark, which makes frequent collections cheap while the default goal let the heap
-// reach twice the page. Measured over sroie-dev (`ocrgate bench`, peak RSS): GOGC 100 493 MiB,
-// 50 446–498, 25 460–466, at the same CPU time.
-const gcPercent = 25
-
-var gcOnce sync.Once
-
-// tuneGC applies gcPercent once per process, unless the GOGC environment variable says otherwise.
-func tuneGC() {
-	gcOnce.Do(func() {
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(gcPercent)
-		}
-	})
-}
-
 // Open builds the engine for the configured runtime.
 func Open(cfg config.Config) (*Engine, error) {
 	if cfg.Runtime == "triton" {
@@ -68,7 +48,7 @@ func Open(cfg config.Config) (*Engine, error) {
 // Triton builds the pipeline on a Triton server. It does not wait for the server: the engine
 // reports not ready until Triton and its models are.
 func Triton(cfg config.Config) (*Engine, error) {
-	tuneGC()
+	memlimit.TuneGC()
 	cs, err := Charset(cfg)
 	if err != nil {
 		return nil, err
@@ -89,7 +69,6 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.OCR.RuntimeMemory = ocr.TritonRuntimeMemory
 	return assemble(rt, rt, cs, cfg)
 }
 
@@ -136,7 +115,7 @@ func Charset(cfg config.Config) (*ctc.Charset, error) {
 
 // Embedded opens the in-process ONNX Runtime on the configured models and builds the pipeline.
 func Embedded(cfg config.Config) (*Engine, error) {
-	tuneGC()
+	memlimit.TuneGC()
 	cs, err := Charset(cfg)
 	if err != nil {
 		return nil, err
@@ -172,11 +151,6 @@ func Embedded(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.OCR.RuntimeMemory = ocr.EmbeddedRuntimeMemory
-	// One arena for every model keeps at most what the runs in flight together asked of it, which
-	// the memory plan reserves up front (memlimit.Plan.RuntimeReserve); requests then pay only for
-	// their Go memory.
-	cfg.OCR.RuntimeMemory.Reserved = onnxrt.Arena(cfg.ORTArena) == onnxrt.ArenaShared
 	return assemble(rt, closerFunc(rt.Close), cs, cfg)
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
-	"runtime/debug"
 
 	// Decoders are registered for their side effect on image.Decode; the set is deliberately the
 	// formats people actually upload for OCR (photos, scans, screenshots). TIFF is read by
@@ -20,8 +19,8 @@ import (
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/webp"
 
-	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/jpegdec"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // Limits bounds the images Decode accepts. The check uses the size in the file's header, before any
@@ -66,9 +65,11 @@ type Decoded struct {
 	// refer to.
 	shrink       int
 	fullW, fullH int
-	// src and hdr are the file and its checked header when it was decoded shrunk, for Whole.
-	src []byte
-	hdr Header
+	// src and hdr are the file and its checked header when it was decoded shrunk, for Whole;
+	// lease is the admission it was decoded under, which Whole's decode holds too.
+	src   []byte
+	hdr   Header
+	lease Lease
 	// preview, when not nil, is the image at one eighth of its full size (FullSize; a quarter of
 	// Image when it was decoded at half size),
 	// upright too: baseline JPEGs have it for free (the decoder's block means). Offered through
@@ -92,15 +93,16 @@ func (d Decoded) FullSize() (w, h int) {
 // Whole returns the image decoded again at the file's full size when d was decoded shrunk
 // (Factor > 1), and d itself otherwise. A caller that finds the print of a shrunk page too small
 // to read from a quarter of its pixels asks for it. Format stays d's; like DecodeContext it gives
-// up when ctx ends. The memory admitted for the file already covers the whole decode (see
-// decodeChecked), but not both at once: the caller drops d before it uses the result.
+// up when ctx ends, and it holds the lease d was decoded under. The memory admitted for the file
+// already covers the whole decode (see decodeChecked), but not both at once: the caller drops d
+// before it uses the result.
 func (d Decoded) Whole(ctx context.Context) (Decoded, error) {
 	if d.shrink <= 1 || d.src == nil {
 		return d, nil
 	}
 	h := d.hdr
 	h.Half = false
-	w, err := decodeAsync(ctx, d.src, h)
+	w, err := decodeAsync(ctx, d.src, h, d.lease)
 	if err != nil {
 		return Decoded{}, err
 	}
@@ -143,22 +145,30 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 	return decodeChecked(data, h)
 }
 
+// Lease is the admission a decode's memory is counted under (the service's is
+// admission.Lease). Hold keeps it until done is called, so that memory still in use by a decode
+// the caller has abandoned stays counted until the decode really ends.
+type Lease interface {
+	Hold() (done func())
+}
+
 // DecodeContext is Decode that gives up when ctx ends. Decoding itself cannot be interrupted (a
 // 50-megapixel progressive JPEG takes seconds inside image/jpeg), so it runs on its own goroutine
 // and DecodeContext returns ctx.Err() at once when ctx ends first; the goroutine finishes on its
-// own and its result is dropped. Its memory is still in use until then, so it keeps the
-// admission ctx carries (admission.Hold) until it really ends.
-func DecodeContext(ctx context.Context, data []byte, lim Limits) (Decoded, error) {
+// own and its result is dropped. Its memory is still in use until then, so it holds lease, the
+// admission the decode runs under, until it really ends; a nil lease holds nothing. The result
+// keeps lease for Whole.
+func DecodeContext(ctx context.Context, data []byte, lim Limits, lease Lease) (Decoded, error) {
 	h, err := Inspect(data, lim)
 	if err != nil {
 		return Decoded{}, err
 	}
-	return decodeAsync(ctx, data, h)
+	return decodeAsync(ctx, data, h, lease)
 }
 
 // decodeAsync is DecodeContext after Inspect. A context that has already ended starts nothing:
 // the select below would otherwise pick at random between it and a decode fast enough to be done.
-func decodeAsync(ctx context.Context, data []byte, h Header) (Decoded, error) {
+func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decoded, error) {
 	if err := ctx.Err(); err != nil {
 		return Decoded{}, err
 	}
@@ -166,14 +176,18 @@ func decodeAsync(ctx context.Context, data []byte, h Header) (Decoded, error) {
 		dec Decoded
 		err error
 	}
-	done := admission.Hold(ctx)
+	done := func() {}
+	if lease != nil {
+		done = lease.Hold()
+	}
 	out := make(chan result, 1) // buffered: an abandoned decoder must not block on its send
 	go func() {
 		defer done()
 		dec, err := decodeChecked(data, h)
-		if err == nil && h.scratchBytes() >= releaseScratch {
+		if err == nil && h.scratchBytes() >= memlimit.ReleaseScratch {
 			releaseToOS()
 		}
+		dec.lease = lease
 		out <- result{dec, err}
 	}()
 	select {
@@ -184,17 +198,10 @@ func decodeAsync(ctx context.Context, data []byte, h Header) (Decoded, error) {
 	}
 }
 
-// releaseScratch is the decoder scratch (see Header.scratchBytes) from which a decode hands its
-// freed memory back to the operating system before the image is returned. The Go runtime keeps
-// freed heap pages resident for reuse, but what runs next is mostly ONNX Runtime, whose C
-// allocations cannot reuse them: measured, a 6000×6000 progressive JPEG's 138 MiB of coefficients
-// stayed resident through detection and put the request's peak 150 MiB above its cost. A forced
-// collection is a few milliseconds beside decoding such an image, and ordinary photos, whose
-// scratch is a few megabytes, never pay it.
-const releaseScratch = 64 << 20
-
-// releaseToOS is debug.FreeOSMemory, a variable for tests.
-var releaseToOS = debug.FreeOSMemory
+// releaseToOS is memlimit.Release, a variable for tests. A decode whose scratch (see
+// Header.scratchBytes) reaches memlimit.ReleaseScratch hands its freed memory back before the image
+// is returned.
+var releaseToOS = memlimit.Release
 
 // decodeChecked decodes an image whose header Inspect has checked, refusing pixels of any other
 // size than the header's before anything is built on them.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"golang.org/x/image/bmp"
@@ -355,6 +356,49 @@ func TestDecodeHalfPolicy(t *testing.T) {
 				t.Fatalf("Whole with a cancelled context: %v", err)
 			}
 		})
+	}
+}
+
+// countingLease is a Lease that counts the holds taken on it and those still held.
+type countingLease struct {
+	mu          sync.Mutex
+	holds, held int
+}
+
+func (l *countingLease) Hold() func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holds++
+	l.held++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.held--
+		})
+	}
+}
+
+// TestDecodeHoldsItsLease: DecodeContext holds the lease it is given while it decodes, and Whole
+// holds the same lease for its own decode of a shrunk image; both let go once done.
+func TestDecodeHoldsItsLease(t *testing.T) {
+	const w, h = 333, 77
+	lease := &countingLease{}
+	d, err := DecodeContext(context.Background(), encode(t, "jpeg", pattern(w, h)), Limits{HalfPixels: 1}, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Factor() != 2 {
+		t.Fatalf("factor %d: the image no longer decodes shrunk", d.Factor())
+	}
+	if _, err := d.Whole(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lease.mu.Lock()
+	defer lease.mu.Unlock()
+	if lease.holds != 2 || lease.held != 0 {
+		t.Fatalf("%d holds, %d still held; want 2 and 0", lease.holds, lease.held)
 	}
 }
 

@@ -109,7 +109,7 @@ func TestInspectRefuses(t *testing.T) {
 }
 
 // TestDecodeContext: a decode slower than the deadline returns at the deadline; the goroutine
-// it leaves keeps the admission in the context until it ends, and then nothing is left behind.
+// it leaves keeps the admission it was given until it ends, and then nothing is left behind.
 func TestDecodeContext(t *testing.T) {
 	data := hostile.ScanBomb(4000, 4000, 60) // seconds of image/jpeg under the race detector
 	gate := admission.New(admission.Options{Budget: 1 << 30})
@@ -117,12 +117,12 @@ func TestDecodeContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, release := admission.Share(context.Background(), release)
-	ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	lease, release := admission.Share(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	before := runtime.NumGoroutine()
 	start := time.Now()
-	_, err = DecodeContext(ctx, data, Limits{MaxScans: 64})
+	_, err = DecodeContext(ctx, data, Limits{MaxScans: 64}, lease)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the deadline", err)
 	}
@@ -141,7 +141,7 @@ func TestDecodeContext(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// Without a deadline it decodes.
-	d, err := DecodeContext(context.Background(), hostile.ScanBomb(64, 48, 3), Limits{})
+	d, err := DecodeContext(context.Background(), hostile.ScanBomb(64, 48, 3), Limits{}, nil)
 	if err != nil || d.Width != 64 || d.Height != 48 {
 		t.Fatalf("%v, %d×%d", err, d.Width, d.Height)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // TestDecodeReleasesLargeScratch checks that a decode whose scratch is large (a progressive JPEG's
@@ -29,11 +30,11 @@ func TestDecodeReleasesLargeScratch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if big := h.scratchBytes() >= releaseScratch; big != tt.release {
+			if big := h.scratchBytes() >= memlimit.ReleaseScratch; big != tt.release {
 				t.Fatalf("scratch %d MiB: the case no longer tests what it says", h.scratchBytes()>>20)
 			}
 			calls.Store(0)
-			if _, err := DecodeContext(context.Background(), tt.data, Limits{}); err != nil {
+			if _, err := DecodeContext(context.Background(), tt.data, Limits{}, nil); err != nil {
 				t.Fatal(err)
 			}
 			if got := calls.Load() > 0; got != tt.release {

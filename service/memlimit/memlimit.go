@@ -1,7 +1,9 @@
 // Package memlimit works out how much memory the service may give its requests: the memory the
 // process may use (its container's limit, read from the process's own cgroup, or a default),
 // less what it holds at rest (the models, ONNX Runtime, the Go runtime) and a reserve for what no
-// request accounts for. It also derives the Go runtime's soft memory limit from the same numbers.
+// request accounts for. It also derives the Go runtime's soft memory limit from the same numbers,
+// and holds the rest of the process's memory policy (TuneGC, Plan.Apply, Release): the other
+// packages call it rather than runtime/debug.
 package memlimit
 
 import (
@@ -13,7 +15,6 @@ import (
 	"os"
 	"path"
 	"runtime"
-	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -303,7 +304,7 @@ func (p Plan) LogValue() slog.Value {
 // which is why tests of hostile inputs measure it rather than the heap.
 func Growth(every time.Duration, fn func()) int64 {
 	runtime.GC()
-	debug.FreeOSMemory()
+	Release()
 	base := RSS()
 	var peak atomic.Int64
 	done := make(chan struct{})

@@ -13,7 +13,8 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// Metrics are the service's collectors.
+// Metrics are the service's collectors. A nil *Metrics records nothing: every method is a no-op
+// on it, so code that may run without metrics calls them without checking.
 type Metrics struct {
 	Registry *prometheus.Registry
 
@@ -65,12 +66,18 @@ func New() *Metrics {
 
 // Request records one finished HTTP request.
 func (m *Metrics) Request(route string, code int, d time.Duration) {
+	if m == nil {
+		return
+	}
 	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
 	m.latency.WithLabelValues(route).Observe(d.Seconds())
 }
 
 // Stages records one image's pipeline timings, grouped the way an operator reads them.
 func (m *Metrics) Stages(t *ocr.Timings) {
+	if m == nil {
+		return
+	}
 	m.stages.WithLabelValues("decode").Observe(t[ocr.StageDecode].Seconds())
 	m.stages.WithLabelValues("detection").Observe((t[ocr.StageDetPre] + t[ocr.StageDetInfer] + t[ocr.StageDetPost]).Seconds())
 	m.stages.WithLabelValues("classification").Observe((t[ocr.StageCrop] + t[ocr.StageClsPre] + t[ocr.StageClsInfer]).Seconds())
@@ -78,29 +85,67 @@ func (m *Metrics) Stages(t *ocr.Timings) {
 }
 
 // Chat records the time one structured extraction spent with the chat model.
-func (m *Metrics) Chat(d time.Duration) { m.stages.WithLabelValues("chat").Observe(d.Seconds()) }
+func (m *Metrics) Chat(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.stages.WithLabelValues("chat").Observe(d.Seconds())
+}
 
 // Page records one document page read; source is text-layer or ocr.
-func (m *Metrics) Page(source string) { m.pages.WithLabelValues(source).Inc() }
+func (m *Metrics) Page(source string) {
+	if m == nil {
+		return
+	}
+	m.pages.WithLabelValues(source).Inc()
+}
 
 // JobStarted and JobDone track OCR jobs in flight.
-func (m *Metrics) JobStarted() { m.inFlight.Inc() }
+func (m *Metrics) JobStarted() {
+	if m == nil {
+		return
+	}
+	m.inFlight.Inc()
+}
 
 // JobDone marks the end of a job counted by JobStarted.
-func (m *Metrics) JobDone() { m.inFlight.Dec() }
+func (m *Metrics) JobDone() {
+	if m == nil {
+		return
+	}
+	m.inFlight.Dec()
+}
 
 // Rejected counts a request refused for reason.
-func (m *Metrics) Rejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+func (m *Metrics) Rejected(reason string) {
+	if m == nil {
+		return
+	}
+	m.rejected.WithLabelValues(reason).Inc()
+}
 
 // Canceled counts a request whose work was canceled for reason (client_gone, shutdown).
-func (m *Metrics) Canceled(reason string) { m.canceled.WithLabelValues(reason).Inc() }
+func (m *Metrics) Canceled(reason string) {
+	if m == nil {
+		return
+	}
+	m.canceled.WithLabelValues(reason).Inc()
+}
 
 // RuntimeError counts a failed runtime or chat call of a kind.
-func (m *Metrics) RuntimeError(kind string) { m.runtimeErrors.WithLabelValues(kind).Inc() }
+func (m *Metrics) RuntimeError(kind string) {
+	if m == nil {
+		return
+	}
+	m.runtimeErrors.WithLabelValues(kind).Inc()
+}
 
 // Admission exports the memory admission gate: the bytes admitted now, the budget, and the
 // requests waiting, read from stats when scraped.
 func (m *Metrics) Admission(budget int64, stats func() (admitted int64, waiting int)) {
+	if m == nil {
+		return
+	}
 	m.Registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "ocrgate_admitted_bytes", Help: "Memory cost of the OCR requests admitted now.",

@@ -30,24 +30,22 @@ type RuntimeMemory struct {
 	RecOutPerPixel int64
 }
 
-// EmbeddedRuntimeMemory is what ONNX Runtime 1.30 (CPU, default arena) adds per inference for the
-// prepared PP-OCRv4 models (int8 recognizer, compact output), measured by BenchmarkRunMemory in
-// service/onnxrt as the peak-RSS growth of runs in a fresh process, less the Go output: detector
-// 14 MiB at 320×320, 94 MiB at 960×704, 150 MiB at 960×960, 443 MiB at 1728×1728 (144–171 bytes
-// a pixel); recognizer batches of 6 at 64, 320, 960 and 2 560 px wide 4, 22, 100 and 193 MiB
-// (211–378 bytes a pixel; ten int8 convolutions), two batches at once 7, 46, 152 and 356 MiB.
-// The figures are upper envelopes of those measurements.
-var EmbeddedRuntimeMemory = RuntimeMemory{DetBase: 30 << 20, DetPerPixel: 161, RecPerPixel: 391, RecOutPerPixel: 1}
+// MemoryReporter is a Runtime that says what it allocates in this process per inference. Each
+// runtime adapter knows its own figures (service/onnxrt, service/tritonrt); the pipeline asks for
+// them when it is built (New, With) and Cost charges them. A runtime that does not say (a test
+// stand-in) is taken to allocate nothing in this process beyond the Go tensors Cost counts anyway.
+type MemoryReporter interface {
+	MemoryFigures() RuntimeMemory
+}
 
-// TritonRuntimeMemory is what a Triton call holds in this process: the response message the
-// outputs are copied from (outputs through shared memory need less). Triton may serve the
-// exported recognizer, whose output is every class's probability, so both recognizer figures
-// are that output's size.
-var TritonRuntimeMemory = RuntimeMemory{DetPerPixel: 4, RecPerPixel: fullRecOutPerPixel, RecOutPerPixel: fullRecOutPerPixel}
-
-// fullRecOutPerPixel is the exported recognizer's output per input pixel: 6 625 float32 class
-// probabilities per timestep, one timestep per 8 columns of a 48-pixel-high input.
-const fullRecOutPerPixel = 6625 * 4 / (8 * 48)
+// withRuntimeMemory fills opt.RuntimeMemory, when it is left zero, with what rt says it allocates
+// per inference.
+func withRuntimeMemory(rt Runtime, opt Options) Options {
+	if r, ok := rt.(MemoryReporter); ok && opt.RuntimeMemory == (RuntimeMemory{}) {
+		opt.RuntimeMemory = r.MemoryFigures()
+	}
+	return opt
+}
 
 // cropBytesEstimate is the memory of a page's crops (RGBA at recognizer height): at most 4.4 MB
 // on every page of the SROIE dev set (26–112 regions); the estimate allows four times that. A

@@ -11,6 +11,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/onnxrt"
 )
 
 // atRestEmbedded is an upper figure of what the service holds at rest with the embedded runtime
@@ -31,7 +32,7 @@ func TestReceiptsFitTheDefaultBudget(t *testing.T) {
 	// With the shared arena (the default), the runtime's memory is reserved for two runs and
 	// receipts pay for their Go memory only: two of them must fit the budget at once.
 	shared := ocr.DefaultOptions()
-	shared.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	shared.RuntimeMemory = onnxrt.Memory
 	shared.RuntimeMemory.Reserved = true
 	shared.BatchParallel = 2
 	reserved := memlimit.Derive(memlimit.Inputs{AtRest: atRestEmbedded, RuntimeWork: shared.RuntimeWork(), Runs: 2, Reserved: true})
@@ -54,7 +55,7 @@ func TestReceiptsFitTheDefaultBudget(t *testing.T) {
 	costs := map[string]int64{}
 	for _, cores := range []int{1, 2, 4, 16, 64} {
 		opt := ocr.DefaultOptions()
-		opt.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+		opt.RuntimeMemory = onnxrt.Memory
 		opt.BatchParallel = cores
 		for _, path := range paths {
 			name := filepath.Base(path)
@@ -88,7 +89,7 @@ func TestReceiptsFitTheDefaultBudget(t *testing.T) {
 // BatchPixelsInFlight.
 func TestCostBoundsWideBatches(t *testing.T) {
 	opt := ocr.DefaultOptions()
-	opt.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	opt.RuntimeMemory = onnxrt.Memory
 	perPx := int64(4*3) + opt.RuntimeMemory.RecOutPerPixel + opt.RuntimeMemory.RecPerPixel
 	for _, tt := range []struct {
 		name          string

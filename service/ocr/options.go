@@ -118,7 +118,7 @@ type Options struct {
 	RowOverlap       float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
 
 	// RuntimeMemory is what the model runtime allocates in this process per inference, for Cost;
-	// setup fills it in for the runtime it opens (it is not a setting).
+	// left zero, New fills it in from the runtime (MemoryReporter). It is not a setting.
 	RuntimeMemory RuntimeMemory
 }
 

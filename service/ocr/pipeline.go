@@ -9,13 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // Pipeline runs OCR on images. It holds no per-request state and is safe for concurrent use.
@@ -26,6 +26,7 @@ type Pipeline struct {
 }
 
 // New builds a pipeline over a runtime. The charset must match the recognizer's output classes.
+// Options.RuntimeMemory, left zero, is what the runtime says it allocates (MemoryReporter).
 func New(rt Runtime, charset *ctc.Charset, opt Options) (*Pipeline, error) {
 	if rt == nil || charset == nil {
 		return nil, errors.New("ocr: runtime and charset are required")
@@ -33,7 +34,7 @@ func New(rt Runtime, charset *ctc.Charset, opt Options) (*Pipeline, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("ocr: invalid options: %w", err)
 	}
-	return &Pipeline{rt: rt, charset: charset, opt: opt}, nil
+	return &Pipeline{rt: rt, charset: charset, opt: withRuntimeMemory(rt, opt)}, nil
 }
 
 // Options returns the settings the pipeline runs with.
@@ -147,12 +148,18 @@ func (t *Timings) track(s Stage, start time.Time) time.Time {
 
 // Run decodes an image and recognizes its text. Errors from decoding wrap the imaging package's
 // sentinels; errors from the runtime wrap ErrRuntime*; a cancelled or expired ctx yields ctx.Err().
+// It is RunAdmitted with no admission to hold, for callers that admit nothing (tools, tests).
 func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
+	return p.RunAdmitted(ctx, data, nil)
+}
+
+// RunAdmitted is Run for a job admitted under lease: decoding runs where the deadline can abandon
+// it (a 50-megapixel progressive JPEG takes seconds inside image/jpeg), and holds lease until it
+// really ends, so that its memory stays admitted that long.
+func (p *Pipeline) RunAdmitted(ctx context.Context, data []byte, lease imaging.Lease) (*Result, error) {
 	var tm Timings
 	start := time.Now()
-	// Decoding runs where the deadline can abandon it (a 50-megapixel progressive JPEG takes
-	// seconds inside image/jpeg); its memory stays admitted until it really ends.
-	dec, err := imaging.DecodeContext(ctx, data, p.opt.Limits)
+	dec, err := imaging.DecodeContext(ctx, data, p.opt.Limits, lease)
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +173,10 @@ func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
 	// dec is not used past this call, so a page that detection decodes again whole (see detect)
 	// does not keep its half-size pixels alive beside the whole ones.
 	res, read, err := p.recognizeImage(ctx, dec, &tm)
-	if max(px, read) >= releasePixels {
+	if max(px, read) >= memlimit.ReleasePixels {
 		// The page is garbage from here on; hand it back now rather than when the Go runtime's
-		// background scavenger gets to it (see releasePixels).
-		debug.FreeOSMemory()
+		// background scavenger gets to it.
+		memlimit.Release()
 	}
 	if err != nil {
 		return nil, err
@@ -177,13 +184,6 @@ func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
 	res.Timings = tm
 	return res, nil
 }
-
-// releasePixels is the image size from which a request hands its decoded image's memory back to
-// the operating system as soon as it is done with it. The Go runtime keeps freed pages for reuse
-// and returns them slowly, so after a burst of large scans RSS stayed 150 MiB above the
-// receipts-only figure; the forced collection this takes is a few milliseconds beside the seconds
-// such an image costs, and photos never pay it.
-const releasePixels = 16_000_000
 
 // RunImage recognizes the text of an already decoded, upright image.
 func (p *Pipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*Result, error) {

@@ -9,5 +9,5 @@ func (p *Pipeline) With(opt Options) (*Pipeline, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("ocr: invalid options: %w", err)
 	}
-	return &Pipeline{rt: p.rt, charset: p.charset, opt: opt}, nil
+	return &Pipeline{rt: p.rt, charset: p.charset, opt: withRuntimeMemory(p.rt, opt)}, nil
 }

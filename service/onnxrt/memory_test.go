@@ -137,7 +137,7 @@ func runMemoryChild(spec string) int {
 }
 
 // BenchmarkRunMemory measures what ONNX Runtime allocates in this process for one model run
-// (ocr.EmbeddedRuntimeMemory), each case in a fresh process: the growth of the peak RSS less the
+// (Memory), each case in a fresh process: the growth of the peak RSS less the
 // Go output, per input pixel, and what the run leaves behind.
 //
 //	go test -run x -bench RunMemory -benchtime 1x ./service/onnxrt/

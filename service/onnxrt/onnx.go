@@ -99,6 +99,7 @@ func ParseArena(s string) (Arena, error) {
 type Runtime struct {
 	models map[ocr.Model]*model
 	log    *slog.Logger
+	arena  Arena
 }
 
 // model is one network: its session and what is known about its tensors.
@@ -180,7 +181,7 @@ func Open(opt Options) (*Runtime, error) {
 			return nil, err
 		}
 	}
-	rt := &Runtime{models: make(map[ocr.Model]*model, len(opt.Models)), log: opt.Logger}
+	rt := &Runtime{models: make(map[ocr.Model]*model, len(opt.Models)), log: opt.Logger, arena: opt.Arena}
 	if rt.log == nil {
 		rt.log = slog.Default()
 	}

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,6 +33,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // The errors this package wraps. Context errors (deadline, cancellation) are returned as they
@@ -167,7 +168,7 @@ func (e *Engine) start() {
 	e.startup = time.Since(start)
 	// Compilation leaves a few hundred MB of garbage behind; give it back now rather than
 	// letting it sit in the heap until the next cycles.
-	debug.FreeOSMemory()
+	memlimit.Release()
 }
 
 // Wait blocks until the engine is compiled or ctx ends. It returns the start-up error, if any.

@@ -229,7 +229,7 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 		}
 		ae := classify(err)
 		log := s.logger(c)
-		if s.metrics != nil && ae.runtimeKind != "" {
+		if ae.runtimeKind != "" {
 			s.metrics.RuntimeError(ae.runtimeKind)
 		}
 		level := slog.LevelDebug

@@ -112,7 +112,7 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if res.CutAtPage > 0 {
 		c.Set(headerChatTextCut, strconv.Itoa(res.CutAtPage))
 	}
-	if s.metrics != nil && res.Attempts > 0 {
+	if res.Attempts > 0 {
 		s.metrics.Chat(res.ChatTime)
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/onnxrt"
 )
 
 // The HTTP tests run in two tiers (see internal/testenv). The full tier (make test) serves them from
@@ -79,7 +80,7 @@ func fixtures(t testing.TB) fixture {
 // as the embedded runtime it stands in for, so admission answers as it would in production.
 func fakeEngine(rt ocr.Runtime) *engine.Engine {
 	opt := ocr.DefaultOptions()
-	opt.RuntimeMemory = ocr.EmbeddedRuntimeMemory
+	opt.RuntimeMemory = onnxrt.Memory
 	p, err := ocr.New(rt, ocrtest.Charset(), opt)
 	if err != nil {
 		panic(err) // the default options are valid

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/ocrtest"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/server"
@@ -161,7 +162,9 @@ func TestMetricsEndpoint(t *testing.T) {
 // handler would.
 type panicking struct{ *ocr.Pipeline }
 
-func (panicking) Run(context.Context, []byte) (*ocr.Result, error) { panic("boom") }
+func (panicking) RunAdmitted(context.Context, []byte, imaging.Lease) (*ocr.Result, error) {
+	panic("boom")
+}
 
 func TestPanicBecomes500(t *testing.T) {
 	app := newApp(t, server.Options{}, panicking{fixtures(t).engine.Pipeline})

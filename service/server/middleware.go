@@ -81,11 +81,9 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 	case errors.Is(cause, ErrShuttingDown):
 		canceled = "shutdown"
 	}
-	if s.metrics != nil {
-		s.metrics.Request(route, status, took)
-		if canceled != "" {
-			s.metrics.Canceled(canceled)
-		}
+	s.metrics.Request(route, status, took)
+	if canceled != "" {
+		s.metrics.Canceled(canceled)
 	}
 	level := slog.LevelInfo
 	switch route {
@@ -155,9 +153,7 @@ func (s *Server) requireKey(c *fiber.Ctx) error {
 		token, ok = strings.CutPrefix(auth, "bearer ")
 	}
 	if !ok || !s.keys.allows(strings.TrimSpace(token)) {
-		if s.metrics != nil {
-			s.metrics.Rejected("unauthorized")
-		}
+		s.metrics.Rejected("unauthorized")
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ocrgate"`)
 		return &apiError{status: fiber.StatusUnauthorized, code: "unauthorized",
 			msg: "missing or invalid API key; send Authorization: Bearer <key>"}

@@ -126,12 +126,12 @@ func (r *reading) image(ctx context.Context, data []byte, start time.Time) (*ocr
 	}
 	ctx, cancel := context.WithDeadline(ctx, start.Add(r.s.opt.RequestTimeout))
 	defer cancel()
-	ctx, release, err := r.admitImage(ctx, data)
+	lease, release, err := r.admitImage(ctx, data)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return r.s.runOCR(ctx, r.rec, data)
+	return r.s.runOCR(ctx, r.rec, data, lease)
 }
 
 // document reads a PDF or multi-page TIFF page by page (see package document), each page admitted
@@ -156,38 +156,37 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 		}
 		return nil, err
 	}
-	if m := r.s.metrics; m != nil {
-		for _, p := range res.Read {
-			m.Page(string(p.Source))
-		}
+	for _, p := range res.Read {
+		r.s.metrics.Page(string(p.Source))
 	}
 	return res, nil
 }
 
 // admitImage checks the image's header, works out what the request will hold in memory, refuses
 // it (413) when that is more than one request may cost, and otherwise waits for the gate to admit
-// that much. The admission goes into the returned context, so that work the request abandons at
-// its deadline but cannot stop (a decoder) keeps it until that work really ends.
+// that much. The admission is returned as a lease, which the pipeline hands to work the request
+// abandons at its deadline but cannot stop (a decoder), so that it keeps the admission until that
+// work really ends; release is the request's own end of it.
 //
 // The cost is the image's bytes (decoded from base64, or the body itself), what else the request
 // holds (held) and what the pipeline holds for this image at its peak (ocr.Options.Cost). The
 // body is admitted apart, by its own budget, while it is read and until the request ends.
-func (r *reading) admitImage(ctx context.Context, img []byte) (context.Context, func(), error) {
+func (r *reading) admitImage(ctx context.Context, img []byte) (*admission.Lease, func(), error) {
 	h, err := r.rec.Inspect(img)
 	if err != nil {
-		return ctx, nil, err
+		return nil, nil, err
 	}
 	cost := r.held + int64(len(img)) + r.rec.Cost(h)
 	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
 		r.s.rejected("too_costly")
-		return ctx, nil, tooCostly(h, cost, max)
+		return nil, nil, tooCostly(h, cost, max)
 	}
 	release, err := r.adm.Admit(ctx, cost)
 	if err != nil {
-		return ctx, nil, err
+		return nil, nil, err
 	}
-	ctx, release = admission.Share(ctx, release)
-	return ctx, release, nil
+	lease, release := admission.Share(release)
+	return lease, release, nil
 }
 
 // requestAdmission admits the jobs of one request: an image, a document's survey and pages, the
@@ -218,19 +217,15 @@ func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error
 	return release, nil
 }
 
-// runOCR runs one admitted OCR job and records its stage metrics.
-func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte) (*ocr.Result, error) {
-	if s.metrics != nil {
-		s.metrics.JobStarted()
-		defer s.metrics.JobDone()
-	}
-	res, err := rec.Run(ctx, img)
+// runOCR runs one OCR job, admitted under lease, and records its stage metrics.
+func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, lease *admission.Lease) (*ocr.Result, error) {
+	s.metrics.JobStarted()
+	defer s.metrics.JobDone()
+	res, err := rec.RunAdmitted(ctx, img, lease)
 	if err != nil {
 		return nil, err
 	}
-	if s.metrics != nil {
-		s.metrics.Stages(&res.Timings)
-	}
+	s.metrics.Stages(&res.Timings)
 	return res, nil
 }
 
@@ -242,17 +237,13 @@ type meteredPipeline struct {
 }
 
 func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error) {
-	if m.s.metrics != nil {
-		m.s.metrics.JobStarted()
-		defer m.s.metrics.JobDone()
-	}
+	m.s.metrics.JobStarted()
+	defer m.s.metrics.JobDone()
 	res, err := m.Recognizer.RunImage(ctx, dec)
 	if err != nil {
 		return nil, err
 	}
-	if m.s.metrics != nil {
-		m.s.metrics.Stages(&res.Timings)
-	}
+	m.s.metrics.Stages(&res.Timings)
 	return res, nil
 }
 
@@ -330,7 +321,7 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 // have been alone, with its status.
 func (s *Server) itemError(log *slog.Logger, err error) api.ItemError {
 	ae := classify(err)
-	if s.metrics != nil && ae.runtimeKind != "" {
+	if ae.runtimeKind != "" {
 		s.metrics.RuntimeError(ae.runtimeKind)
 	}
 	level := slog.LevelDebug

@@ -32,7 +32,7 @@ import (
 type Recognizer interface {
 	Inspect(image []byte) (imaging.Header, error)
 	Cost(h imaging.Header) int64
-	Run(ctx context.Context, image []byte) (*ocr.Result, error)
+	RunAdmitted(ctx context.Context, image []byte, lease imaging.Lease) (*ocr.Result, error)
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
 	Options() ocr.Options
 	With(opt ocr.Options) (*ocr.Pipeline, error)
@@ -129,7 +129,7 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 		// client mid-upload must not hold the ones behind it for good.
 		s.bodies = admission.New(admission.Options{Budget: opt.bodyMemory(), MaxQueue: 256, MaxWait: 2 * time.Second})
 	}
-	if s.metrics != nil && opt.Gate != nil {
+	if opt.Gate != nil {
 		g := opt.Gate
 		s.metrics.Admission(g.Options().Budget, func() (int64, int) { st := g.Stats(); return st.Used, st.Waiting })
 	}
@@ -164,7 +164,7 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Get("/ping", s.ping)
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
-	if s.metrics != nil {
+	if s.metrics != nil { // the one check left: without metrics there is no /metrics route
 		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})))
 	}
 	app.Post("/ocr", s.requireKey, s.ocrHandler)
@@ -257,11 +257,7 @@ func (s *Server) enter() (leave func(), err error) {
 	return leave, nil
 }
 
-func (s *Server) rejected(reason string) {
-	if s.metrics != nil {
-		s.metrics.Rejected(reason)
-	}
-}
+func (s *Server) rejected(reason string) { s.metrics.Rejected(reason) }
 
 // LongestRequest is the longest a request may run: RequestTimeout, or the cap of a document's
 // deadline when documents are read. A server shutting down waits this long (and a little more)

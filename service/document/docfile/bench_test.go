@@ -105,7 +105,7 @@ func BenchmarkRenderPage(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				p := pages[i%len(pages)]
-				dec, err := doc.Render(ctx, p, scaleOf(b, p, docfile.Limits{}))
+				dec, err := doc.Render(ctx, p, scaleOf(b, p, docfile.Limits{}), nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -147,7 +147,7 @@ func BenchmarkOCRPage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		dec, err := doc.Render(ctx, p, scaleOf(b, p, docfile.Limits{}))
+		dec, err := doc.Render(ctx, p, scaleOf(b, p, docfile.Limits{}), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func BenchmarkScannedPDF20(b *testing.B) {
 				b.Fatal(err)
 			}
 			t0 := time.Now()
-			dec, err := doc.Render(ctx, p, scaleOf(b, p, docfile.Limits{}))
+			dec, err := doc.Render(ctx, p, scaleOf(b, p, docfile.Limits{}), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -497,7 +497,9 @@ func checkRaster(w, h int, lim imaging.Limits) error {
 // and decoded like an uploaded image (within Limits.Raster), so OCR sees exactly the scanned
 // pixels, with the decoder's preview for huge scans. Errors: ErrTooLarge when a render exceeds
 // MaxRenderPixels or MaxRenderSide, ErrCorrupt, or ctx's (a render is abandoned at the deadline).
-func (d *Document) Render(ctx context.Context, p *Page, scale float64) (imaging.Decoded, error) {
+// lease is the admission the page's job runs under: a scan's decode, which the deadline abandons
+// but cannot stop, holds it until it really ends (nil: nothing to hold).
+func (d *Document) Render(ctx context.Context, p *Page, scale float64, lease imaging.Lease) (imaging.Decoded, error) {
 	if p == nil || p.Number < 1 || p.Number > d.pages {
 		return imaging.Decoded{}, fmt.Errorf("%w: no such page", ErrBadSelection)
 	}
@@ -515,7 +517,7 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64) (imaging.
 	}
 	c := p.RenderCost(scale)
 	if p.scan != nil && scale == p.ImageScale {
-		dec, err := d.scanPixels(ctx, p)
+		dec, err := d.scanPixels(ctx, p, lease)
 		if err == nil {
 			return dec, nil
 		}
@@ -537,15 +539,15 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64) (imaging.
 }
 
 // scanPixels decodes a scanned page's JPEG from the file.
-func (d *Document) scanPixels(ctx context.Context, p *Page) (imaging.Decoded, error) {
+func (d *Document) scanPixels(ctx context.Context, p *Page, lease imaging.Lease) (imaging.Decoded, error) {
 	raw, err := d.pdf.ImageData(ctx, p.Number-1, p.scan.index)
 	if err != nil {
 		return imaging.Decoded{}, pdfError(err)
 	}
 	// A PDF shows a JPEG as stored: an EXIF orientation inside it is not applied by viewers,
 	// so it must not be applied here either. The decode cannot be interrupted; it gives up
-	// waiting at ctx's end and keeps the admission ctx shares until it is really over.
-	dec, err := imaging.DecodeContext(ctx, withoutEXIF(raw), d.lim.Raster)
+	// waiting at ctx's end and holds lease until it is really over.
+	dec, err := imaging.DecodeContext(ctx, withoutEXIF(raw), d.lim.Raster, lease)
 	switch {
 	case ctx.Err() != nil && err != nil:
 		return imaging.Decoded{}, ctx.Err()

@@ -63,7 +63,7 @@ func TestBornDigitalTextLayer(t *testing.T) {
 	}
 	scale := scaleOf(t, page, docfile.Limits{})
 	cost := page.RenderCost(scale)
-	dec, err := doc.Render(ctx, page, scale)
+	dec, err := doc.Render(ctx, page, scale, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

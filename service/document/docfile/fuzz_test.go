@@ -65,7 +65,7 @@ func FuzzDocument(f *testing.F) {
 			}
 			_ = page.TextUsable()
 			_ = page.Lines(c.Width, c.Height)
-			dec, err := doc.Render(ctx, page, s)
+			dec, err := doc.Render(ctx, page, s, nil)
 			if err != nil {
 				return err
 			}

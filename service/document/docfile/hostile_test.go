@@ -78,7 +78,7 @@ func process(ctx context.Context, r *docfile.Reader, data []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = doc.Render(ctx, page, s)
+	_, err = doc.Render(ctx, page, s, nil)
 	return err
 }
 
@@ -149,7 +149,7 @@ func TestRenderAbandonedAtDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = doc.Render(ctx, page, 2)
+	_, err = doc.Render(ctx, page, 2, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 500*time.Millisecond+timeSlack {
 		t.Fatalf("render: %v after %v", err, time.Since(start))
 	}

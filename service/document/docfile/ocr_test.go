@@ -52,7 +52,7 @@ func ocrPage(ctx context.Context, t testing.TB, doc *docfile.Document, n int) (*
 	if err != nil {
 		t.Fatalf("page %d: %v", n, err)
 	}
-	dec, err := doc.Render(ctx, page, scaleOf(t, page, docfile.Limits{}))
+	dec, err := doc.Render(ctx, page, scaleOf(t, page, docfile.Limits{}), nil)
 	if err != nil {
 		t.Fatalf("render page %d: %v", n, err)
 	}
@@ -86,7 +86,7 @@ func TestScannedReceiptsReadLikeTheirJPEGs(t *testing.T) {
 			if d := page.TextUsable(); d.Usable {
 				t.Errorf("%s: a scanned page's text layer was judged usable (%s)", r.ID, d.Reason)
 			}
-			got, err := doc.Render(ctx, page, scaleOf(t, page, docfile.Limits{}))
+			got, err := doc.Render(ctx, page, scaleOf(t, page, docfile.Limits{}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

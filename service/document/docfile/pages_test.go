@@ -97,7 +97,7 @@ func TestMultiPageTIFF(t *testing.T) {
 		if d := page.TextUsable(); d.Usable {
 			t.Errorf("page %d: a raster page has a usable text layer", n+1)
 		}
-		dec, err := doc.Render(ctx, page, 3)
+		dec, err := doc.Render(ctx, page, 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestTIFFErrors(t *testing.T) {
 				defer doc.Close()
 				var p *docfile.Page
 				if p, err = doc.Page(ctx, c.page); err == nil {
-					_, err = doc.Render(ctx, p, 1)
+					_, err = doc.Render(ctx, p, 1, nil)
 				}
 			} else if err == nil {
 				doc.Close()

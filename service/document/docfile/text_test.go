@@ -86,7 +86,7 @@ func TestRotatedPage(t *testing.T) {
 		t.Fatalf("displayed size %.0f×%.0f, want 842×595", p.Width, p.Height)
 	}
 	s := 2.0
-	dec, err := doc.Render(ctx, p, s)
+	dec, err := doc.Render(ctx, p, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
