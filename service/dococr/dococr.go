@@ -10,7 +10,9 @@
 // admission, so a long document takes its turns between other requests instead of starving them,
 // and no job of it costs more than its largest page. A PDF's jobs each open the document on a
 // fresh engine instance and close it before OCR starts: the instance's memory (charged at the
-// engine's cap, the only bound a hostile page respects) is gone by the time the models run.
+// engine's cap, the only bound a hostile page respects) is gone by the time the models run. A
+// TIFF holds no engine instance: it is opened (its IFD chain walked) once, by the survey, and
+// stays open until its last page is read.
 //
 // Every engine operation (opening, reading a page, rendering it) is bounded by the CPU time it
 // may use (the engine's CPU limit, see internal/pdfengine): a page that needs more is too
@@ -96,15 +98,23 @@ type Config struct {
 	Budget BudgetLimits
 }
 
+// Documents opens documents: a *document.Reader, with one PDF engine for the whole service.
+type Documents interface {
+	Open(ctx context.Context, data []byte) (*document.Document, error)
+	Ready(ctx context.Context) error
+	Limits() document.Limits
+	Close() error
+}
+
 // Reader reads documents with one PDF engine (the document.Reader's) for the whole service. It is
 // safe for concurrent use.
 type Reader struct {
-	docs *document.Reader
+	docs Documents
 	cfg  Config
 }
 
 // New returns a Reader over docs.
-func New(docs *document.Reader, cfg Config) *Reader {
+func New(docs Documents, cfg Config) *Reader {
 	cfg.Parallel = max(1, cfg.Parallel)
 	return &Reader{docs: docs, cfg: cfg}
 }
@@ -264,9 +274,12 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if req.Budget == nil {
 		req.Budget = NewBudget(r.cfg.Budget, nil)
 	}
-	res, todo, err := r.survey(ctx, adm, format, req)
+	res, todo, tiff, err := r.survey(ctx, adm, format, req)
 	if err != nil {
 		return nil, err
+	}
+	if tiff != nil {
+		defer tiff.Close()
 	}
 	if len(todo) > 0 {
 		// Only pages that need OCR count against the request's OCR page limit; text-layer
@@ -276,7 +289,7 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 		}
 		pages, cancel := context.WithDeadline(ctx, r.Deadline(req, len(res.Read), len(todo)))
 		defer cancel()
-		if err := r.ocrPages(pages, p, adm, req, res, todo); err != nil {
+		if err := r.ocrPages(pages, p, adm, req, res, todo, tiff); err != nil {
 			return nil, err
 		}
 	}
@@ -358,25 +371,36 @@ func (r *Reader) engineCost(format document.Format) int64 {
 // survey is the first job: open the document, check the selection, read every selected page's
 // facts, answer the text-layer pages and price the others. It runs within the request's Timeout
 // until the selection is known, then within the Deadline of its pages (none OCR'd).
-func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Format, req Request) (*Result, []pending, error) {
+//
+// A TIFF, which holds no engine instance (its pages are decoded in Go, each priced on its own),
+// stays open for the page jobs and is returned for the caller to close: its IFD chain is walked
+// once per request, not once per page. A PDF is closed here (its instance is charged to this
+// job alone), and each page job opens it again.
+func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Format, req Request) (_ *Result, _ []pending, tiff *document.Document, err error) {
 	opening, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
 	defer cancel()
 	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes), 0, document.Cost{})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer release()
 	doc, err := r.open(opening, req.Data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	defer doc.Close()
+	defer func() {
+		if err == nil && doc.Format() == document.FormatTIFF {
+			tiff = doc
+			return
+		}
+		doc.Close()
+	}()
 	sel, err := doc.Select(req.Pages)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := req.Budget.takePages(len(sel)); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ctx, cancelSurvey := context.WithDeadline(ctx, r.Deadline(req, len(sel), 0))
 	defer cancelSurvey()
@@ -385,7 +409,7 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 	for i, n := range sel {
 		// Another document of the request may have used up the answer already.
 		if err := req.Budget.Exceeded(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var page *document.Page
 		err := r.op(ctx, n, func(ctx context.Context) (err error) {
@@ -396,14 +420,14 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 			if failPage(res, i, n, err, document.Hidden{}) {
 				continue
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		scale, err := page.Scale(r.cfg.Scale, r.docs.Limits())
 		if err != nil {
 			if failPage(res, i, n, err, page.Hidden) {
 				continue
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		c := page.RenderCost(scale)
 		hidden := page.Hidden
@@ -417,14 +441,14 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 				if failPage(res, i, n, err, hidden) {
 					continue
 				}
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			hidden = tl.Hidden
 			// A layer of which nothing is seen is not the page's text: the page is OCR'd.
 			if len(tl.Lines) > 0 {
 				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height)
 				if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				continue
 			}
@@ -432,13 +456,13 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden})
 		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden}
 	}
-	return res, todo, nil
+	return res, todo, nil, nil
 }
 
 // ocrPages renders and OCRs the pages the survey left, up to Parallel at once, each admitted on
 // its own. A page that fails alone (see pageFailure) is answered with its error; the first other
 // error stops the rest.
-func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Request, res *Result, todo []pending) error {
+func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Request, res *Result, todo []pending, tiff *document.Document) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	opt := p.Options()
@@ -471,7 +495,7 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			pg, err := r.ocrPage(ctx, p, adm, req, res.Format, t)
+			pg, err := r.ocrPage(ctx, p, adm, req, t, tiff)
 			if err != nil {
 				// The page's own failure is its answer; anything else ends the read.
 				if ctx.Err() == nil && failPage(res, t.slot, t.number, err, t.hidden) {
@@ -494,9 +518,9 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	return nil
 }
 
-// ocrPage is one page's job: admitted, it opens the document, reads the page again, renders it,
-// closes the document and runs the pipeline on the render.
-func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Request, format document.Format, t pending) (Page, error) {
+// ocrPage is one page's job: admitted, it opens the document (a PDF; a TIFF is the survey's, still
+// open), reads the page again, renders it, closes the document and runs the pipeline on the render.
+func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Request, t pending, tiff *document.Document) (Page, error) {
 	release, err := r.admit(ctx, adm, req, t.cost, t.number, t.render)
 	if err != nil {
 		return Page{}, err
@@ -505,7 +529,7 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	// admission (admission.Hold) until it really ends.
 	ctx, release = admission.Share(ctx, release)
 	defer release()
-	dec, err := r.render(ctx, req.Data, t)
+	dec, err := r.render(ctx, req.Data, t, tiff)
 	if err != nil {
 		return Page{}, err
 	}
@@ -519,15 +543,18 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res, Hidden: t.hidden}, nil
 }
 
-// render draws one page with the document open only for that long.
-func (r *Reader) render(ctx context.Context, data []byte, t pending) (imaging.Decoded, error) {
-	doc, err := r.open(ctx, data)
-	if err != nil {
-		return imaging.Decoded{}, err
+// render draws one page with the document open only for that long; a TIFF (doc, open since the
+// survey) is decoded from the chain already walked.
+func (r *Reader) render(ctx context.Context, data []byte, t pending, doc *document.Document) (imaging.Decoded, error) {
+	if doc == nil {
+		var err error
+		if doc, err = r.open(ctx, data); err != nil {
+			return imaging.Decoded{}, err
+		}
+		defer doc.Close()
 	}
-	defer doc.Close()
 	var dec imaging.Decoded
-	err = r.op(ctx, t.number, func(ctx context.Context) error {
+	err := r.op(ctx, t.number, func(ctx context.Context) error {
 		page, err := doc.Page(ctx, t.number)
 		if err != nil {
 			return err
