@@ -224,7 +224,7 @@ type Char struct {
 	Rune      rune
 	Box       Rect    // tight box around the glyph's ink
 	Loose     Rect    // the font's box (ascent to descent, advance width)
-	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise
+	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise as seen
 	Generated bool    // inserted by PDFium (a space or line break it inferred)
 	Unmapped  bool    // the font gives no Unicode for it
 	// Invisible is set for a character drawn in an invisible render mode (3, or 7: clipping
@@ -564,7 +564,10 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		b := sc.PointPosition
 		c.Box = tr.rect(b.Left, b.Bottom, b.Right, b.Top)
 		if sc.Angle >= 0 {
-			c.Angle = tr.angle(sc.Angle)
+			// PDFium's angle is atan2(c, a) of the character's matrix: clockwise in page space
+			// (a baseline turned 90° counter-clockwise gives 3π/2). tr.angle takes it
+			// counter-clockwise.
+			c.Angle = tr.angle(-sc.Angle)
 		}
 		if me, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil {
 			c.Unmapped = me.HasUnicodeMapError

@@ -20,6 +20,7 @@ type Line struct {
 	Quad  geom.Quad
 	Words []Word
 	Row   int // row in reading order (0-based): lines sharing a row sit side by side
+	turn  int // quarter turns of the text, counter-clockwise as displayed
 }
 
 // Word is one word of a line: characters between spaces or visible gaps.
@@ -58,7 +59,7 @@ func (p *Page) Lines(w, h int) []Line {
 			words = append(words, Word{Text: wd.text.String(), Quad: quad(wd.box, l.turn, sx, sy)})
 			texts = append(texts, wd.text.String())
 		}
-		out = append(out, Line{Text: strings.Join(texts, " "), Quad: quad(l.box, l.turn, sx, sy), Words: words})
+		out = append(out, Line{Text: strings.Join(texts, " "), Quad: quad(l.box, l.turn, sx, sy), Words: words, turn: l.turn})
 	}
 	orderLines(out)
 	return out
@@ -182,7 +183,9 @@ func union(a, b pdfengine.Rect) pdfengine.Rect {
 
 // orderLines sorts lines into reading order and numbers their rows, the way the OCR pipeline
 // orders its regions: a line joins a row when it overlaps the row vertically by at least half of
-// its height; rows go top to bottom, lines within a row left to right.
+// its height; rows go top to bottom, lines within a row left to right. A line that does not run
+// left to right (a margin line turned 90°, a label upside down) is a row of its own, placed by
+// its middle: it would otherwise share a row, and so a line of text, with every line it spans.
 func orderLines(lines []Line) {
 	type span struct{ y0, y1 float64 }
 	ext := func(l Line) span {
@@ -194,13 +197,16 @@ func orderLines(lines []Line) {
 	})
 	row := -1
 	var band span
+	alone := false // the current row is a line that does not run left to right
 	for i := range lines {
 		s := ext(lines[i])
 		h := s.y1 - s.y0
 		overlap := math.Min(s.y1, band.y1) - math.Max(s.y0, band.y0)
-		if row < 0 || overlap < sameLine*math.Min(h, band.y1-band.y0) {
+		level := lines[i].turn == 0
+		if row < 0 || alone || !level || overlap < sameLine*math.Min(h, band.y1-band.y0) {
 			row++
 			band = s
+			alone = !level
 		} else {
 			band = span{math.Min(band.y0, s.y0), math.Max(band.y1, s.y1)}
 		}
