@@ -419,7 +419,7 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 		}
 		return &Page{Number: n, Width: float64(tp.Width), Height: float64(tp.Height), Raster: true,
 			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(),
-			decision: TextDecision{Reason: "a raster page has no text layer"}}, nil
+			decision: TextDecision{Reason: "a raster page has no text layer", Code: ReasonRaster}}, nil
 	}
 	// The size first, from the page dictionary alone: a 200-inch page is refused before PDFium
 	// parses its content.
