@@ -81,17 +81,36 @@ type Page struct {
 	Page int `json:"page"` // 1-based, in the document
 	// Width and Height are the pixels of the space the page's boxes are in (the page drawn at
 	// the resolution OCR wants).
-	Width   int      `json:"width"`
-	Height  int      `json:"height"`
-	Source  string   `json:"source"` // "text-layer" (born-digital), "ocr" (scanned, or "ocr": "always"), or "none" (Error)
-	Regions []Region `json:"regions"`
-	Text    string   `json:"text"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Source string `json:"source"` // "text-layer" (born-digital), "ocr" (scanned, or "ocr": "always"), or "none" (Error)
+	// SourceReason says why: "text_layer_agrees" (OCR of a few of the layer's lines reads what
+	// it says), "text_layer_disagrees" (it does not: the page was OCR'd), "no_text_layer"… (see
+	// the OpenAPI document). Empty for a page that could not be read.
+	SourceReason string `json:"source_reason,omitempty"`
+	// Confidence is how far the page's text can be trusted, in [0, 1]; nil for a page that
+	// could not be read.
+	Confidence *float64 `json:"confidence,omitempty"`
+	// TextLayerCheck is what OCR of a few of the layer's lines said of it, when they were read.
+	TextLayerCheck *TextLayerCheck `json:"text_layer_check,omitempty"`
+	Regions        []Region        `json:"regions"`
+	Text           string          `json:"text"`
 	// HiddenText is set when the page's text layer held text no one sees (invisible, off the
 	// page, too small, or leaving no mark), which was dropped from Regions and Text.
 	HiddenText *HiddenText `json:"hidden_text,omitempty"`
 	// Error is set when the page could not be read (Source is then "none"); the document's other
 	// pages were. See OCRResult.FailedPages.
 	Error *PageError `json:"error,omitempty"`
+}
+
+// TextLayerCheck is what OCR of a few probes (the first words of a line) of a page's text layer
+// said of the layer.
+type TextLayerCheck struct {
+	Probes     int     `json:"probes"`
+	Agreed     int     `json:"agreed"`
+	Disagreed  int     `json:"disagreed"`
+	Unreadable int     `json:"unreadable"` // in a script the recognizer does not read
+	Similarity float64 `json:"similarity"` // of the compared probes' readings to the layer, in [0, 1]
 }
 
 // PageError is why one page of a document could not be read: the code and message the same

@@ -128,17 +128,41 @@ type pageBody struct {
 	Page int `json:"page"`
 	// Width and Height are the pixels of the space the page's boxes are in: its render for OCR
 	// (a text-layer page's too, as if it had been rendered).
-	Width    int      `json:"width"`
-	Height   int      `json:"height"`
-	Source   string   `json:"source"`
-	Rotation int      `json:"rotation"` // as ocrResponse's
-	Regions  []region `json:"regions"`
-	Text     string   `json:"text"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Source string `json:"source"`
+	// SourceReason says why the page was read from its text layer or by OCR (document.Reason);
+	// Confidence how far its text can be trusted (dococr.Page.Confidence). Neither is set for a
+	// page that could not be read.
+	SourceReason string   `json:"source_reason,omitempty"`
+	Confidence   *float64 `json:"confidence,omitempty"`
+	// TextLayerCheck is what OCR of a few of the page's text-layer lines said of the layer,
+	// when they were read.
+	TextLayerCheck *layerCheck `json:"text_layer_check,omitempty"`
+	Rotation       int         `json:"rotation"` // as ocrResponse's
+	Regions        []region    `json:"regions"`
+	Text           string      `json:"text"`
 	// HiddenText is set when the page's text layer held text no one sees, which was dropped.
 	HiddenText *hiddenText `json:"hidden_text,omitempty"`
 	// Error is set when the page could not be read (its source is then "none"): the code and
 	// message the same failure of a whole request would answer.
 	Error *pageError `json:"error,omitempty"`
+}
+
+// layerCheck is document.Check as the answer shows it.
+type layerCheck struct {
+	Probes     int     `json:"probes"`
+	Agreed     int     `json:"agreed"`
+	Disagreed  int     `json:"disagreed"`
+	Unreadable int     `json:"unreadable"`
+	Similarity float64 `json:"similarity"`
+}
+
+func newLayerCheck(c *document.Check) *layerCheck {
+	if c == nil {
+		return nil
+	}
+	return &layerCheck{Probes: c.Probes, Agreed: c.Agreed, Disagreed: c.Disagreed, Unreadable: c.Unreadable, Similarity: round(c.Similarity, 4)}
 }
 
 // pageError is why one page of a document could not be read.
@@ -168,6 +192,10 @@ func newDocumentResponse(res *dococr.Result, words bool, elapsed time.Duration) 
 		if p.Err != nil {
 			ae := classify(p.Err)
 			pages[i].Error = &pageError{Code: ae.code, Message: ae.msg}
+		} else {
+			conf := round(p.Confidence, 4) // as regions' confidences
+			pages[i].SourceReason, pages[i].Confidence = string(p.Reason), &conf
+			pages[i].TextLayerCheck = newLayerCheck(p.Check)
 		}
 	}
 	return documentResponse{

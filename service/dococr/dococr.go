@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"math"
 	"strings"
 	"sync"
@@ -41,11 +42,14 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// Pipeline is what dococr needs from the OCR pipeline: its options (for the cost of a page) and
-// OCR of a rendered page.
+// Pipeline is what dococr needs from the OCR pipeline: its options (for the cost of a page), OCR
+// of a rendered page, and the recognizer alone on a few crops, to check a text layer against
+// (see Config.LayerCheck).
 type Pipeline interface {
 	Options() ocr.Options
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
+	ReadCrops(ctx context.Context, img image.Image, quads []geom.Quad) ([]ocr.Reading, error)
+	Reads(r rune) bool
 }
 
 // Admitter admits one job of a known memory cost: it waits until the job may run (or ctx ends,
@@ -96,6 +100,10 @@ type Config struct {
 	// Budget bounds what one request reads across its documents (see Budget); a Request
 	// without a Budget of its own gets one with these limits.
 	Budget BudgetLimits
+	// LayerCheck is how many probes (a few words of a line each) of a page's text layer are read
+	// by OCR and compared with the layer before the layer is trusted (see document.Judge); 0
+	// trusts a layer by its structure alone.
+	LayerCheck int
 }
 
 // Documents opens documents: a *document.Reader, with one PDF engine for the whole service.
@@ -155,8 +163,16 @@ type Page struct {
 	Number        int // 1-based, in the document
 	Width, Height int // pixels of the space its boxes are in: its render for OCR
 	Source        Source
-	// Result holds the page's regions and text. For text-layer pages every region and word has
-	// confidence 1 and Timings are zero.
+	// Reason says why the page was read from its text layer or by OCR.
+	Reason document.Reason
+	// Confidence is how far the page's text can be trusted, in [0, 1]. A text-layer page: the
+	// similarity of OCR's reading of its probes to the layer (1 where none could be compared:
+	// a script the recognizer does not read, or no check); every region and word has it. An
+	// OCR'd page: the mean confidence of its regions, weighted by their characters.
+	Confidence float64
+	// Check is what OCR of the layer's probes said, when they were read.
+	Check *document.Check
+	// Result holds the page's regions and text. For text-layer pages Timings are zero.
 	Result *ocr.Result
 	// Hidden counts the characters of the page's text layer that were dropped because no one
 	// sees them (see document.Hidden): none of them is in Result.
@@ -243,6 +259,8 @@ type pending struct {
 	cost   int64
 	render document.Cost
 	hidden document.Hidden
+	reason document.Reason
+	check  *document.Check // what OCR of the layer's probes said, when they were read
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
@@ -274,7 +292,7 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if req.Budget == nil {
 		req.Budget = NewBudget(r.cfg.Budget, nil)
 	}
-	res, todo, tiff, err := r.survey(ctx, adm, format, req)
+	res, todo, tiff, err := r.survey(ctx, p, adm, format, req)
 	if err != nil {
 		return nil, err
 	}
@@ -376,10 +394,10 @@ func (r *Reader) engineCost(format document.Format) int64 {
 // stays open for the page jobs and is returned for the caller to close: its IFD chain is walked
 // once per request, not once per page. A PDF is closed here (its instance is charged to this
 // job alone), and each page job opens it again.
-func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Format, req Request) (_ *Result, _ []pending, tiff *document.Document, err error) {
+func (r *Reader) survey(ctx context.Context, p Pipeline, adm Admitter, format document.Format, req Request) (_ *Result, _ []pending, tiff *document.Document, err error) {
 	opening, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
 	defer cancel()
-	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes), 0, document.Cost{})
+	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes, r.checkCost(p, format)), 0, document.Cost{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -406,6 +424,7 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 	defer cancelSurvey()
 	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
 	var todo []pending
+	agreed := map[string]float64{} // fonts whose probes agreed on earlier pages (see checkLayer)
 	for i, n := range sel {
 		// Another document of the request may have used up the answer already.
 		if err := req.Budget.Exceeded(); err != nil {
@@ -431,6 +450,11 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 		}
 		c := page.RenderCost(scale)
 		hidden := page.Hidden
+		reason := page.TextUsable().Code
+		if req.Mode == Always {
+			reason = document.ReasonOCRRequested
+		}
+		var disagreed *document.Check
 		if req.Mode == Auto && page.TextUsable().Usable {
 			var tl *document.TextLayer
 			err := r.op(ctx, n, func(ctx context.Context) (err error) {
@@ -444,19 +468,90 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format document.Forma
 				return nil, nil, nil, err
 			}
 			hidden = tl.Hidden
-			// A layer of which nothing is seen is not the page's text: the page is OCR'd.
+			// A layer of which nothing is seen is not the page's text: the page is OCR'd. One that
+			// OCR of its probes disagrees with is not either.
+			reason = document.ReasonLayerHidden
+			var check *document.Check
 			if len(tl.Lines) > 0 {
-				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height)
+				check, err = r.checkLayer(ctx, p, doc, page, tl, c, agreed)
+				if err != nil {
+					if failPage(res, i, n, err, hidden) {
+						continue
+					}
+					return nil, nil, nil, err
+				}
+				reason = check.Reason
+			}
+			if len(tl.Lines) > 0 && check.Trusted {
+				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height, check)
 				if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
 					return nil, nil, nil, err
 				}
 				continue
 			}
+			if check != nil && check.Probes > 0 {
+				disagreed = check
+			}
 		}
-		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden})
-		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden}
+		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden, reason: reason, check: disagreed})
+		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden, Reason: reason, Check: disagreed}
 	}
 	return res, todo, nil, nil
+}
+
+// checkCost is what checking text layers adds to the survey: the recognizer on one strip of
+// probes.
+func (r *Reader) checkCost(p Pipeline, format document.Format) int64 {
+	if r.cfg.LayerCheck <= 0 || format != document.FormatPDF {
+		return 0
+	}
+	h := int64(r.cfg.LayerCheck * (document.ProbeHeight + 1))
+	return p.Options().ModelBytes(document.MaxProbeSide, int(h)) + 4*document.MaxProbeSide*h
+}
+
+// checkLayer reads up to LayerCheck probes of the page's text layer (a few words of a line each,
+// one per font first) with the recognizer and judges the layer by them (see document.Judge). A
+// layer that gives no probe (too little text), or every layer when the check is off, is taken
+// by its structure alone: ReasonLayerUnchecked.
+//
+// agreed holds the fonts that agreed on earlier pages of the document: a page drawn with these
+// alone is not probed (see document.Known), and the fonts this page's probes agree on are added.
+// A book pays for the check of its first page or two.
+func (r *Reader) checkLayer(ctx context.Context, p Pipeline, doc *document.Document, page *document.Page, tl *document.TextLayer, c document.Cost, agreed map[string]float64) (*document.Check, error) {
+	if r.cfg.LayerCheck <= 0 {
+		return &document.Check{Trusted: true, Reason: document.ReasonLayerUnchecked}, nil
+	}
+	if check, ok := document.Known(tl.Fonts(), agreed); ok {
+		return &check, nil
+	}
+	probes := tl.Probes(r.cfg.LayerCheck)
+	if len(probes) == 0 {
+		return &document.Check{Trusted: true, Reason: document.ReasonLayerUnchecked}, nil
+	}
+	var strip *image.RGBA
+	var quads []geom.Quad
+	err := r.op(ctx, page.Number, func(ctx context.Context) (err error) {
+		strip, quads, err = doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	got, err := p.ReadCrops(ctx, strip, quads)
+	if err != nil {
+		return nil, err
+	}
+	readings := make([]document.Reading, len(got))
+	for i, g := range got {
+		readings[i] = document.Reading{Text: g.Text, Score: g.Score}
+	}
+	check := document.Judge(probes, readings, p.Reads)
+	if check.Trusted {
+		for f, sim := range check.Fonts {
+			agreed[f] = sim
+		}
+	}
+	return &check, nil
 }
 
 // ocrPages renders and OCRs the pages the survey left, up to Parallel at once, each admitted on
@@ -540,7 +635,8 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	if err := req.Budget.addAnswer(answerBytes(res, req.Words)); err != nil {
 		return Page{}, err
 	}
-	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res, Hidden: t.hidden}, nil
+	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Reason: t.reason, Check: t.check,
+		Confidence: confidence(res), Result: res, Hidden: t.hidden}, nil
 }
 
 // render draws one page with the document open only for that long; a TIFF (doc, open since the
@@ -616,18 +712,40 @@ func (r *Reader) op(ctx context.Context, page int, fn func(context.Context) erro
 	return err
 }
 
+// confidence is an OCR'd page's: the mean of its regions' confidences, weighted by their
+// characters; 0 for a page without text.
+func confidence(res *ocr.Result) float64 {
+	var sum, n float64
+	for _, r := range res.Regions {
+		k := float64(len([]rune(r.Text)))
+		sum += k * float64(r.Score)
+		n += k
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
+
 // textLayerPage turns a page's visible text-layer lines, in a w×h pixel space over the page, into
-// a page result shaped like the pipeline's.
-func textLayerPage(number int, tl *document.TextLayer, w, h int) Page {
+// a page result shaped like the pipeline's. Its confidence, and every region's and word's, is
+// the similarity OCR's reading of its probes had to the layer (of its fonts' probes on an
+// earlier page, when it inherited their verdict); 1 where none was compared.
+func textLayerPage(number int, tl *document.TextLayer, w, h int, check *document.Check) Page {
 	lines := tl.Lines
+	conf := 1.0
+	if check.Agreed > 0 || check.Inherited {
+		conf = check.Similarity
+	}
+	score := float32(conf)
 	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
 	var text strings.Builder
 	for i, l := range lines {
 		words := make([]ocr.Word, len(l.Words))
 		for k, wd := range l.Words {
-			words[k] = ocr.Word{Text: wd.Text, Score: 1, Quad: wd.Quad}
+			words[k] = ocr.Word{Text: wd.Text, Score: score, Quad: wd.Quad}
 		}
-		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: 1, Vertical: vertical(l.Quad),
+		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: score, Vertical: vertical(l.Quad),
 			Row: l.Row, Order: i, Words: words}
 		switch {
 		case i == 0:
@@ -639,7 +757,12 @@ func textLayerPage(number int, tl *document.TextLayer, w, h int) Page {
 		text.WriteString(l.Text)
 	}
 	res.Text = text.String()
-	return Page{Number: number, Width: w, Height: h, Source: TextLayer, Result: res, Hidden: tl.Hidden}
+	var shown *document.Check
+	if check.Probes > 0 {
+		shown = check
+	}
+	return Page{Number: number, Width: w, Height: h, Source: TextLayer, Reason: check.Reason, Confidence: conf, Check: shown,
+		Result: res, Hidden: tl.Hidden}
 }
 
 // vertical reports whether a line's text runs up or down the page.

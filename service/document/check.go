@@ -178,8 +178,9 @@ const (
 // DrawProbes draws each probe's words, from page p at the recognizer's height, one under the
 // other in one image, and returns the image with each probe's box in it (clockwise from the
 // text's top-left, as the recognizer's crops are given). w×h is the text layer's pixel space.
-// Only the probes' areas are drawn: a few thousand pixels each, whatever the page. Errors are the
-// engine's, or ctx's.
+// Only the probes' areas are drawn: a few thousand pixels each, whatever the page; the strip is
+// at most MaxProbeSide wide and (ProbeHeight+1)×len(probes) tall. Errors are the engine's, or
+// ctx's.
 func (d *Document) DrawProbes(ctx context.Context, p *Page, probes []Probe, w, h int) (*image.RGBA, []geom.Quad, error) {
 	if d.format != FormatPDF || len(probes) == 0 {
 		return nil, nil, fmt.Errorf("%w: nothing to draw", ErrBadSelection)
@@ -209,11 +210,12 @@ func (d *Document) DrawProbes(ctx context.Context, p *Page, probes []Probe, w, h
 		} else {
 			r = pdfengine.Rect{X0: r.X0 - padL, Y0: r.Y0 - padA, X1: r.X1 + padL, Y1: r.Y1 + padA}
 		}
-		s := ProbeHeight / (across + 2*padA) // pixels per point
-		pw, ph := int(math.Round((r.X1-r.X0)*s)), int(math.Round((r.Y1-r.Y0)*s))
-		if pw < 1 || ph < 1 || pw > maxProbeSide || ph > maxProbeSide {
-			return nil, nil, fmt.Errorf("%w: a probe of %d×%d px", ErrTooLarge, pw, ph)
-		}
+		// Pixels per point: the recognizer's height across the text, less where the probe would
+		// be longer than MaxProbeSide (words of absurd spacing), which the recognizer then reads
+		// shrunk rather than not at all.
+		s := min(ProbeHeight/(across+2*padA), MaxProbeSide/math.Max(r.X1-r.X0, r.Y1-r.Y0))
+		pw := max(1, int(math.Round((r.X1-r.X0)*s)))
+		ph := max(1, int(math.Round((r.Y1-r.Y0)*s)))
 		areas[i] = area{rect: r, pw: pw, ph: ph, turn: turn}
 		width, height = max(width, pw), height+ph
 	}
@@ -234,9 +236,10 @@ func (d *Document) DrawProbes(ctx context.Context, p *Page, probes []Probe, w, h
 	return strip, quads, nil
 }
 
-// maxProbeSide bounds a probe's drawing: a probe of maxProbeChars characters is under 1 500 px
-// long at the recognizer's height; a longer one is a word of absurd spacing.
-const maxProbeSide = 4096
+// MaxProbeSide bounds a probe's drawing, and so a strip's width: a probe of maxProbeChars
+// characters is under 1 500 px long at the recognizer's height; a longer one is a word of absurd
+// spacing, drawn smaller.
+const MaxProbeSide = 4096
 
 // quadTurn is the quarter turns, counter-clockwise as seen, of text whose box q starts at the
 // text's own top-left corner (see quad).
@@ -270,6 +273,47 @@ type Check struct {
 	// Trusted says whether the layer is the page's text, Reason why.
 	Trusted bool
 	Reason  Reason
+	// Fonts are the fonts every compared probe of which agreed, with their probes' mean
+	// similarity: a later page of the same document drawn only with these need not be probed
+	// (see Known).
+	Fonts map[string]float64
+	// Inherited is set on a check that read no probe of its own: every font of the page agreed
+	// on an earlier page of the document (see Known).
+	Inherited bool
+}
+
+// Fonts returns the fonts the layer's words are drawn with, each once.
+func (tl *TextLayer) Fonts() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range tl.Lines {
+		for _, w := range l.Words {
+			if !seen[w.font] {
+				seen[w.font] = true
+				out = append(out, w.font)
+			}
+		}
+	}
+	return out
+}
+
+// Known is the check of a page drawn only with fonts that agreed on earlier pages of its
+// document (known: each font's similarity there), without reading a probe: a layer goes wrong
+// font by font, and one font of one document maps its codes the same way on every page. ok is
+// false when any of the page's fonts is not known, or has no name (PDFium gave none).
+func Known(fonts []string, known map[string]float64) (c Check, ok bool) {
+	if len(fonts) == 0 {
+		return Check{}, false
+	}
+	c = Check{Trusted: true, Reason: ReasonLayerAgrees, Inherited: true, Similarity: 1}
+	for _, f := range fonts {
+		sim, found := known[f]
+		if !found || f == "" {
+			return Check{}, false
+		}
+		c.Similarity = min(c.Similarity, sim)
+	}
+	return c, true
 }
 
 // The evidence, for the probes OCR can read.
@@ -307,7 +351,10 @@ const (
 func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 	c := Check{Probes: len(probes)}
 	compared := 0
-	type tally struct{ agreed, disagreed int }
+	type tally struct {
+		agreed, disagreed int
+		sim               float64
+	}
 	fonts := map[string]*tally{}
 	for i, pr := range probes {
 		var rd Reading
@@ -327,6 +374,7 @@ func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 			if sim >= agreeSimilarity {
 				c.Agreed++
 				t.agreed++
+				t.sim += sim
 			} else {
 				c.Disagreed++
 				t.disagreed++
@@ -343,10 +391,17 @@ func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 	if compared > 0 {
 		c.Similarity /= float64(compared)
 	}
-	for _, t := range fonts {
+	for f, t := range fonts {
 		if t.disagreed > t.agreed {
 			c.Reason = ReasonLayerDisagrees
+			c.Fonts = nil
 			return c
+		}
+		if t.agreed > 0 && t.disagreed == 0 {
+			if c.Fonts == nil {
+				c.Fonts = map[string]float64{}
+			}
+			c.Fonts[f] = t.sim / float64(t.agreed)
 		}
 	}
 	switch {

@@ -218,5 +218,6 @@ func Documents(cfg config.Config) (*dococr.Reader, string) {
 		MaxTimeout:        cfg.MaxDocumentTimeout,
 		Parallel:          inflight,
 		Budget:            dococr.BudgetLimits{OCRPages: cfg.MaxPages, Pages: cfg.MaxTextPages, AnswerBytes: cfg.MaxAnswerBytes},
+		LayerCheck:        cfg.TextLayerCheck,
 	}), cache
 }
