@@ -216,12 +216,24 @@ func joinLines(lines []*textLine) []*textLine {
 		}
 		return cmp.Compare(a.v0+a.v1, b.v0+b.v1)
 	})
+	pos := make(map[*textLine]int, len(lines)) // each line's place in the page's order
+	for i, l := range lines {
+		pos[l] = i
+	}
 	into := make(map[*textLine]*textLine)
 	root := func(l *textLine) *textLine {
-		for into[l] != nil {
-			l = into[l]
+		r := l
+		for into[r] != nil {
+			r = into[r]
 		}
-		return l
+		// Every line on the way points at the root now: chains stay short on a page of many
+		// lines drawn twice.
+		for l != r {
+			next := into[l]
+			into[l] = r
+			l = next
+		}
+		return r
 	}
 	for i, a := range byBand {
 		for _, b := range byBand[i+1 : min(len(byBand), i+1+mergeWindow)] {
@@ -240,7 +252,7 @@ func joinLines(lines []*textLine) []*textLine {
 			}
 			// The line drawn first keeps its place in the page's order.
 			first, second := ra, rb
-			if slices.Index(lines, rb) < slices.Index(lines, ra) {
+			if pos[rb] < pos[ra] {
 				first, second = rb, ra
 			}
 			first.idx = append(first.idx, second.idx...)
