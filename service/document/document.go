@@ -480,6 +480,9 @@ func (d *Document) checkPageSize(n int, w, h float64) error {
 }
 
 func checkRaster(w, h int, lim imaging.Limits) error {
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("%w: a page of %d×%d px", ErrDegenerate, w, h)
+	}
 	if lim.MaxSide > 0 && (w > lim.MaxSide || h > lim.MaxSide) {
 		return fmt.Errorf("%w: %d×%d px; the limit is %d px a side", ErrTooLarge, w, h, lim.MaxSide)
 	}
