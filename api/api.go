@@ -124,16 +124,35 @@ type Page struct {
 	Width  int `json:"width"`
 	Height int `json:"height"`
 	// Source is "text-layer" (born-digital), "ocr" (scanned, or "ocr": "always"), or "none" (Error).
-	Source   string   `json:"source"`
-	Rotation int      `json:"rotation"` // as OCRResult.Rotation
-	Regions  []Region `json:"regions"`
-	Text     string   `json:"text"`
+	Source string `json:"source"`
+	// SourceReason says why the page was read from its text layer or by OCR, as a stable code
+	// such as "text_layer_agrees", "text_layer_disagrees" or "no_text_layer"; Confidence how far
+	// its text can be trusted. Neither is set for a page that could not be read.
+	SourceReason string   `json:"source_reason,omitempty"`
+	Confidence   *float64 `json:"confidence,omitempty"`
+	// TextLayerCheck is what OCR of a few of the page's text-layer lines said of the layer, when
+	// they were read.
+	TextLayerCheck *TextLayerCheck `json:"text_layer_check,omitempty"`
+	Rotation       int             `json:"rotation"` // as OCRResult.Rotation
+	Regions        []Region        `json:"regions"`
+	Text           string          `json:"text"`
 	// HiddenText is set when the page's text layer held text no one sees (invisible, off the page,
 	// too small, or leaving no mark), which was dropped from Regions and Text.
 	HiddenText *HiddenText `json:"hidden_text,omitempty"`
 	// Error is set when the page could not be read (Source is then "none"); the document's other
 	// pages were.
 	Error *PageError `json:"error,omitempty"`
+}
+
+// TextLayerCheck is what OCR of a sample of a page's text-layer lines said of the layer: how many
+// samples were read, how many agreed with the layer, disagreed, or were in a script OCR cannot
+// read, and the layer's mean similarity to OCR's reading.
+type TextLayerCheck struct {
+	Probes     int     `json:"probes"`
+	Agreed     int     `json:"agreed"`
+	Disagreed  int     `json:"disagreed"`
+	Unreadable int     `json:"unreadable"` // in a script the recognizer does not read
+	Similarity float64 `json:"similarity"` // of the compared samples' readings to the layer, in [0, 1]
 }
 
 // PageError is why one page of a document could not be read: the code and message the same

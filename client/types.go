@@ -29,14 +29,15 @@ type OCRResult struct {
 
 // The wire types, as package api defines them (see there for each field).
 type (
-	ImageInfo  = api.ImageInfo
-	Region     = api.Region
-	Word       = api.Word
-	Shape      = api.BoundingShape
-	Point      = api.Point
-	Page       = api.Page
-	PageError  = api.PageError
-	HiddenText = api.HiddenText
+	ImageInfo      = api.ImageInfo
+	Region         = api.Region
+	Word           = api.Word
+	Shape          = api.BoundingShape
+	Point          = api.Point
+	Page           = api.Page
+	PageError      = api.PageError
+	HiddenText     = api.HiddenText
+	TextLayerCheck = api.TextLayerCheck
 )
 
 // FailedPages returns the pages of a document that could not be read, in order.

@@ -67,6 +67,7 @@ type Config struct {
 	MaxAnswerBytes     int64         // largest answer of one request's documents (413 beyond)
 	PageTimeout        time.Duration // added to a document's deadline per OCR'd page after the first
 	TextPageTimeout    time.Duration // added to a document's survey deadline per page after the first
+	TextLayerCheck     int           // text-layer probes read by OCR before a page's layer is trusted; 0: by structure alone
 	MaxDocumentTimeout time.Duration // cap of a document's (or an "images" array's) deadline
 	RenderCPU          time.Duration // CPU time one PDF engine operation may use (the page fails with document_too_complex beyond)
 	PDFInstances       int           // PDFs open at once in the engine (0: max in-flight)
@@ -130,6 +131,7 @@ func defaults(home string) Config {
 		MaxAnswerBytes:     64 << 20,
 		PageTimeout:        15 * time.Second,
 		TextPageTimeout:    time.Second,
+		TextLayerCheck:     4,
 		MaxDocumentTimeout: 10 * time.Minute,
 		RenderCPU:          10 * time.Second,
 		PDFMemory:          256 << 20,
@@ -334,6 +336,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("max_answer_bytes", c.MaxAnswerBytes),
 		slog.Duration("page_timeout", c.PageTimeout),
 		slog.Duration("text_page_timeout", c.TextPageTimeout),
+		slog.Int("text_layer_check", c.TextLayerCheck),
 		slog.Duration("max_document_timeout", c.MaxDocumentTimeout),
 		slog.Duration("render_cpu", c.RenderCPU),
 		slog.Int("pdf_instances", c.PDFInstances),

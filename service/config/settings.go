@@ -117,6 +117,7 @@ func (c *Config) settings() []setting {
 
 		section("Documents"),
 		{"OCRGATE_PAGE_TIMEOUT", "page-timeout", "added to a document's deadline for every page it OCRs after the first", atLeast(0, (*durationValue)(&c.PageTimeout))},
+		{"OCRGATE_TEXT_LAYER_CHECK", "text-layer-check", "probes (a few words of one line each, one per font first) of a PDF page's text layer that OCR reads and compares with the layer before the layer is used as the page's text; a layer OCR disagrees with is OCR'd; 0 uses a layer by its structure alone", within(0, 16, (*intValue)(&c.TextLayerCheck))},
 		{"OCRGATE_TEXT_PAGE_TIMEOUT", "text-page-timeout", "added to the deadline of a document's survey (reading every selected page's facts and text layer) for every page after the first", atLeast(0, (*durationValue)(&c.TextPageTimeout))},
 		{"OCRGATE_MAX_DOCUMENT_TIMEOUT", "max-document-timeout", "longest deadline of a document or an \"images\" array (never less than the request timeout); also how long shutdown waits for requests in flight", above(0, (*durationValue)(&c.MaxDocumentTimeout))},
 		{"OCRGATE_RENDER_CPU", "render-cpu", "CPU time one PDF engine operation (opening a document, reading a page, drawing it) may use, however busy the machine; a page past it fails alone with document_too_complex", above(0, (*durationValue)(&c.RenderCPU))},

@@ -25,6 +25,7 @@ import (
 type Charset struct {
 	classes []string
 	space   int
+	runes   map[rune]bool // the characters of one-rune classes
 }
 
 // LoadCharset reads a PaddleOCR dictionary: one character per line, UTF-8. Lines are kept verbatim
@@ -55,8 +56,18 @@ func LoadCharset(r io.Reader) (*Charset, error) {
 		return nil, errors.New("dictionary is empty")
 	}
 	classes = append(classes, " ")
-	return &Charset{classes: classes, space: len(classes) - 1}, nil
+	runes := make(map[rune]bool, len(classes))
+	for _, c := range classes {
+		if r, n := utf8.DecodeRuneInString(c); n > 0 && n == len(c) {
+			runes[r] = true
+		}
+	}
+	return &Charset{classes: classes, space: len(classes) - 1, runes: runes}, nil
 }
+
+// Has reports whether the recognizer can read r: whether the dictionary holds it as a character
+// (the space included).
+func (c *Charset) Has(r rune) bool { return c.runes[r] }
 
 // NumClasses is the number of classes the recognizer must output for this charset: blank,
 // dictionary characters and space.

@@ -10,11 +10,13 @@
 // admission, so a long document takes its turns between other requests instead of starving them,
 // and no job of it costs more than its largest page. A PDF's jobs each open the document on a
 // fresh engine instance and close it before OCR starts: the instance's memory (charged at the
-// engine's cap, the only bound a hostile page respects) is gone by the time the models run.
+// engine's cap, the only bound a hostile page respects) is gone by the time the models run. A
+// TIFF holds no engine instance: it is opened (its IFD chain walked) once, by the survey, and
+// stays open until its last page is read.
 //
 // Every engine operation (opening, reading a page, rendering it) is bounded by the CPU time it
 // may use (the engine's CPU limit, see service/pdfengine): a page that needs more is too
-// complex to read (document.ErrTooComplex), which is the caller's document's fault, not the
+// complex to read (docfile.ErrTooComplex), which is the caller's document's fault, not the
 // service's, and that page fails alone (see [Page].Err). CPU time, not elapsed time: a page that
 // takes 2 CPU-s draws on a busy machine too. The request's own deadline, which grows with the
 // pages a document reads and OCRs ([Reader.Deadline]), stays the bound on the whole.
@@ -27,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"math"
 	"strings"
 	"sync"
@@ -39,11 +42,14 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// Pipeline is what the reader needs from the OCR pipeline: its options (for the cost of a page) and
-// OCR of a rendered page.
+// Pipeline is what the reader needs from the OCR pipeline: its options (for the cost of a page), OCR
+// of a rendered page, and the recognizer alone on a few crops, to check a text layer against
+// (see Config.LayerCheck).
 type Pipeline interface {
 	Options() ocr.Options
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
+	ReadCrops(ctx context.Context, img image.Image, quads []geom.Quad) ([]ocr.Reading, error)
+	Reads(r rune) bool
 }
 
 // Admitter admits one job of a known memory cost: it waits until the job may run (or ctx ends,
@@ -75,7 +81,7 @@ const (
 
 // Config sets up a Reader.
 type Config struct {
-	// Scale picks each page's render resolution (document.DefaultScalePolicy suits the pipeline).
+	// Scale picks each page's render resolution (docfile.DefaultScalePolicy suits the pipeline).
 	Scale docfile.ScalePolicy
 	// EngineMemory is charged for every job that has a PDF open: the PDF engine's per-instance
 	// memory cap (the file, its parsed objects, decoded images and the render bitmap live there).
@@ -94,17 +100,29 @@ type Config struct {
 	// Budget bounds what one request reads across its documents (see Budget); a Request
 	// without a Budget of its own gets one with these limits.
 	Budget BudgetLimits
+	// LayerCheck is how many probes (a few words of a line each) of a page's text layer are read
+	// by OCR and compared with the layer before the layer is trusted (see docfile.Judge); 0
+	// trusts a layer by its structure alone.
+	LayerCheck int
 }
 
-// Reader reads documents with one PDF engine (the document.Reader's) for the whole service. It is
+// Documents opens documents: a *docfile.Reader, with one PDF engine for the whole service.
+type Documents interface {
+	Open(ctx context.Context, data []byte) (*docfile.Document, error)
+	Ready(ctx context.Context) error
+	Limits() docfile.Limits
+	Close() error
+}
+
+// Reader reads documents with one PDF engine (the docfile.Reader's) for the whole service. It is
 // safe for concurrent use.
 type Reader struct {
-	docs *docfile.Reader
+	docs Documents
 	cfg  Config
 }
 
 // New returns a Reader over docs.
-func New(docs *docfile.Reader, cfg Config) *Reader {
+func New(docs Documents, cfg Config) *Reader {
 	cfg.Parallel = max(1, cfg.Parallel)
 	return &Reader{docs: docs, cfg: cfg}
 }
@@ -112,7 +130,7 @@ func New(docs *docfile.Reader, cfg Config) *Reader {
 // Config returns the Reader's settings.
 func (r *Reader) Config() Config { return r.cfg }
 
-// Ready waits until the PDF engine is compiled (see document.Reader.Ready).
+// Ready waits until the PDF engine is compiled (see docfile.Reader.Ready).
 func (r *Reader) Ready(ctx context.Context) error { return r.docs.Ready(ctx) }
 
 // Close releases the PDF engine.
@@ -145,13 +163,21 @@ type Page struct {
 	Number        int // 1-based, in the document
 	Width, Height int // pixels of the space its boxes are in: its render for OCR
 	Source        Source
-	// Result holds the page's regions and text. For text-layer pages every region and word has
-	// confidence 1 and Timings are zero.
+	// Reason says why the page was read from its text layer or by OCR.
+	Reason docfile.Reason
+	// Confidence is how far the page's text can be trusted, in [0, 1]. A text-layer page: the
+	// similarity of OCR's reading of its probes to the layer (1 where none could be compared:
+	// a script the recognizer does not read, or no check); every region and word has it. An
+	// OCR'd page: the mean confidence of its regions, weighted by their characters.
+	Confidence float64
+	// Check is what OCR of the layer's probes said, when they were read.
+	Check *docfile.Check
+	// Result holds the page's regions and text. For text-layer pages Timings are zero.
 	Result *ocr.Result
 	// Hidden counts the characters of the page's text layer that were dropped because no one
-	// sees them (see document.Hidden): none of them is in Result.
+	// sees them (see docfile.Hidden): none of them is in Result.
 	Hidden docfile.Hidden
-	// Err is why the page could not be read, nil when it was: a *document.PageError whose Err
+	// Err is why the page could not be read, nil when it was: a *docfile.PageError whose Err
 	// wraps the document package's sentinels, or is a *TooComplexError or a *CostError. Its
 	// Result is then empty, and its Source Failed.
 	Err error
@@ -185,7 +211,7 @@ func (e *TooComplexError) Error() string {
 }
 
 // CostError is a page whose OCR needs more memory than one request may use. It matches
-// document.ErrTooLarge.
+// docfile.ErrTooLarge.
 type CostError struct {
 	Page          int
 	Width, Height int // of its render
@@ -201,11 +227,11 @@ func (e *CostError) Error() string {
 		e.Page, e.Width, e.Height, (e.Cost+(1<<20)-1)>>20, e.Limit>>20)
 }
 
-// Is makes errors.Is(err, document.ErrTooLarge) hold.
+// Is makes errors.Is(err, docfile.ErrTooLarge) hold.
 func (e *CostError) Is(target error) bool { return target == docfile.ErrTooLarge }
 
 // ErrEngineStarting means the PDF engine was still being compiled when the request's deadline
-// came. It matches document.ErrUnavailable; retrying shortly helps.
+// came. It matches docfile.ErrUnavailable; retrying shortly helps.
 var ErrEngineStarting = fmt.Errorf("%w: the PDF engine is still starting", docfile.ErrUnavailable)
 
 // surveyBytes bounds the Go memory of the survey beyond the engine: a page's facts (at most
@@ -233,6 +259,8 @@ type pending struct {
 	cost   int64
 	render docfile.Cost
 	hidden docfile.Hidden
+	reason docfile.Reason
+	check  *docfile.Check // what OCR of the layer's probes said, when they were read
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
@@ -264,9 +292,12 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if req.Budget == nil {
 		req.Budget = NewBudget(r.cfg.Budget, nil)
 	}
-	res, todo, err := r.survey(ctx, adm, format, req)
+	res, todo, tiff, err := r.survey(ctx, p, adm, format, req)
 	if err != nil {
 		return nil, err
+	}
+	if tiff != nil {
+		defer tiff.Close()
 	}
 	if len(todo) > 0 {
 		// Only pages that need OCR count against the request's OCR page limit; text-layer
@@ -276,7 +307,7 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 		}
 		pages, cancel := context.WithDeadline(ctx, r.Deadline(req, len(res.Read), len(todo)))
 		defer cancel()
-		if err := r.ocrPages(pages, p, adm, req, res, todo); err != nil {
+		if err := r.ocrPages(pages, p, adm, req, res, todo, tiff); err != nil {
 			return nil, err
 		}
 	}
@@ -365,34 +396,46 @@ func (r *Reader) engineCost(format docfile.Format) int64 {
 // survey is the first job: open the document, check the selection, read every selected page's
 // facts, answer the text-layer pages and price the others. It runs within the request's Timeout
 // until the selection is known, then within the Deadline of its pages (none OCR'd).
-func (r *Reader) survey(ctx context.Context, adm Admitter, format docfile.Format, req Request) (*Result, []pending, error) {
+//
+// A TIFF, which holds no engine instance (its pages are decoded in Go, each priced on its own),
+// stays open for the page jobs and is returned for the caller to close: its IFD chain is walked
+// once per request, not once per page. A PDF is closed here (its instance is charged to this
+// job alone), and each page job opens it again.
+func (r *Reader) survey(ctx context.Context, p Pipeline, adm Admitter, format docfile.Format, req Request) (_ *Result, _ []pending, tiff *docfile.Document, err error) {
 	opening, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
 	defer cancel()
-	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes), 0, docfile.Cost{})
+	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes, r.checkCost(p, format)), 0, docfile.Cost{})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer release()
 	doc, err := r.open(opening, req.Data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	defer func() { _ = doc.Close() }() // only read: closing frees the engine, there is nothing to save
+	defer func() {
+		if err == nil && doc.Format() == docfile.FormatTIFF {
+			tiff = doc
+			return
+		}
+		_ = doc.Close() // only read: closing frees the engine, there is nothing to save
+	}()
 	sel, err := doc.Select(req.Pages)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := req.Budget.takePages(len(sel)); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ctx, cancelSurvey := context.WithDeadline(ctx, r.Deadline(req, len(sel), 0))
 	defer cancelSurvey()
 	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
 	var todo []pending
+	agreed := map[string]float64{} // fonts whose probes agreed on earlier pages (see checkLayer)
 	for i, n := range sel {
 		// Another document of the request may have used up the answer already.
 		if err := req.Budget.Exceeded(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var page *docfile.Page
 		err := r.op(ctx, n, func(ctx context.Context) (err error) {
@@ -403,17 +446,22 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format docfile.Format
 			if failPage(res, i, n, err, docfile.Hidden{}) {
 				continue
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		scale, err := page.Scale(r.cfg.Scale, r.docs.Limits())
 		if err != nil {
 			if failPage(res, i, n, err, page.Hidden) {
 				continue
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		c := page.RenderCost(scale)
 		hidden := page.Hidden
+		reason := page.TextUsable().Code
+		if req.Mode == Always {
+			reason = docfile.ReasonOCRRequested
+		}
+		var disagreed *docfile.Check
 		if req.Mode == Auto && page.TextUsable().Usable {
 			var tl *docfile.TextLayer
 			err := r.op(ctx, n, func(ctx context.Context) (err error) {
@@ -424,28 +472,99 @@ func (r *Reader) survey(ctx context.Context, adm Admitter, format docfile.Format
 				if failPage(res, i, n, err, hidden) {
 					continue
 				}
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			hidden = tl.Hidden
-			// A layer of which nothing is seen is not the page's text: the page is OCR'd.
+			// A layer of which nothing is seen is not the page's text: the page is OCR'd. One that
+			// OCR of its probes disagrees with is not either.
+			reason = docfile.ReasonLayerHidden
+			var check *docfile.Check
 			if len(tl.Lines) > 0 {
-				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height)
+				check, err = r.checkLayer(ctx, p, doc, page, tl, c, agreed)
+				if err != nil {
+					if failPage(res, i, n, err, hidden) {
+						continue
+					}
+					return nil, nil, nil, err
+				}
+				reason = check.Reason
+			}
+			if len(tl.Lines) > 0 && check.Trusted {
+				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height, check)
 				if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				continue
 			}
+			if check != nil && check.Probes > 0 {
+				disagreed = check
+			}
 		}
-		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden})
-		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden}
+		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden, reason: reason, check: disagreed})
+		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden, Reason: reason, Check: disagreed}
 	}
-	return res, todo, nil
+	return res, todo, nil, nil
+}
+
+// checkCost is what checking text layers adds to the survey: the recognizer on one strip of
+// probes.
+func (r *Reader) checkCost(p Pipeline, format docfile.Format) int64 {
+	if r.cfg.LayerCheck <= 0 || format != docfile.FormatPDF {
+		return 0
+	}
+	h := int64(r.cfg.LayerCheck * (docfile.ProbeHeight + 1))
+	return p.Options().ModelBytes(docfile.MaxProbeSide, int(h)) + 4*docfile.MaxProbeSide*h
+}
+
+// checkLayer reads up to LayerCheck probes of the page's text layer (a few words of a line each,
+// one per font first) with the recognizer and judges the layer by them (see docfile.Judge). A
+// layer that gives no probe (too little text), or every layer when the check is off, is taken
+// by its structure alone: ReasonLayerUnchecked.
+//
+// agreed holds the fonts that agreed on earlier pages of the document: a page drawn with these
+// alone is not probed (see docfile.Known), and the fonts this page's probes agree on are added.
+// A book pays for the check of its first page or two.
+func (r *Reader) checkLayer(ctx context.Context, p Pipeline, doc *docfile.Document, page *docfile.Page, tl *docfile.TextLayer, c docfile.Cost, agreed map[string]float64) (*docfile.Check, error) {
+	if r.cfg.LayerCheck <= 0 {
+		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUnchecked}, nil
+	}
+	if check, ok := docfile.Known(tl.Fonts(), agreed); ok {
+		return &check, nil
+	}
+	probes := tl.Probes(r.cfg.LayerCheck)
+	if len(probes) == 0 {
+		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUnchecked}, nil
+	}
+	var strip *image.RGBA
+	var quads []geom.Quad
+	err := r.op(ctx, page.Number, func(ctx context.Context) (err error) {
+		strip, quads, err = doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	got, err := p.ReadCrops(ctx, strip, quads)
+	if err != nil {
+		return nil, err
+	}
+	readings := make([]docfile.Reading, len(got))
+	for i, g := range got {
+		readings[i] = docfile.Reading{Text: g.Text, Score: g.Score}
+	}
+	check := docfile.Judge(probes, readings, p.Reads)
+	if check.Trusted {
+		for f, sim := range check.Fonts {
+			agreed[f] = sim
+		}
+	}
+	return &check, nil
 }
 
 // ocrPages renders and OCRs the pages the survey left, up to Parallel at once, each admitted on
 // its own. A page that fails alone (see pageFailure) is answered with its error; the first other
 // error stops the rest.
-func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Request, res *Result, todo []pending) error {
+func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Request, res *Result, todo []pending, tiff *docfile.Document) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	opt := p.Options()
@@ -478,7 +597,7 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			pg, err := r.ocrPage(ctx, p, adm, req, res.Format, t)
+			pg, err := r.ocrPage(ctx, p, adm, req, t, tiff)
 			if err != nil {
 				// The page's own failure is its answer; anything else ends the read.
 				if ctx.Err() == nil && failPage(res, t.slot, t.number, err, t.hidden) {
@@ -501,9 +620,9 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	return nil
 }
 
-// ocrPage is one page's job: admitted, it opens the document, reads the page again, renders it,
-// closes the document and runs the pipeline on the render.
-func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Request, format docfile.Format, t pending) (Page, error) {
+// ocrPage is one page's job: admitted, it opens the document (a PDF; a TIFF is the survey's, still
+// open), reads the page again, renders it, closes the document and runs the pipeline on the render.
+func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Request, t pending, tiff *docfile.Document) (Page, error) {
 	release, err := r.admit(ctx, adm, req, t.cost, t.number, t.render)
 	if err != nil {
 		return Page{}, err
@@ -512,7 +631,7 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	// admission (the lease it holds) until it really ends.
 	lease, release := admission.Share(release)
 	defer release()
-	dec, err := r.render(ctx, req.Data, t, lease)
+	dec, err := r.render(ctx, req.Data, t, tiff, lease)
 	if err != nil {
 		return Page{}, err
 	}
@@ -523,18 +642,22 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	if err := req.Budget.addAnswer(answerBytes(res, req.Words)); err != nil {
 		return Page{}, err
 	}
-	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Result: res, Hidden: t.hidden}, nil
+	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Reason: t.reason, Check: t.check,
+		Confidence: confidence(res), Result: res, Hidden: t.hidden}, nil
 }
 
-// render draws one page with the document open only for that long, under the page's lease.
-func (r *Reader) render(ctx context.Context, data []byte, t pending, lease imaging.Lease) (imaging.Decoded, error) {
-	doc, err := r.open(ctx, data)
-	if err != nil {
-		return imaging.Decoded{}, err
+// render draws one page, under the page's lease, with the document open only for that long; a TIFF (doc, open since the
+// survey) is decoded from the chain already walked.
+func (r *Reader) render(ctx context.Context, data []byte, t pending, doc *docfile.Document, lease imaging.Lease) (imaging.Decoded, error) {
+	if doc == nil {
+		var err error
+		if doc, err = r.open(ctx, data); err != nil {
+			return imaging.Decoded{}, err
+		}
+		defer func() { _ = doc.Close() }() // only read: closing frees the engine
 	}
-	defer func() { _ = doc.Close() }() // only read: closing frees the engine, there is nothing to save
 	var dec imaging.Decoded
-	err = r.op(ctx, t.number, func(ctx context.Context) error {
+	err := r.op(ctx, t.number, func(ctx context.Context) error {
 		page, err := doc.Page(ctx, t.number)
 		if err != nil {
 			return err
@@ -596,18 +719,40 @@ func (r *Reader) op(ctx context.Context, page int, fn func(context.Context) erro
 	return err
 }
 
+// confidence is an OCR'd page's: the mean of its regions' confidences, weighted by their
+// characters; 0 for a page without text.
+func confidence(res *ocr.Result) float64 {
+	var sum, n float64
+	for _, r := range res.Regions {
+		k := float64(len([]rune(r.Text)))
+		sum += k * float64(r.Score)
+		n += k
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
+
 // textLayerPage turns a page's visible text-layer lines, in a w×h pixel space over the page, into
-// a page result shaped like the pipeline's.
-func textLayerPage(number int, tl *docfile.TextLayer, w, h int) Page {
+// a page result shaped like the pipeline's. Its confidence, and every region's and word's, is
+// the similarity OCR's reading of its probes had to the layer (of its fonts' probes on an
+// earlier page, when it inherited their verdict); 1 where none was compared.
+func textLayerPage(number int, tl *docfile.TextLayer, w, h int, check *docfile.Check) Page {
 	lines := tl.Lines
+	conf := 1.0
+	if check.Agreed > 0 || check.Inherited {
+		conf = check.Similarity
+	}
+	score := float32(conf)
 	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
 	var text strings.Builder
 	for i, l := range lines {
 		words := make([]ocr.Word, len(l.Words))
 		for k, wd := range l.Words {
-			words[k] = ocr.Word{Text: wd.Text, Score: 1, Quad: wd.Quad}
+			words[k] = ocr.Word{Text: wd.Text, Score: score, Quad: wd.Quad}
 		}
-		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: 1, Vertical: vertical(l.Quad),
+		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: score, Vertical: vertical(l.Quad),
 			Row: l.Row, Order: i, Words: words}
 		switch {
 		case i == 0:
@@ -619,7 +764,12 @@ func textLayerPage(number int, tl *docfile.TextLayer, w, h int) Page {
 		text.WriteString(l.Text)
 	}
 	res.Text = text.String()
-	return Page{Number: number, Width: w, Height: h, Source: TextLayer, Result: res, Hidden: tl.Hidden}
+	var shown *docfile.Check
+	if check.Probes > 0 {
+		shown = check
+	}
+	return Page{Number: number, Width: w, Height: h, Source: TextLayer, Reason: check.Reason, Confidence: conf, Check: shown,
+		Result: res, Hidden: tl.Hidden}
 }
 
 // vertical reports whether a line's text runs up or down the page.

@@ -263,3 +263,73 @@ func TestDeadline(t *testing.T) {
 		}
 	}
 }
+
+// opens counts the documents a Reader opens, by format: each TIFF opened is a walk of its IFD
+// chain.
+type opens struct {
+	*docfile.Reader
+	mu    sync.Mutex
+	count map[docfile.Format]int
+}
+
+func (o *opens) Open(ctx context.Context, data []byte) (*docfile.Document, error) {
+	d, err := o.Reader.Open(ctx, data)
+	if err == nil {
+		o.mu.Lock()
+		if o.count == nil {
+			o.count = map[docfile.Format]int{}
+		}
+		o.count[d.Format()]++
+		o.mu.Unlock()
+	}
+	return d, err
+}
+
+// TestTIFFWalkedOnce: a multi-page TIFF's IFD chain is walked once per request, by the survey,
+// whose document stays open for the page jobs (it holds no engine instance); a PDF is opened by
+// the survey and again by each page job, each of which holds the engine only while it draws.
+func TestTIFFWalkedOnce(t *testing.T) {
+	img, _, _ := ocrtest.Receipt()
+	tiff, err := testdoc.TIFF(img, img, img, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jpg := receiptJPEG(t)
+	pdf, err := testdoc.Scanned([][]byte{jpg, jpg, jpg}, testdoc.ScanOptions{DPI: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		data   []byte
+		format docfile.Format
+		pages  int
+		opened int
+	}{
+		{tiff, docfile.FormatTIFF, 4, 1},
+		{pdf, docfile.FormatPDF, 3, 4},
+	} {
+		t.Run(string(tt.format), func(t *testing.T) {
+			o := &opens{Reader: docs(t)}
+			r := document.New(o, config())
+			rec := &recorder{}
+			res, err := r.Read(t.Context(), pipeline(t), rec, document.Request{Data: tt.data, Start: time.Now(), Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Read) != tt.pages {
+				t.Fatalf("%d pages read, want %d", len(res.Read), tt.pages)
+			}
+			for _, pg := range res.Read {
+				if pg.Source != document.OCR || pg.Err != nil {
+					t.Errorf("page %d: source %q, error %v", pg.Number, pg.Source, pg.Err)
+				}
+			}
+			if got := o.count[tt.format]; got != tt.opened {
+				t.Errorf("opened %d times, want %d", got, tt.opened)
+			}
+			if rec.running != 0 {
+				t.Errorf("%d admissions still held", rec.running)
+			}
+		})
+	}
+}

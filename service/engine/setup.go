@@ -192,5 +192,6 @@ func Documents(cfg config.Config) (*document.Reader, string) {
 		MaxTimeout:        cfg.MaxDocumentTimeout,
 		Parallel:          inflight,
 		Budget:            document.BudgetLimits{OCRPages: cfg.MaxPages, Pages: cfg.MaxTextPages, AnswerBytes: cfg.MaxAnswerBytes},
+		LayerCheck:        cfg.TextLayerCheck,
 	}), cache
 }

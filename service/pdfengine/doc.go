@@ -17,6 +17,7 @@ import (
 	pdfiumerrors "github.com/klippa-app/go-pdfium/errors"
 	"github.com/klippa-app/go-pdfium/references"
 	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/klippa-app/go-pdfium/structs"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -224,12 +225,17 @@ type Char struct {
 	Rune      rune
 	Box       Rect    // tight box around the glyph's ink
 	Loose     Rect    // the font's box (ascent to descent, advance width)
-	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise
+	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise as seen
 	Generated bool    // inserted by PDFium (a space or line break it inferred)
 	Unmapped  bool    // the font gives no Unicode for it
 	// Invisible is set for a character drawn in an invisible render mode (3, or 7: clipping
 	// only): text laid over a page that no one sees, such as a scanner's OCR layer.
 	Invisible bool
+	// Font names the font it is drawn with (its PostScript name, subset tag included: two
+	// subsets of one font are two fonts, each with its own encoding). It is read where PDFium
+	// starts a line and where the font's box changes height, and is empty elsewhere: the font is
+	// the last one named before it.
+	Font string
 }
 
 // Image is one image placed on the page.
@@ -544,6 +550,9 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 	// Which characters are drawn invisibly is asked only of pages that have such text objects:
 	// two more calls a character.
 	askMode := facts.InvisibleText > 0
+	// The font is asked where a line starts (after PDFium's line break) and where the font's box
+	// changes height: six engine calls each, a few hundred a page rather than one per character.
+	newLine, lastHeight := true, 0.0
 	for i, sc := range st.Chars {
 		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -560,18 +569,32 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		if c.Rune == 0 || unicode.IsSpace(c.Rune) {
 			c.Generated = c.Rune != ' '
 			facts.Chars = append(facts.Chars, c)
+			newLine = newLine || c.Rune == '\n' || c.Rune == '\r'
 			continue
 		}
 		b := sc.PointPosition
 		c.Box = tr.rect(b.Left, b.Bottom, b.Right, b.Top)
 		if sc.Angle >= 0 {
-			c.Angle = tr.angle(sc.Angle)
+			// PDFium's angle is atan2(c, a) of the character's matrix: clockwise in page space
+			// (a baseline turned 90° counter-clockwise gives 3π/2). tr.angle takes it
+			// counter-clockwise.
+			c.Angle = tr.angle(-sc.Angle)
 		}
 		if me, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil {
 			c.Unmapped = me.HasUnicodeMapError
 		}
 		if lb, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
 			c.Loose = tr.rect(float64(lb.Rect.Left), float64(lb.Rect.Bottom), float64(lb.Rect.Right), float64(lb.Rect.Top))
+		}
+		h := c.Loose.Y1 - c.Loose.Y0 // across the baseline
+		if math.Abs(math.Sin(c.Angle)) > math.Abs(math.Cos(c.Angle)) {
+			h = c.Loose.X1 - c.Loose.X0
+		}
+		if newLine || math.Abs(h-lastHeight) > 0.02*lastHeight {
+			if fi, err := inst.FPDFText_GetFontInfo(&requests.FPDFText_GetFontInfo{TextPage: tp.TextPage, Index: i}); err == nil {
+				c.Font = fi.FontName
+			}
+			newLine, lastHeight = false, h
 		}
 		if askMode {
 			// go-pdfium registers a new handle for every object it returns, so the mode
@@ -589,28 +612,50 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 // caller has checked that w×h is within its limits; the instance's memory cap stops the rest.
 func (d *Doc) Render(ctx context.Context, index, w, h int) (*image.RGBA, error) {
 	var out *image.RGBA
-	err := d.render(ctx, index, w, h, enums.FPDF_BITMAP_FORMAT_BGRX, func(buf []byte, stride int) {
-		// The buffer is a view into the instance's memory: copy it out, making every pixel
-		// opaque (the bitmap has no alpha channel; its fourth byte is padding).
-		img := image.NewRGBA(image.Rect(0, 0, w, h))
-		for y := 0; y < h; y++ {
-			src := buf[y*stride : y*stride+4*w]
-			dst := img.Pix[y*img.Stride : y*img.Stride+4*w]
-			copy(dst, src)
-			for x := 3; x < len(dst); x += 4 {
-				dst[x] = 0xFF
-			}
-		}
-		out = img
+	err := d.render(ctx, index, w, h, enums.FPDF_BITMAP_FORMAT_BGRX, nil, func(buf []byte, stride int) {
+		// The buffer is a view into the instance's memory: copied out.
+		out = rgbaOf(buf, stride, w, h)
 	})
 	return out, err
+}
+
+// RenderArea draws the part of page index (0-based) inside area (display points) into a w×h RGBA
+// image on white, annotations included: a few lines of a page at the resolution a recognizer
+// reads them, for the cost of their pixels alone (PDFium skips what the area clips away).
+func (d *Doc) RenderArea(ctx context.Context, index int, area Rect, w, h int) (*image.RGBA, error) {
+	if area.Empty() || w <= 0 || h <= 0 {
+		return nil, fmt.Errorf("%w: render area %v at %d×%d", ErrEngine, area, w, h)
+	}
+	sx, sy := float64(w)/(area.X1-area.X0), float64(h)/(area.Y1-area.Y0)
+	m := structs.FPDF_FS_MATRIX{A: float32(sx), D: float32(sy), E: float32(-area.X0 * sx), F: float32(-area.Y0 * sy)}
+	var out *image.RGBA
+	err := d.render(ctx, index, w, h, enums.FPDF_BITMAP_FORMAT_BGRX, &m, func(buf []byte, stride int) {
+		out = rgbaOf(buf, stride, w, h)
+	})
+	return out, err
+}
+
+// rgbaOf copies a BGRX bitmap that PDFium wrote in reverse byte order (RGBX) out of the
+// instance's memory, making every pixel opaque (the bitmap has no alpha channel; its fourth byte
+// is padding).
+func rgbaOf(buf []byte, stride, w, h int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		src := buf[y*stride : y*stride+4*w]
+		dst := img.Pix[y*img.Stride : y*img.Stride+4*w]
+		copy(dst, src)
+		for x := 3; x < len(dst); x += 4 {
+			dst[x] = 0xFF
+		}
+	}
+	return img
 }
 
 // RenderGray draws page index (0-based) into a w×h gray image on white, annotations included: a
 // byte a pixel, for looking at a page rather than reading it.
 func (d *Doc) RenderGray(ctx context.Context, index, w, h int) (*image.Gray, error) {
 	var out *image.Gray
-	err := d.render(ctx, index, w, h, enums.FPDF_BITMAP_FORMAT_GRAY, func(buf []byte, stride int) {
+	err := d.render(ctx, index, w, h, enums.FPDF_BITMAP_FORMAT_GRAY, nil, func(buf []byte, stride int) {
 		img := image.NewGray(image.Rect(0, 0, w, h))
 		for y := 0; y < h; y++ {
 			copy(img.Pix[y*img.Stride:y*img.Stride+w], buf[y*stride:y*stride+w])
@@ -621,8 +666,9 @@ func (d *Doc) RenderGray(ctx context.Context, index, w, h int) (*image.Gray, err
 }
 
 // render draws a page into a bitmap of the given format inside the instance and hands its
-// buffer (a view into the instance's memory, valid during the call) to out.
-func (d *Doc) render(ctx context.Context, index, w, h int, format enums.FPDF_BITMAP_FORMAT, out func(buf []byte, stride int)) error {
+// buffer (a view into the instance's memory, valid during the call) to out. With m, the page
+// (its display space, in points) is drawn through m into the bitmap; without, it fills it.
+func (d *Doc) render(ctx context.Context, index, w, h int, format enums.FPDF_BITMAP_FORMAT, m *structs.FPDF_FS_MATRIX, out func(buf []byte, stride int)) error {
 	if w <= 0 || h <= 0 || w > 1<<16 || h > 1<<16 {
 		return fmt.Errorf("%w: render size %d×%d", ErrEngine, w, h)
 	}
@@ -648,9 +694,16 @@ func (d *Doc) render(ctx context.Context, index, w, h int, format enums.FPDF_BIT
 		if _, err := inst.FPDFBitmap_FillRect(&requests.FPDFBitmap_FillRect{Bitmap: bm.Bitmap, Width: w, Height: h, Color: 0xFFFFFFFF}); err != nil {
 			return fmt.Errorf("%w: fill: %v", ErrEngine, err)
 		}
-		_, err = inst.FPDF_RenderPageBitmap(&requests.FPDF_RenderPageBitmap{
-			Bitmap: bm.Bitmap, Page: page, SizeX: w, SizeY: h, Flags: flags,
-		})
+		if m != nil {
+			_, err = inst.FPDF_RenderPageBitmapWithMatrix(&requests.FPDF_RenderPageBitmapWithMatrix{
+				Bitmap: bm.Bitmap, Page: page, Matrix: *m, Flags: flags,
+				Clipping: structs.FPDF_FS_RECTF{Right: float32(w), Bottom: float32(h)},
+			})
+		} else {
+			_, err = inst.FPDF_RenderPageBitmap(&requests.FPDF_RenderPageBitmap{
+				Bitmap: bm.Bitmap, Page: page, SizeX: w, SizeY: h, Flags: flags,
+			})
+		}
 		if err != nil {
 			return fmt.Errorf("%w: render page %d: %v", ErrEngine, index+1, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/server"
 )
@@ -46,6 +47,10 @@ func BenchmarkDocuments(b *testing.B) {
 	gate := admission.New(admission.Options{Budget: 824 << 20, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
 	// 20 receipts are 16 MB of JPEG: 22 MB of base64, over the default body limit.
 	app := docApp(b, server.Options{Gate: gate, MaxRequestCost: 824 << 20, RequestTimeout: 5 * time.Minute, MaxBodyBytes: 64 << 20}, nil, nil)
+	// The same service without the text-layer check (OCRGATE_TEXT_LAYER_CHECK=0): what the check
+	// adds is the difference.
+	unchecked := docApp(b, server.Options{Gate: gate, MaxRequestCost: 824 << 20, RequestTimeout: 5 * time.Minute, MaxBodyBytes: 64 << 20}, nil,
+		func(c *document.Config) { c.LayerCheck = 0 })
 	born, _ := bornDigital(b, denseInvoice())
 
 	run := func(b *testing.B, pages int, send func()) {
@@ -64,7 +69,7 @@ func BenchmarkDocuments(b *testing.B) {
 		// peak of that workload alone, models loaded included.
 		b.ReportMetric(float64(memlimit.PeakRSS()>>20), "MiB-peak-RSS")
 	}
-	post := func(b *testing.B, data []byte, extra map[string]any) {
+	postTo := func(b *testing.B, app *checkedApp, data []byte, extra map[string]any) {
 		code, body := call(b, app, readRequest(data, extra))
 		if code != 200 {
 			b.Fatalf("status %d: %.300s", code, body)
@@ -74,6 +79,7 @@ func BenchmarkDocuments(b *testing.B) {
 			b.Fatalf("answer: %.300s", body)
 		}
 	}
+	post := func(b *testing.B, data []byte, extra map[string]any) { postTo(b, app, data, extra) }
 	b.Run("scanned PDF, 20 pages, JPEGs read from the file", func(b *testing.B) {
 		doc := scanned(b, jpegs, nil, false)
 		run(b, 20, func() { post(b, doc, nil) })
@@ -92,6 +98,9 @@ func BenchmarkDocuments(b *testing.B) {
 	b.Run("born-digital page, text layer", func(b *testing.B) {
 		run(b, 1, func() { post(b, born, nil) })
 	})
+	b.Run("born-digital page, text layer, unchecked", func(b *testing.B) {
+		run(b, 1, func() { postTo(b, unchecked, born, nil) })
+	})
 	b.Run("born-digital page, OCR", func(b *testing.B) {
 		run(b, 1, func() { post(b, born, map[string]any{"ocr": "always"}) })
 	})
@@ -103,7 +112,8 @@ func BenchmarkDocuments(b *testing.B) {
 			pages[i] = append(denseInvoice(), testdoc.Text{X: 56, Y: 800, Size: 9, Text: fmt.Sprintf("Page %d of 300", i+1)})
 		}
 		book, _ := bornDigital(b, pages...)
-		run(b, 300, func() { post(b, book, nil) })
+		b.Run("checked", func(b *testing.B) { run(b, 300, func() { post(b, book, nil) }) })
+		b.Run("unchecked", func(b *testing.B) { run(b, 300, func() { postTo(b, unchecked, book, nil) }) })
 	})
 }
 

@@ -70,7 +70,18 @@ func documentConfig() document.Config {
 		MaxTimeout:        10 * time.Minute,
 		Parallel:          2,
 		Budget:            document.BudgetLimits{Pages: 2000, OCRPages: 50, AnswerBytes: 64 << 20},
+		LayerCheck:        layerCheck(),
 	}
+}
+
+// layerCheck is the service's default OCRGATE_TEXT_LAYER_CHECK in the full tier. The fast tier's
+// stand-in recognizer reads only its own synthetic pages, never a drawn PDF's text, so there a
+// text layer is taken by its structure (TestTextLayerChecked runs in the full tier).
+func layerCheck() int {
+	if testing.Short() {
+		return 0
+	}
+	return 4
 }
 
 // docApp is the service reading documents with the default document settings, edited by edit
@@ -114,8 +125,14 @@ type (
 	pageBody struct {
 		Page, Width, Height int
 		Source              string
-		Regions             []regionBody
-		Text                string
+		SourceReason        string   `json:"source_reason"`
+		Confidence          *float64 `json:"confidence"`
+		TextLayerCheck      *struct {
+			Probes, Agreed, Disagreed, Unreadable int
+			Similarity                            float64
+		} `json:"text_layer_check"`
+		Regions []regionBody
+		Text    string
 	}
 	docBody struct {
 		Version   string `json:"version"`

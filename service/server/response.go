@@ -59,6 +59,14 @@ func newShape(q geom.Quad) api.BoundingShape {
 	return api.BoundingShape{Type: "polygon", Rotation: round(q.Angle(), 2), Points: pts}
 }
 
+// newLayerCheck is a page's text-layer check as the answer shows it.
+func newLayerCheck(c *docfile.Check) *api.TextLayerCheck {
+	if c == nil {
+		return nil
+	}
+	return &api.TextLayerCheck{Probes: c.Probes, Agreed: c.Agreed, Disagreed: c.Disagreed, Unreadable: c.Unreadable, Similarity: round(c.Similarity, 4)}
+}
+
 func newHiddenText(h docfile.Hidden) *api.HiddenText {
 	if h.Chars() == 0 {
 		return nil
@@ -74,6 +82,10 @@ func newDocumentResponse(res *document.Result, words bool, elapsed time.Duration
 		if p.Err != nil {
 			ae := classify(p.Err)
 			pages[i].Error = &api.PageError{Code: ae.code, Message: ae.msg}
+		} else {
+			conf := round(p.Confidence, 4) // as regions' confidences
+			pages[i].SourceReason, pages[i].Confidence = string(p.Reason), &conf
+			pages[i].TextLayerCheck = newLayerCheck(p.Check)
 		}
 	}
 	return api.DocumentResult{

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"errors"
+	"image"
 	"log/slog"
 	"net"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/framing"
+	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
@@ -36,6 +38,9 @@ type Recognizer interface {
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
 	Options() ocr.Options
 	With(opt ocr.Options) (*ocr.Pipeline, error)
+	// ReadCrops and Reads check a document's text layer against OCR of a few of its lines.
+	ReadCrops(ctx context.Context, img image.Image, quads []geom.Quad) ([]ocr.Reading, error)
+	Reads(r rune) bool
 }
 
 // Readiness reports whether the model runtime can serve (nil) or why not.

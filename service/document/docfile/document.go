@@ -419,7 +419,7 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 		}
 		return &Page{Number: n, Width: float64(tp.Width), Height: float64(tp.Height), Raster: true,
 			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(),
-			decision: TextDecision{Reason: "a raster page has no text layer"}}, nil
+			decision: TextDecision{Reason: "a raster page has no text layer", Code: ReasonRaster}}, nil
 	}
 	// The size first, from the page dictionary alone: a 200-inch page is refused before PDFium
 	// parses its content.
@@ -480,6 +480,9 @@ func (d *Document) checkPageSize(n int, w, h float64) error {
 }
 
 func checkRaster(w, h int, lim imaging.Limits) error {
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("%w: a page of %d×%d px", ErrDegenerate, w, h)
+	}
 	if lim.MaxSide > 0 && (w > lim.MaxSide || h > lim.MaxSide) {
 		return fmt.Errorf("%w: %d×%d px; the limit is %d px a side", ErrTooLarge, w, h, lim.MaxSide)
 	}

@@ -60,7 +60,41 @@ type scanImage struct {
 type TextDecision struct {
 	Usable bool
 	Reason string // for people and logs
+	Code   Reason // the same, as a stable code (for a usable layer: ReasonLayerUnchecked)
 }
+
+// Reason says why a page is read from its text layer or by OCR, as a stable code.
+type Reason string
+
+// The reasons. A page read from its text layer has one of the first three; a page OCR'd one of
+// the others.
+const (
+	// ReasonLayerAgrees: OCR of a sample of the layer's lines agrees with it (see Judge).
+	ReasonLayerAgrees Reason = "text_layer_agrees"
+	// ReasonLayerScript: the layer's text is in a script the recognizer does not read, and what
+	// the layer shows is consistent (see Judge).
+	ReasonLayerScript Reason = "text_layer_script"
+	// ReasonLayerUnchecked: the layer was taken by its structure alone: the check is off, or the
+	// layer has too little text to sample.
+	ReasonLayerUnchecked Reason = "text_layer_unchecked"
+	// ReasonLayerDisagrees: OCR of a sample of the layer's lines disagrees with it.
+	ReasonLayerDisagrees Reason = "text_layer_disagrees"
+	// ReasonNoLayer: the page has no text layer (a scan).
+	ReasonNoLayer Reason = "no_text_layer"
+	// ReasonLayerHidden: the page's text layer is text no one sees (an earlier OCR layer drawn
+	// invisibly over a scan, white on white…).
+	ReasonLayerHidden Reason = "text_layer_hidden"
+	// ReasonLayerUnmapped: the layer's fonts give no Unicode for its characters.
+	ReasonLayerUnmapped Reason = "text_layer_unmapped"
+	// ReasonStrayText: a few stray characters over a page image (a page number on a scan).
+	ReasonStrayText Reason = "stray_text_over_image"
+	// ReasonLayerTooLarge: more characters than the text layer's limit.
+	ReasonLayerTooLarge Reason = "text_layer_too_large"
+	// ReasonRaster: a TIFF page, which has no text layer.
+	ReasonRaster Reason = "raster_page"
+	// ReasonOCRRequested: the request asked for OCR of every page.
+	ReasonOCRRequested Reason = "ocr_requested"
+)
 
 // TextUsable reports whether the page's text layer is real text that can be returned instead of
 // OCR (a born-digital page) and, either way, why. A scan, a page whose text does not map to
@@ -182,19 +216,19 @@ func decide(p *Page, f *pdfengine.PageFacts, textShare float64) TextDecision {
 	overImage := p.ImageCoverage >= pageImageCoverage
 	switch {
 	case f.CharsTruncated:
-		return TextDecision{Reason: "the text layer is larger than the character limit"}
+		return TextDecision{Reason: "the text layer is larger than the character limit", Code: ReasonLayerTooLarge}
 	case p.Chars == 0 && p.Hidden.Invisible > 0 && overImage:
-		return TextDecision{Reason: "invisible text over a page image (an earlier OCR layer)"}
+		return TextDecision{Reason: "invisible text over a page image (an earlier OCR layer)", Code: ReasonLayerHidden}
 	case p.Chars == 0 && p.Hidden.Chars() > 0:
-		return TextDecision{Reason: "no visible text layer"}
+		return TextDecision{Reason: "no visible text layer", Code: ReasonLayerHidden}
 	case p.Chars == 0:
-		return TextDecision{Reason: "no text layer"}
+		return TextDecision{Reason: "no text layer", Code: ReasonNoLayer}
 	case float64(p.Unmapped) > maxUnmappedShare*float64(p.Chars):
-		return TextDecision{Reason: "the text layer's fonts do not map to Unicode"}
+		return TextDecision{Reason: "the text layer's fonts do not map to Unicode", Code: ReasonLayerUnmapped}
 	case overImage && (p.Chars < minCharsOverImage || textShare < minTextAreaOverImage):
-		return TextDecision{Reason: "a few stray characters over a page image"}
+		return TextDecision{Reason: "a few stray characters over a page image", Code: ReasonStrayText}
 	}
-	return TextDecision{Usable: true, Reason: "born-digital text"}
+	return TextDecision{Usable: true, Reason: "born-digital text", Code: ReasonLayerUnchecked}
 }
 
 func isPrivateUse(r rune) bool {

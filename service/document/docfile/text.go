@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/pdfengine"
 )
@@ -20,12 +22,19 @@ type Line struct {
 	Quad  geom.Quad
 	Words []Word
 	Row   int // row in reading order (0-based): lines sharing a row sit side by side
+	turn  int // quarter turns of the text, counter-clockwise as displayed
 }
 
 // Word is one word of a line: characters between spaces or visible gaps.
 type Word struct {
 	Text string
 	Quad geom.Quad
+	font string // the font its first character is drawn with
+	// parts are its characters' texts (a letter with its marks, a ligature's letters) and cuts
+	// where along its box, as a share of the box's length, each one's ink ends; set for words
+	// read left to right, for a probe to take a word's first characters (see Probes).
+	parts []string
+	cuts  []float64
 }
 
 // The layout thresholds, in units of the line's text height (the font's box).
@@ -44,6 +53,12 @@ const (
 // right within a row), with boxes in a w×h pixel space over the page (the size of its render:
 // Page.RenderCost(scale)). It is pure computation over what Document.Page read. Raster pages
 // have no text layer and give nil.
+//
+// The text is what a reader of the page sees, in Unicode's logical order and NFC: characters
+// drawn twice over themselves (fake bold) count once; an accent drawn as a glyph of its own over
+// a letter (TeX's \"\i: `¨` then `ı`) is that letter's combining mark (`ï`); a right-to-left
+// line drawn in visual order is read in logical order (see logical); ligatures and Arabic
+// presentation forms are the letters they stand for (`ﬁ` is `fi`).
 func (p *Page) Lines(w, h int) []Line {
 	if p.Raster || len(p.chars) == 0 || w <= 0 || h <= 0 {
 		return nil
@@ -52,40 +67,91 @@ func (p *Page) Lines(w, h int) []Line {
 	lines := group(p.chars)
 	out := make([]Line, 0, len(lines))
 	for _, l := range lines {
-		var words []Word
-		var texts []string
-		for _, wd := range l.words {
-			words = append(words, Word{Text: wd.text.String(), Quad: quad(wd.box, l.turn, sx, sy)})
-			texts = append(texts, wd.text.String())
+		words := l.words()
+		if len(words) == 0 {
+			continue
 		}
-		out = append(out, Line{Text: strings.Join(texts, " "), Quad: quad(l.box, l.turn, sx, sy), Words: words})
+		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words))}
+		texts := make([]string, len(words))
+		for i, wd := range words {
+			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts}
+			texts[i] = wd.text
+		}
+		line.Text = strings.Join(texts, " ")
+		out = append(out, line)
 	}
 	orderLines(out)
 	return out
 }
 
-// textLine is a line being built, in the text's own frame (u along the baseline, v across it,
-// both growing the way the text reads).
-type textLine struct {
-	turn   int            // quarter turns of the text, counter-clockwise
-	u0, u1 float64        // extent along the baseline (frame)
-	v0, v1 float64        // extent across it (frame), from the font boxes
-	box    pdfengine.Rect // union of glyph boxes, display points
-	words  []*textWord
+// glyph is one character of the text layer placed on the page, in the frame of its text (u
+// along the baseline, v across it, both growing the way the text reads).
+type glyph struct {
+	r      rune
+	marks  []rune         // combining marks drawn as glyphs of their own over it
+	box    pdfengine.Rect // its ink (its font box where it has none), display points
+	turn   int            // quarter turns of the text, counter-clockwise as seen
+	u0, u1 float64        // extent along the baseline, from the font box
+	v0, v1 float64        // extent across it, from the font box
+	i0, i1 float64        // its ink's extent along the baseline
+	// space: a space or a line break came before it in the content; prev is the glyph drawn
+	// before it (-1: none).
+	space bool
+	prev  int
+	font  string
+	gone  bool // a duplicate, or an accent now part of its letter
 }
 
-type textWord struct {
-	text strings.Builder
-	box  pdfengine.Rect
+func (g *glyph) height() float64  { return g.v1 - g.v0 }
+func (g *glyph) middle() float64  { return (g.u0 + g.u1) / 2 }
+func (g *glyph) vmiddle() float64 { return (g.v0 + g.v1) / 2 }
+
+// textLine is a line being built: its glyphs (indices into the page's), in the text's frame.
+type textLine struct {
+	gl     []glyph
+	idx    []int
+	turn   int
+	u0, u1 float64
+	v0, v1 float64
+	box    pdfengine.Rect // union of glyph boxes, display points
 }
+
+// The limits that keep grouping linear on hostile pages.
+const (
+	// mergeWindow: a line is compared with at most this many lines that follow it in the order
+	// of their bands, when lines drawn apart are joined.
+	mergeWindow = 32
+	// dupWindow and accentWindow: a glyph is compared with at most this many neighbours along
+	// its line, for a duplicate of itself and for the letter an accent sits on.
+	dupWindow    = 6
+	accentWindow = 3
+)
+
+// Thresholds for glyphs drawn over glyphs, in units of the glyph's font box height.
+const (
+	// dupAlong, dupAcross: a glyph drawn again this close to itself, along and across the
+	// baseline, is a duplicate (fake bold draws a line twice, a fraction of a point apart;
+	// pdftotext's bounds are 0.1 and 0.2 of the font size). Its inks must also overlap: two
+	// of the same letter side by side never do.
+	dupAlong  = 0.15
+	dupAcross = 0.2
+)
 
 // group builds lines from the characters in PDFium's order (the order the content draws them,
-// which keeps words and lines together even when the page's layout does not).
+// which keeps words and lines together even when the page's layout does not). A character joins
+// the line being built when it sits on its baseline within reach of either end: a right-to-left
+// line is drawn leftwards, and fake bold draws a run again over itself. Lines drawn apart on one
+// baseline are then joined, and each line's glyphs put in order along it.
 func group(chars []pdfengine.Char) []*textLine {
+	gl := make([]glyph, 0, len(chars))
 	var lines []*textLine
 	var cur *textLine
 	space := false
+	font := ""
 	for _, c := range chars {
+		if c.Font != "" {
+			font = c.Font
+		}
 		if c.Generated || unicode.IsSpace(c.Rune) || c.Rune == 0 && !c.Unmapped {
 			space = true
 			continue
@@ -94,46 +160,311 @@ func group(chars []pdfengine.Char) []*textLine {
 		if box.Empty() {
 			box = c.Loose
 		}
-		font := c.Loose
-		if font.Empty() {
-			font = box
+		fb := c.Loose
+		if fb.Empty() {
+			fb = box
 		}
 		if box.Empty() {
 			continue
 		}
 		turn := quarterTurns(c.Angle)
-		u0, u1, v0, v1 := frame(font, turn)
-		height := v1 - v0
+		u0, u1, v0, v1 := frame(fb, turn)
+		i0, i1, _, _ := frame(box, turn)
 		r := c.Rune
 		if c.Unmapped || r == 0 {
 			r = unicode.ReplacementChar
 		}
+		g := glyph{r: r, box: box, turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, space: space, prev: len(gl) - 1, font: font}
+		height := v1 - v0
 		joins := false
-		gap := 0.0
 		if cur != nil && cur.turn == turn {
 			lh := math.Min(height, cur.v1-cur.v0)
+			reach := splitGap * math.Max(height, cur.v1-cur.v0)
 			overlap := math.Min(v1, cur.v1) - math.Max(v0, cur.v0)
-			gap = u0 - cur.u1
-			joins = overlap >= sameLine*lh && gap <= splitGap*math.Max(height, cur.v1-cur.v0) && u1 > cur.u1-0.5*lh
+			joins = overlap >= sameLine*lh && u0-cur.u1 <= reach && cur.u0-u1 <= reach
 		}
+		gl = append(gl, g)
 		if !joins {
 			cur = &textLine{turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, box: box}
-			cur.words = []*textWord{{box: box}}
 			lines = append(lines, cur)
 		} else {
-			if space || gap > wordGap*height {
-				cur.words = append(cur.words, &textWord{box: box})
-			}
-			cur.u1 = math.Max(cur.u1, u1)
+			cur.u0, cur.u1 = math.Min(cur.u0, u0), math.Max(cur.u1, u1)
 			cur.v0, cur.v1 = math.Min(cur.v0, v0), math.Max(cur.v1, v1)
 			cur.box = union(cur.box, box)
 		}
-		wd := cur.words[len(cur.words)-1]
-		wd.text.WriteRune(r)
-		wd.box = union(wd.box, box)
+		cur.idx = append(cur.idx, len(gl)-1)
 		space = false
 	}
+	lines = joinLines(lines)
+	for _, l := range lines {
+		l.gl = gl
+		l.order()
+	}
 	return lines
+}
+
+// joinLines joins lines that share a baseline and touch or overlap along it: a line the content
+// drew in pieces, or drew twice (fake bold of a whole page drawn again after it).
+func joinLines(lines []*textLine) []*textLine {
+	if len(lines) < 2 {
+		return lines
+	}
+	byBand := slices.Clone(lines)
+	slices.SortStableFunc(byBand, func(a, b *textLine) int {
+		if c := cmp.Compare(a.turn, b.turn); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.v0+a.v1, b.v0+b.v1)
+	})
+	pos := make(map[*textLine]int, len(lines)) // each line's place in the page's order
+	for i, l := range lines {
+		pos[l] = i
+	}
+	into := make(map[*textLine]*textLine)
+	root := func(l *textLine) *textLine {
+		r := l
+		for into[r] != nil {
+			r = into[r]
+		}
+		// Every line on the way points at the root now: chains stay short on a page of many
+		// lines drawn twice.
+		for l != r {
+			next := into[l]
+			into[l] = r
+			l = next
+		}
+		return r
+	}
+	for i, a := range byBand {
+		for _, b := range byBand[i+1 : min(len(byBand), i+1+mergeWindow)] {
+			if b.turn != a.turn || (b.v0+b.v1)/2 > a.v1 {
+				break
+			}
+			ra, rb := root(a), root(b)
+			if ra == rb {
+				continue
+			}
+			lh := math.Min(ra.v1-ra.v0, rb.v1-rb.v0)
+			reach := splitGap * math.Max(ra.v1-ra.v0, rb.v1-rb.v0)
+			overlap := math.Min(ra.v1, rb.v1) - math.Max(ra.v0, rb.v0)
+			if overlap < sameLine*lh || rb.u0-ra.u1 > reach || ra.u0-rb.u1 > reach {
+				continue
+			}
+			// The line drawn first keeps its place in the page's order.
+			first, second := ra, rb
+			if pos[rb] < pos[ra] {
+				first, second = rb, ra
+			}
+			first.idx = append(first.idx, second.idx...)
+			first.u0, first.u1 = math.Min(first.u0, second.u0), math.Max(first.u1, second.u1)
+			first.v0, first.v1 = math.Min(first.v0, second.v0), math.Max(first.v1, second.v1)
+			first.box = union(first.box, second.box)
+			into[second] = first
+		}
+	}
+	if len(into) == 0 {
+		return lines
+	}
+	out := lines[:0]
+	for _, l := range lines {
+		if into[l] == nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// order puts the line's glyphs in order along the baseline, drops the duplicates fake bold
+// draws, and makes accents drawn over letters the letters' marks.
+func (l *textLine) order() {
+	gl := l.gl
+	slices.SortStableFunc(l.idx, func(a, b int) int { return cmp.Compare(gl[a].middle(), gl[b].middle()) })
+	kept := l.idx[:0]
+	for _, i := range l.idx {
+		g := &gl[i]
+		for k := len(kept) - 1; k >= 0 && k >= len(kept)-dupWindow; k-- {
+			o := &gl[kept[k]]
+			h := math.Max(g.height(), o.height())
+			if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*h &&
+				math.Abs(o.vmiddle()-g.vmiddle()) <= dupAcross*h && math.Min(o.i1, g.i1) > math.Max(o.i0, g.i0) {
+				g.gone = true
+				break
+			}
+		}
+		if !g.gone {
+			kept = append(kept, i)
+		}
+	}
+	l.idx = kept
+	for k, i := range l.idx {
+		g := &gl[i]
+		mark, above := combining(g.r)
+		if mark == 0 {
+			continue
+		}
+		// The letter under it: the neighbour whose advance holds the middle of the accent's ink,
+		// the nearest to it when two do.
+		mid := (g.i0 + g.i1) / 2
+		best, bestDist := -1, math.Inf(1)
+		for j := max(0, k-accentWindow); j < min(len(l.idx), k+accentWindow+1); j++ {
+			b := &gl[l.idx[j]]
+			if j == k || b.gone || !unicode.IsLetter(b.r) || mid < b.u0 || mid > b.u1 {
+				continue
+			}
+			if d := math.Abs(b.middle() - mid); d < bestDist {
+				best, bestDist = l.idx[j], d
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		b := &gl[best]
+		if above {
+			// A dotless i or j under an accent is the letter with its dot replaced.
+			switch b.r {
+			case 'ı':
+				b.r = 'i'
+			case 'ȷ':
+				b.r = 'j'
+			}
+		}
+		b.marks = append(b.marks, mark)
+		b.box = union(b.box, g.box)
+		g.gone = true
+	}
+	kept = l.idx[:0]
+	for _, i := range l.idx {
+		if !gl[i].gone {
+			kept = append(kept, i)
+		}
+	}
+	l.idx = kept
+}
+
+// lineWord is a word of a line, in logical order.
+type lineWord struct {
+	text  string
+	box   pdfengine.Rect
+	font  string
+	parts []string
+	cuts  []float64
+}
+
+// words splits the line (its glyphs in order along the baseline) into words, at a space the
+// content drew between two neighbours or at a gap wider than wordGap, and reads them in logical
+// order.
+func (l *textLine) words() []lineWord {
+	gl := l.gl
+	// The line as drawn, left to right along its baseline: glyphs, and -1 between words.
+	var seq []int
+	for k, i := range l.idx {
+		if k > 0 {
+			a, b := &gl[l.idx[k-1]], &gl[i]
+			h := math.Max(a.height(), b.height())
+			if b.u0-a.u1 > wordGap*h || b.space && b.prev == l.idx[k-1] || a.space && a.prev == i {
+				seq = append(seq, -1)
+			}
+		}
+		seq = append(seq, i)
+	}
+	seq, rtl := logical(seq, func(i int) rune { return gl[i].r })
+	var out []lineWord
+	var text []rune
+	var cur lineWord
+	var ends []float64 // each part's ink end along the baseline
+	leftToRight := true
+	flush := func() {
+		if len(text) > 0 {
+			cur.text = norm.NFC.String(string(text))
+			if leftToRight {
+				u0, u1, _, _ := frame(cur.box, l.turn)
+				cur.cuts = make([]float64, len(ends))
+				for k, e := range ends {
+					cur.cuts[k] = math.Min(1, math.Max(0, (e-u0)/(u1-u0)))
+				}
+			} else {
+				cur.parts = nil
+			}
+			out = append(out, cur)
+		}
+		text, cur, ends, leftToRight = text[:0], lineWord{}, ends[:0], true
+	}
+	for k, i := range seq {
+		if i < 0 {
+			flush()
+			continue
+		}
+		g := &gl[i]
+		r := g.r
+		if rtl[k] {
+			r = mirror(r)
+			leftToRight = false
+		}
+		n := len(text)
+		text = appendLetters(text, r)
+		text = append(text, g.marks...)
+		cur.parts = append(cur.parts, norm.NFC.String(string(text[n:])))
+		ends = append(ends, g.i1)
+		if cur.font == "" {
+			cur.font = g.font
+		}
+		cur.box = union(cur.box, g.box)
+	}
+	flush()
+	return out
+}
+
+// appendLetters appends r to text, a ligature or a presentation form (ﬁ, an Arabic letter's
+// final form) as the letters it stands for: what a reader, a search or a chat model reading the
+// text expects, and what OCR reads.
+func appendLetters(text []rune, r rune) []rune {
+	if r >= 0xFB00 && r <= 0xFDFF || r >= 0xFE70 && r <= 0xFEFF {
+		for _, x := range norm.NFKC.String(string(r)) {
+			if x != ' ' {
+				text = append(text, x)
+			}
+		}
+		return text
+	}
+	return append(text, r)
+}
+
+// combining returns the combining mark a spacing accent (or a combining mark drawn as a glyph of
+// its own) stands for when it is drawn over a letter, and whether it sits above the letter; 0
+// for anything else.
+func combining(r rune) (mark rune, above bool) {
+	switch r {
+	case '\u00A8':
+		return '\u0308', true // diaeresis
+	case '\u00B4', '\u02CA':
+		return '\u0301', true // acute
+	case '`', '\u02CB':
+		return '\u0300', true // grave
+	case '^', '\u02C6':
+		return '\u0302', true // circumflex
+	case '~', '\u02DC':
+		return '\u0303', true // tilde
+	case '\u00AF', '\u02C9':
+		return '\u0304', true // macron
+	case '\u02D8':
+		return '\u0306', true // breve
+	case '\u02D9':
+		return '\u0307', true // dot above
+	case '\u02DA':
+		return '\u030A', true // ring above
+	case '\u02DD':
+		return '\u030B', true // double acute
+	case '\u02C7':
+		return '\u030C', true // caron
+	case '\u00B8':
+		return '\u0327', false // cedilla
+	case '\u02DB':
+		return '\u0328', false // ogonek
+	}
+	if r >= 0x0300 && r <= 0x036F {
+		return r, r < 0x0316 || r > 0x0333 // the marks below are 0316–0333
+	}
+	return 0, false
 }
 
 // quarterTurns rounds a baseline angle (radians, counter-clockwise) to quarter turns, 0..3.
@@ -182,7 +513,9 @@ func union(a, b pdfengine.Rect) pdfengine.Rect {
 
 // orderLines sorts lines into reading order and numbers their rows, the way the OCR pipeline
 // orders its regions: a line joins a row when it overlaps the row vertically by at least half of
-// its height; rows go top to bottom, lines within a row left to right.
+// its height; rows go top to bottom, lines within a row left to right. A line that does not run
+// left to right (a margin line turned 90°, a label upside down) is a row of its own, placed by
+// its middle: it would otherwise share a row, and so a line of text, with every line it spans.
 func orderLines(lines []Line) {
 	type span struct{ y0, y1 float64 }
 	ext := func(l Line) span {
@@ -194,13 +527,16 @@ func orderLines(lines []Line) {
 	})
 	row := -1
 	var band span
+	alone := false // the current row is a line that does not run left to right
 	for i := range lines {
 		s := ext(lines[i])
 		h := s.y1 - s.y0
 		overlap := math.Min(s.y1, band.y1) - math.Max(s.y0, band.y0)
-		if row < 0 || overlap < sameLine*math.Min(h, band.y1-band.y0) {
+		level := lines[i].turn == 0
+		if row < 0 || alone || !level || overlap < sameLine*math.Min(h, band.y1-band.y0) {
 			row++
 			band = s
+			alone = !level
 		} else {
 			band = span{math.Min(band.y0, s.y0), math.Max(band.y1, s.y1)}
 		}

@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/server"
+)
+
+// TestTextLayerChecked: a PDF's text layer is used only when OCR of a few of its lines agrees
+// with it, and the page says which source it used and why. The pages are written by
+// testdoc.FontPDF with an embedded subset of DejaVu Sans.
+func TestTextLayerChecked(t *testing.T) {
+	needModels(t) // the real recognizer reads the probes
+	app := docApp(t, server.Options{}, nil, nil)
+	page := func(e testdoc.Embedding, runs ...testdoc.Run) []byte {
+		t.Helper()
+		data, err := testdoc.FontPDF(testdoc.FontPage{Width: 595, Height: 842, Embedding: e, Runs: runs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	tests := []struct {
+		name   string
+		pdf    []byte
+		source string
+		reason string
+		text   string // the page's text must hold it
+		check  bool   // text_layer_check is answered
+	}{
+		// A simple TrueType font without a Unicode map: its layer says `"7+%-` where the page
+		// shows "Phone". It used to be answered as text at confidence 1.
+		{"TrueType without a Unicode map", page(testdoc.NoUnicode,
+			testdoc.Run{X: 72, Y: 760, Size: 14, Text: "Phone"}, testdoc.Run{X: 72, Y: 730, Size: 14, Text: "Invoice number 2024-118 due 12 March"}),
+			"ocr", "text_layer_disagrees", "Invoice number 2024-118", true},
+		// An Identity-H font whose layer is exact: it used to be OCR'd into "Spoika", "Lod2".
+		{"Identity-H, Polish", page(testdoc.IdentityH,
+			testdoc.Run{X: 72, Y: 760, Size: 14, Text: "Spółka z o.o., ul. Piotrkowska 12, Łódź"}, testdoc.Run{X: 72, Y: 730, Size: 14, Text: "Faktura VAT nr 118/2024"}),
+			"text-layer", "text_layer_agrees", "Spółka z o.o., ul. Piotrkowska 12, Łódź\nFaktura VAT nr 118/2024", true},
+		// شكرا لكم 2024, drawn in visual order as presentation forms.
+		{"Arabic", page(testdoc.IdentityH,
+			testdoc.Run{X: 72, Y: 760, Size: 18, Text: "2024 \uFEE2\uFEDC\uFEDF \uFE8D\uFEAE\uFEDC\uFEB7", Unicode: "2024 \u0645\u0643\u0644 \u0627\u0631\u0643\u0634"}),
+			"text-layer", "text_layer_script", "شكرا لكم 2024", true},
+		// Fake bold: the line drawn twice, 0.4 pt apart.
+		{"overprinted", page(testdoc.IdentityH, testdoc.Run{X: 72, Y: 760, Size: 14, Text: "TOTAL DUE 1,299.00", Dup: 0.4}),
+			"text-layer", "text_layer_agrees", "TOTAL DUE 1,299.00", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := readDocument(t, app, tc.pdf, nil)
+			if len(d.Pages) != 1 {
+				t.Fatalf("%d pages", len(d.Pages))
+			}
+			p := d.Pages[0]
+			if p.Source != tc.source || p.SourceReason != tc.reason || !strings.Contains(p.Text, tc.text) {
+				t.Errorf("source %s (%s), text %q; want %s (%s) with %q", p.Source, p.SourceReason, p.Text, tc.source, tc.reason, tc.text)
+			}
+			if tc.source == "text-layer" && p.Text != tc.text {
+				t.Errorf("text %q, want exactly %q", p.Text, tc.text)
+			}
+			if strings.Count(p.Text, "TOTAL") > 1 {
+				t.Errorf("a line twice: %q", p.Text)
+			}
+			if p.Confidence == nil || *p.Confidence <= 0 || *p.Confidence > 1 {
+				t.Errorf("confidence %v", p.Confidence)
+			} else if tc.reason == "text_layer_agrees" && *p.Confidence < 0.7 {
+				t.Errorf("an agreeing layer at confidence %.3f", *p.Confidence)
+			}
+			if (p.TextLayerCheck != nil) != tc.check {
+				t.Errorf("text_layer_check %+v", p.TextLayerCheck)
+			}
+		})
+	}
+
+	// Pages of one document drawn with fonts that agreed on an earlier page are not probed again.
+	t.Run("fonts known from an earlier page", func(t *testing.T) {
+		var pages [][]testdoc.Text
+		for i := range 3 {
+			pages = append(pages, []testdoc.Text{{X: 72, Y: 100, Size: 14, Text: "Chapter one of the book"}, {X: 72, Y: 130, Size: 12, Text: "Page " + string(rune('1'+i))}})
+		}
+		pdf, _ := bornDigital(t, pages...)
+		d := readDocument(t, app, pdf, nil)
+		if len(d.Pages) != 3 {
+			t.Fatalf("%d pages", len(d.Pages))
+		}
+		for i, p := range d.Pages {
+			if p.Source != "text-layer" || p.SourceReason != "text_layer_agrees" {
+				t.Errorf("page %d: %s (%s)", p.Page, p.Source, p.SourceReason)
+			}
+			if probed := p.TextLayerCheck != nil; probed != (i == 0) {
+				t.Errorf("page %d: text_layer_check %+v", p.Page, p.TextLayerCheck)
+			}
+		}
+	})
+
+	// With the check off, a layer is taken by its structure, and says so.
+	t.Run("check off", func(t *testing.T) {
+		off := docApp(t, server.Options{}, nil, func(c *document.Config) { c.LayerCheck = 0 })
+		d := readDocument(t, off, tests[0].pdf, nil)
+		if p := d.Pages[0]; p.Source != "text-layer" || p.SourceReason != "text_layer_unchecked" || p.TextLayerCheck != nil {
+			t.Errorf("source %s (%s), check %+v", p.Source, p.SourceReason, p.TextLayerCheck)
+		}
+	})
+}
