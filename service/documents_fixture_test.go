@@ -108,10 +108,15 @@ type (
 		Row           int        `json:"row"`
 		Words         []wordBody `json:"words"`
 	}
+	blockBody struct {
+		BoundingShape shape `json:"bounding_shape"`
+		Regions       []int `json:"regions"`
+	}
 	pageBody struct {
 		Page, Width, Height int
 		Source              string
 		Regions             []regionBody
+		Blocks              []blockBody
 		Text                string
 	}
 	docBody struct {

@@ -15,6 +15,7 @@ type ocrResponse struct {
 	ImageInfo      imageInfo `json:"image_info"`
 	Rotation       int       `json:"rotation"` // degrees clockwise that make the image read upright
 	Regions        []region  `json:"regions"`
+	Blocks         []block   `json:"blocks"`
 	Text           string    `json:"text"`
 	ProcessingTime float64   `json:"processing_time"`
 }
@@ -47,6 +48,13 @@ type word struct {
 	BoundingShape boundingShape `json:"bounding_shape"`
 }
 
+// block is a group of regions read together (a paragraph, a column's lines, a table): its box
+// and its regions' region_id, consecutive and in reading order.
+type block struct {
+	BoundingShape boundingShape `json:"bounding_shape"`
+	Regions       []int         `json:"regions"`
+}
+
 type boundingShape struct {
 	Type     string  `json:"type"`
 	Rotation float64 `json:"rotation"`
@@ -64,6 +72,7 @@ func newOCRResponse(res *ocr.Result, size int, words bool, elapsed time.Duration
 		ImageInfo:      imageInfo{Width: res.Width, Height: res.Height, Bytes: size, Format: res.Format},
 		Rotation:       res.Rotation,
 		Regions:        newRegions(res.Regions, words),
+		Blocks:         newBlocks(res.Blocks),
 		Text:           res.Text,
 		ProcessingTime: round(elapsed.Seconds(), 4),
 	}
@@ -96,6 +105,14 @@ func newRegions(rs []ocr.Region, words bool) []region {
 		}
 	}
 	return regions
+}
+
+func newBlocks(bs []ocr.Block) []block {
+	blocks := make([]block, len(bs))
+	for i, b := range bs {
+		blocks[i] = block{BoundingShape: newShape(b.Quad), Regions: b.Regions}
+	}
+	return blocks
 }
 
 func newShape(q geom.Quad) boundingShape {
@@ -132,6 +149,7 @@ type pageBody struct {
 	Source   string   `json:"source"`
 	Rotation int      `json:"rotation"` // as ocrResponse's
 	Regions  []region `json:"regions"`
+	Blocks   []block  `json:"blocks"`
 	Text     string   `json:"text"`
 }
 
@@ -139,7 +157,8 @@ func newDocumentResponse(res *dococr.Result, words bool, elapsed time.Duration) 
 	pages := make([]pageBody, len(res.Read))
 	for i, p := range res.Read {
 		pages[i] = pageBody{Page: p.Number, Width: p.Width, Height: p.Height, Source: string(p.Source),
-			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text}
+			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words), Blocks: newBlocks(p.Result.Blocks),
+			Text: p.Result.Text}
 	}
 	return documentResponse{
 		Version:        Version,

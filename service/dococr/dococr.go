@@ -424,28 +424,19 @@ func (r *Reader) op(ctx context.Context, page int, fn func(context.Context) erro
 }
 
 // textLayerPage turns a page's text-layer lines, in a w×h pixel space over the page, into a page
-// result shaped like the pipeline's.
+// result shaped like the pipeline's, laid out in blocks and reading order as OCR regions are
+// (ocr.Arrange).
 func textLayerPage(page *document.Page, w, h int) Page {
 	lines := page.Lines(w, h)
 	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
-	var text strings.Builder
 	for i, l := range lines {
 		words := make([]ocr.Word, len(l.Words))
 		for k, wd := range l.Words {
 			words[k] = ocr.Word{Text: wd.Text, Score: 1, Quad: wd.Quad}
 		}
-		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: 1, Vertical: vertical(l.Quad),
-			Row: l.Row, Order: i, Words: words}
-		switch {
-		case i == 0:
-		case l.Row != lines[i-1].Row:
-			text.WriteByte('\n')
-		default:
-			text.WriteByte(' ')
-		}
-		text.WriteString(l.Text)
+		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: 1, Vertical: vertical(l.Quad), Words: words}
 	}
-	res.Text = text.String()
+	ocr.Arrange(res, ocr.DefaultOptions().RowOverlap)
 	return Page{Number: page.Number, Width: w, Height: h, Source: TextLayer, Result: res}
 }
 

@@ -66,8 +66,11 @@ type Result struct {
 	// (Width × Height), each starting at its text's own top-left corner.
 	Rotation int
 	Regions  []Region
-	// Text is every region's text in reading order: one line per row, regions of a row separated by
-	// a space.
+	// Blocks group the regions into what is read together (columns, then paragraphs; a table),
+	// in reading order (see Arrange).
+	Blocks []Block
+	// Text is every region's text in reading order, block by block (blocks separated by an empty
+	// line): one line per row, regions of a row separated by a space.
 	Text    string
 	Timings Timings
 	// InferenceWall is the wall time during which at least one model call was running. It equals
@@ -276,17 +279,17 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 			}
 		}
 	}
-	start := time.Now()
-	text := order(regions, p.opt.RowOverlap, rotation)
-	tm.track(StageOrder, start)
-	return &Result{
+	res := &Result{
 		Format:   dec.Format,
 		Width:    width,
 		Height:   height,
 		Rotation: rotation,
 		Regions:  regions,
-		Text:     text,
-	}, read, nil
+	}
+	start := time.Now()
+	Arrange(res, p.opt.RowOverlap)
+	tm.track(StageOrder, start)
+	return res, read, nil
 }
 
 // turned turns dec clockwise by degrees, detects its boxes again and plans its crops into pc

@@ -477,11 +477,9 @@ func TestHalfDecodeBoxes(t *testing.T) {
 // lies where the upright page's box of the same line lies once turned.
 func TestPageOrientation(t *testing.T) {
 	p := pipeline(t)
-	var lines []string
 	page := canvas(700, 16*64+40)
 	for i := range 16 {
 		s := fmt.Sprintf("Total Amount %d.%02d", 10+i, (i*37)%100)
-		lines = append(lines, s)
 		line, _ := renderLine(t, s, 34)
 		paste(page, line, 30+(i%3)*40, 20+i*64)
 	}
