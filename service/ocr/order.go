@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/layout"
@@ -39,11 +40,21 @@ func Arrange(res *Result, overlap float64) {
 	if len(regions) == 0 {
 		return
 	}
+	// A page of vertical columns (most of its text in regions read top to bottom) is laid out
+	// turned a quarter counterclockwise: its columns, right to left, become rows, top to bottom,
+	// each read left to right, which is top to bottom on the page.
+	frame := res.Rotation
+	if verticalPage(regions) {
+		frame = (frame + 270) % 360
+	}
 	quads := make([]geom.Quad, len(regions))
 	for i, r := range regions {
-		quads[i] = upright(r.Quad, res.Rotation)
+		quads[i] = upright(r.Quad, frame)
 	}
-	angle := dominantAngle(regions, quads)
+	angle := 0.0
+	if frame == res.Rotation {
+		angle = dominantAngle(regions, quads)
+	}
 	sin, cos := math.Sincos(-angle * math.Pi / 180)
 	boxes := make([]layout.Box, len(regions))
 	for i := range regions {
@@ -86,10 +97,25 @@ func Arrange(res *Result, overlap float64) {
 		for j := range ids {
 			ids[j] = first + j
 		}
-		res.Blocks[k] = Block{Quad: back(b.Box, -angle, res.Rotation), Regions: ids}
+		res.Blocks[k] = Block{Quad: back(b.Box, -angle, frame), Regions: ids}
 	}
 	copy(regions, ordered)
 	res.Text = sb.String()
+}
+
+// verticalPage reports whether most of the regions' characters are in columns read top to
+// bottom (Region.TopDown).
+func verticalPage(regions []Region) bool {
+	var down, across int
+	for _, r := range regions {
+		n := utf8.RuneCountInString(r.Text)
+		if r.TopDown {
+			down += n
+		} else {
+			across += n
+		}
+	}
+	return down > across
 }
 
 // back maps a box of the reading frame (the upright page turned by angle degrees) to a quad in

@@ -48,8 +48,11 @@ type Region struct {
 	Score    float32 // recognition confidence in [0,1]
 	Vertical bool    // the box was taller than wide and was turned 90° to be read
 	Flipped  bool    // the direction classifier turned the crop 180°
-	Row      int     // row index in reading order (0-based)
-	Order    int     // position in reading order (0-based)
+	// TopDown: the region is a column of upright CJK characters read top to bottom (vertical
+	// text); Quad then starts at the column's top-right corner.
+	TopDown bool
+	Row     int // row index in reading order (0-based)
+	Order   int // position in reading order (0-based)
 	// Words are the region's words with their boxes, located from the recognizer's timesteps.
 	Words []Word
 }
@@ -256,6 +259,9 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	regions, err := p.recognize(ctx, img, pc, tm)
 	if err != nil {
 		return nil, read, err
+	}
+	if p.opt.ReadColumns {
+		regions = stackColumns(regions)
 	}
 	if turns != 0 {
 		W, H := float64(dec.Width), float64(dec.Height)
