@@ -438,8 +438,9 @@ func joinColumns(quads []geom.Quad) []geom.Quad {
 // or a column in pieces) into one region, a column read top to bottom. regions are in the
 // upright page's pixels. A region joins the one above when their middles line up within a third
 // of the wider, their widths and character sizes are within 1.5 times of each other, and the
-// white between them is at most columnGap characters. Only CJK joins: a column of quantities on
-// a receipt is digits, each its own row.
+// white between them is at most columnGap characters. Only CJK joins (a column of quantities on
+// a receipt is digits, each its own row), and only what has nothing beside it on its row within
+// two characters (a table's column of units stays in its rows).
 func stackColumns(regions []Region) []Region {
 	type box struct{ x0, y0, x1, y1 float64 }
 	single := func(r Region) bool {
@@ -449,12 +450,32 @@ func stackColumns(regions []Region) []Region {
 		c, n := utf8.DecodeRuneInString(r.Text)
 		return n == len(r.Text) && isCJK(c)
 	}
-	var idx []int
 	boxes := make([]box, len(regions))
 	for i, r := range regions {
 		x0, y0, x1, y1 := r.Quad.Bounds()
 		boxes[i] = box{x0, y0, x1, y1}
-		if single(r) {
+	}
+	// alone: no other region shares i's row within two characters of it. A table's column of
+	// units (个, 件 under one another) has its quantities and prices close beside it; a
+	// vertical label's characters stand apart from the lines around them.
+	alone := func(i int) bool {
+		a := boxes[i]
+		size := min(a.x1-a.x0, a.y1-a.y0)
+		for j, b := range boxes {
+			if j == i {
+				continue
+			}
+			across := min(a.y1, b.y1) - max(a.y0, b.y0)
+			apart := max(a.x0, b.x0) - min(a.x1, b.x1)
+			if across > 0.5*min(a.y1-a.y0, b.y1-b.y0) && apart < 2*size {
+				return false
+			}
+		}
+		return true
+	}
+	var idx []int
+	for i, r := range regions {
+		if single(r) && alone(i) {
 			idx = append(idx, i)
 		}
 	}

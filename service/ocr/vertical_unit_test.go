@@ -32,6 +32,12 @@ func TestStackColumns(t *testing.T) {
 			{Quad: rect(10, 10, 25, 40), Text: "1", Score: 1},
 			{Quad: rect(10, 50, 25, 80), Text: "2", Score: 1},
 		}, []string{"1", "2"}},
+		{"a table's units stay rows", []Region{
+			{Quad: rect(10, 10, 30, 40), Text: "2", Score: 1},
+			{Quad: rect(50, 10, 80, 40), Text: "个", Score: 1},
+			{Quad: rect(10, 50, 30, 80), Text: "3", Score: 1},
+			{Quad: rect(50, 50, 80, 80), Text: "个", Score: 1},
+		}, []string{"2", "个", "3", "个"}},
 		{"side by side", []Region{
 			{Quad: rect(10, 10, 40, 40), Text: "营", Score: 1},
 			{Quad: rect(50, 10, 80, 40), Text: "业", Score: 1},
