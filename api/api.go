@@ -53,7 +53,10 @@ type OCRResult struct {
 	// 270); the boxes are in the coordinates of the image as it was sent.
 	Rotation int      `json:"rotation"`
 	Regions  []Region `json:"regions"`
-	// Text is every region's text in reading order: one line per row.
+	// Blocks group the regions that read together (a paragraph, a column's lines, a table), in
+	// reading order.
+	Blocks []Block `json:"blocks"`
+	// Text is every region's text in reading order, block by block: one line per row.
 	Text string `json:"text"`
 	// ProcessingTime is the seconds the request took in the service.
 	ProcessingTime float64 `json:"processing_time"`
@@ -92,6 +95,13 @@ type Region struct {
 	// Words are sent when the request asks for them ("words": true): an empty list for a region
 	// whose words could not be located, a missing member when they were not asked for.
 	Words []Word `json:"words,omitzero"`
+}
+
+// Block is a group of regions read together (a paragraph, a column's lines, a table): its box and
+// its regions' region_id, consecutive and in reading order.
+type Block struct {
+	BoundingShape BoundingShape `json:"bounding_shape"`
+	Regions       []int         `json:"regions"`
 }
 
 // Word is one word of a region: located from the recognizer's timesteps (OCR) or the glyph boxes
@@ -135,6 +145,7 @@ type Page struct {
 	TextLayerCheck *TextLayerCheck `json:"text_layer_check,omitempty"`
 	Rotation       int             `json:"rotation"` // as OCRResult.Rotation
 	Regions        []Region        `json:"regions"`
+	Blocks         []Block         `json:"blocks"`
 	Text           string          `json:"text"`
 	// HiddenText is set when the page's text layer held text no one sees (invisible, off the page,
 	// too small, or leaving no mark), which was dropped from Regions and Text.

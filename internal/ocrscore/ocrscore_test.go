@@ -1,6 +1,7 @@
 package ocrscore
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -166,4 +167,39 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestReadingOrder(t *testing.T) {
+	var left, right []string
+	for i := range 12 {
+		left = append(left, fmt.Sprintf("l%da l%db five l%dc", i, i, i))
+		right = append(right, fmt.Sprintf("r%da r%db r%dc", i, i, i))
+	}
+	want := strings.Join(append(slices.Clone(left), right...), "\n")
+	var across []string
+	for i := range left {
+		across = append(across, left[i], right[i])
+	}
+	for _, c := range []struct {
+		name   string
+		got    string
+		lo, hi float64
+	}{
+		{"in order", want, 1, 1},
+		{"in order, words misread", strings.ReplaceAll(want, "five", "fivc"), 1, 1},
+		{"columns read across", strings.Join(across, "\n"), 0.45, 0.62},
+		{"backwards", backwards(want), 0, 0.2},
+		{"nothing shared", "x y z", 1, 1},
+	} {
+		got := ReadingOrder(want, c.got)
+		if got < c.lo || got > c.hi {
+			t.Errorf("%s: %.3f, want %.2f–%.2f", c.name, got, c.lo, c.hi)
+		}
+	}
+}
+
+func backwards(s string) string {
+	w := strings.Fields(s)
+	slices.Reverse(w)
+	return strings.Join(w, " ")
 }

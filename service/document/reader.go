@@ -735,7 +735,8 @@ func confidence(res *ocr.Result) float64 {
 }
 
 // textLayerPage turns a page's visible text-layer lines, in a w×h pixel space over the page, into
-// a page result shaped like the pipeline's. Its confidence, and every region's and word's, is
+// a page result shaped like the pipeline's, laid out in blocks and reading order as OCR regions
+// are (ocr.Arrange). Its confidence, and every region's and word's, is
 // the similarity OCR's reading of its probes had to the layer (of its fonts' probes on an
 // earlier page, when it inherited their verdict); 1 where none was compared.
 func textLayerPage(number int, tl *docfile.TextLayer, w, h int, check *docfile.Check) Page {
@@ -746,24 +747,15 @@ func textLayerPage(number int, tl *docfile.TextLayer, w, h int, check *docfile.C
 	}
 	score := float32(conf)
 	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
-	var text strings.Builder
 	for i, l := range lines {
 		words := make([]ocr.Word, len(l.Words))
 		for k, wd := range l.Words {
 			words[k] = ocr.Word{Text: wd.Text, Score: score, Quad: wd.Quad}
 		}
-		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: score, Vertical: vertical(l.Quad),
-			Row: l.Row, Order: i, Words: words}
-		switch {
-		case i == 0:
-		case l.Row != lines[i-1].Row:
-			text.WriteByte('\n')
-		default:
-			text.WriteByte(' ')
-		}
-		text.WriteString(l.Text)
+		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: score, Vertical: vertical(l.Quad), Words: words}
 	}
-	res.Text = text.String()
+	// Laid out in blocks and reading order as OCR regions are.
+	ocr.Arrange(res, ocr.DefaultOptions().RowOverlap)
 	var shown *docfile.Check
 	if check.Probes > 0 {
 		shown = check

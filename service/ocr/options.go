@@ -41,6 +41,9 @@ type Options struct {
 	// CropRotateRatio: a box at least this many times taller than wide holds vertical text and is
 	// turned 90° (read bottom to top) before recognition.
 	CropRotateRatio float64
+	// ReadColumns also reads every such box as a column of upright CJK characters, top to
+	// bottom (see unrolled), and keeps that reading where it reads CJK and better.
+	ReadColumns bool
 
 	// HalfMinTextHeight: a page decoded at half size (Limits.HalfPixels) is decoded again whole
 	// when its first detection pass finds the median line (its box, in the file's pixels)
@@ -142,6 +145,7 @@ func DefaultOptions() Options {
 		},
 		DB:                  dbnet.DefaultOptions(),
 		CropRotateRatio:     1.5,
+		ReadColumns:         true,
 		UseClassifier:       true,
 		ClsThreshold:        0.9,
 		ClsPageSample:       12,

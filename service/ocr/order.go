@@ -4,83 +4,139 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ocrgate/ocrgate/service/geom"
+	"github.com/ocrgate/ocrgate/service/layout"
 )
 
-// order sorts regions into reading order — rows top to bottom, left to right within a row — sets
-// their Row and Order fields and returns the text, one line per row.
+// Block is a group of regions read together: a paragraph, a column's run of lines, a table
+// (see the layout package).
+type Block struct {
+	// Quad is the box around the block's regions, in the coordinates of the image as sent,
+	// clockwise from the block's top-left corner on the upright page.
+	Quad geom.Quad
+	// Regions are the indexes of the block's regions in Result.Regions: consecutive, in
+	// reading order.
+	Regions []int
+}
+
+// BlockSeparator separates the blocks' texts in Result.Text: an empty line, as between
+// paragraphs.
+const BlockSeparator = "\n\n"
+
+// Arrange sorts res.Regions into reading order, sets their Row and Order fields, and sets
+// res.Blocks and res.Text: the blocks' texts in order, separated by BlockSeparator, each one
+// line per row with the regions of a row separated by a space.
 //
-// Rows are found in the frame of the upright page (the image turned by rotation degrees
-// clockwise) and of its dominant text angle, so a receipt photographed a few degrees askew, or
-// sideways, still reads row by row. A region joins a row when its vertical extent overlaps the
-// row's first region by at least overlap × the smaller of the two heights.
-func order(regions []Region, overlap float64, rotation int) string {
+// Blocks are found by the layout package in the frame of the upright page (the image turned by
+// res.Rotation degrees clockwise) and of its dominant text angle, so that a receipt photographed
+// a few degrees askew, or sideways, still reads row by row. A region joins a row when its
+// vertical extent overlaps the row's first region by at least overlap × the smaller of the two
+// heights.
+func Arrange(res *Result, overlap float64) {
+	regions := res.Regions
+	res.Blocks, res.Text = nil, ""
 	if len(regions) == 0 {
-		return ""
+		return
+	}
+	// A page of vertical columns (most of its text in regions read top to bottom) is laid out
+	// turned a quarter counterclockwise: its columns, right to left, become rows, top to bottom,
+	// each read left to right, which is top to bottom on the page.
+	frame := res.Rotation
+	if verticalPage(regions) {
+		frame = (frame + 270) % 360
 	}
 	quads := make([]geom.Quad, len(regions))
 	for i, r := range regions {
-		quads[i] = upright(r.Quad, rotation)
+		quads[i] = upright(r.Quad, frame)
 	}
-	angle := dominantAngle(regions, quads)
+	angle := 0.0
+	if frame == res.Rotation {
+		angle = dominantAngle(regions, quads)
+	}
 	sin, cos := math.Sincos(-angle * math.Pi / 180)
-	type span struct{ x, top, bottom, mid float64 }
-	spans := make([]span, len(regions))
+	boxes := make([]layout.Box, len(regions))
 	for i := range regions {
-		minY, maxY, sumX := math.Inf(1), math.Inf(-1), 0.0
+		b := layout.Box{X0: math.Inf(1), Y0: math.Inf(1), X1: math.Inf(-1), Y1: math.Inf(-1)}
 		for _, p := range quads[i] {
 			x := p.X*cos - p.Y*sin
 			y := p.X*sin + p.Y*cos
-			minY, maxY = math.Min(minY, y), math.Max(maxY, y)
-			sumX += x
+			b.X0, b.X1 = math.Min(b.X0, x), math.Max(b.X1, x)
+			b.Y0, b.Y1 = math.Min(b.Y0, y), math.Max(b.Y1, y)
 		}
-		spans[i] = span{x: sumX / 4, top: minY, bottom: maxY, mid: (minY + maxY) / 2}
+		boxes[i] = b
 	}
-	idx := make([]int, len(regions))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmpFloat(spans[a].mid, spans[b].mid) })
-
-	var rows [][]int
-	for _, i := range idx {
-		s := spans[i]
-		joined := false
-		// Look back over the last few rows: a short region can sort between two members of a row.
-		for r := len(rows) - 1; r >= 0 && r >= len(rows)-3; r-- {
-			a := spans[rows[r][0]]
-			ov := math.Min(s.bottom, a.bottom) - math.Max(s.top, a.top)
-			if ov >= overlap*math.Min(s.bottom-s.top, a.bottom-a.top) {
-				rows[r] = append(rows[r], i)
-				joined = true
-				break
-			}
-		}
-		if !joined {
-			rows = append(rows, []int{i})
-		}
-	}
+	blocks := layout.Arrange(boxes, layout.Options{RowOverlap: overlap})
 
 	ordered := make([]Region, 0, len(regions))
+	res.Blocks = make([]Block, len(blocks))
 	var sb strings.Builder
-	for r, row := range rows {
-		slices.SortStableFunc(row, func(a, b int) int { return cmpFloat(spans[a].x, spans[b].x) })
-		if r > 0 {
-			sb.WriteByte('\n')
+	row := 0
+	for k, b := range blocks {
+		if k > 0 {
+			sb.WriteString(BlockSeparator)
 		}
-		for k, i := range row {
-			reg := regions[i]
-			reg.Row, reg.Order = r, len(ordered)
-			ordered = append(ordered, reg)
-			if k > 0 {
-				sb.WriteByte(' ')
+		first := len(ordered)
+		for r, items := range b.Rows {
+			if r > 0 {
+				sb.WriteByte('\n')
 			}
-			sb.WriteString(reg.Text)
+			for j, i := range items {
+				reg := regions[i]
+				reg.Row, reg.Order = row, len(ordered)
+				ordered = append(ordered, reg)
+				if j > 0 {
+					sb.WriteByte(' ')
+				}
+				sb.WriteString(reg.Text)
+			}
+			row++
 		}
+		ids := make([]int, len(ordered)-first)
+		for j := range ids {
+			ids[j] = first + j
+		}
+		res.Blocks[k] = Block{Quad: back(b.Box, -angle, frame), Regions: ids}
 	}
 	copy(regions, ordered)
-	return sb.String()
+	res.Text = sb.String()
+}
+
+// verticalPage reports whether most of the regions' characters are in columns read top to
+// bottom (Region.TopDown).
+func verticalPage(regions []Region) bool {
+	var down, across int
+	for _, r := range regions {
+		n := utf8.RuneCountInString(r.Text)
+		if r.TopDown {
+			down += n
+		} else {
+			across += n
+		}
+	}
+	return down > across
+}
+
+// back maps a box of the reading frame (the upright page turned by angle degrees) to a quad in
+// the image's coordinates: the inverse of Arrange's frame. The reading frame is the image's up to
+// a shift of the origin, which the turns below undo.
+func back(b layout.Box, angle float64, rotation int) geom.Quad {
+	sin, cos := math.Sincos(-angle * math.Pi / 180)
+	q := geom.Quad{{X: b.X0, Y: b.Y0}, {X: b.X1, Y: b.Y0}, {X: b.X1, Y: b.Y1}, {X: b.X0, Y: b.Y1}}
+	for i, p := range q {
+		p = geom.Point{X: p.X*cos - p.Y*sin, Y: p.X*sin + p.Y*cos}
+		switch rotation { // the inverse of upright
+		case 90:
+			p = geom.Point{X: p.Y, Y: -p.X}
+		case 180:
+			p = geom.Point{X: -p.X, Y: -p.Y}
+		case 270:
+			p = geom.Point{X: -p.Y, Y: p.X}
+		}
+		q[i] = p
+	}
+	return q
 }
 
 // upright is q in the frame of the image turned rotation degrees clockwise (a multiple of 90),
@@ -123,14 +179,4 @@ func dominantAngle(regions []Region, quads []geom.Quad) float64 {
 	}
 	slices.Sort(angles)
 	return angles[len(angles)/2]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

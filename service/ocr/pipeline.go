@@ -49,8 +49,11 @@ type Region struct {
 	Score    float32 // recognition confidence in [0,1]
 	Vertical bool    // the box was taller than wide and was turned 90° to be read
 	Flipped  bool    // the direction classifier turned the crop 180°
-	Row      int     // row index in reading order (0-based)
-	Order    int     // position in reading order (0-based)
+	// TopDown: the region is a column of upright CJK characters read top to bottom (vertical
+	// text); Quad then starts at the column's top-right corner.
+	TopDown bool
+	Row     int // row index in reading order (0-based)
+	Order   int // position in reading order (0-based)
 	// Words are the region's words with their boxes, located from the recognizer's timesteps.
 	Words []Word
 }
@@ -67,8 +70,11 @@ type Result struct {
 	// (Width × Height), each starting at its text's own top-left corner.
 	Rotation int
 	Regions  []Region
-	// Text is every region's text in reading order: one line per row, regions of a row separated by
-	// a space.
+	// Blocks group the regions into what is read together (columns, then paragraphs; a table),
+	// in reading order (see Arrange).
+	Blocks []Block
+	// Text is every region's text in reading order, block by block (blocks separated by an empty
+	// line): one line per row, regions of a row separated by a space.
 	Text    string
 	Timings Timings
 	// InferenceWall is the wall time during which at least one model call was running. It equals
@@ -254,6 +260,9 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	if err != nil {
 		return nil, read, err
 	}
+	if p.opt.ReadColumns {
+		regions = stackColumns(regions)
+	}
 	if turns != 0 {
 		W, H := float64(dec.Width), float64(dec.Height)
 		for i := range regions {
@@ -276,17 +285,17 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 			}
 		}
 	}
-	start := time.Now()
-	text := order(regions, p.opt.RowOverlap, rotation)
-	tm.track(StageOrder, start)
-	return &Result{
+	res := &Result{
 		Format:   dec.Format,
 		Width:    width,
 		Height:   height,
 		Rotation: rotation,
 		Regions:  regions,
-		Text:     text,
-	}, read, nil
+	}
+	start := time.Now()
+	Arrange(res, p.opt.RowOverlap)
+	tm.track(StageOrder, start)
+	return res, read, nil
 }
 
 // turned turns dec clockwise by degrees, detects its boxes again and plans its crops into pc

@@ -31,12 +31,18 @@ type crop struct {
 	vertical bool
 	flipped  bool
 	upside   bool // the classifier votes that it is upside down
+	// column: the crop is a column of upright characters read top to bottom, cut unrolled (see
+	// unrolled); its quad is the vertical crop's, starting at the column's top-right corner.
+	column bool
 	// turned is the crop turned 180°, read beside it when the classifier votes to turn it: the
 	// better of the two readings is kept (see recognize).
 	turned *crop
-	text   string
-	score  float32
-	words  []Word
+	// unrolled is a vertical crop read as a column of upright CJK characters, beside it: kept
+	// when it reads CJK and better (see recognize).
+	unrolled *crop
+	text     string
+	score    float32
+	words    []Word
 	// longestRun is the most consecutive recognizer timesteps one character of the reading won.
 	longestRun int
 }
@@ -53,10 +59,24 @@ type pageCrops struct {
 // which also marks the crops to read both ways.
 func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Quad, tm *Timings) (pageCrops, error) {
 	rotation := 0
+	columns := false
 	if sideways(quads, p.opt.CropRotateRatio) {
+		// A page of vertical CJK columns has the shapes of a page on its side. Its characters
+		// stand upright (see readsColumns): only such a page is read as it stands, column by
+		// column. Only pages that look sideways pay for the look.
 		rotation = 90
+		if p.opt.ReadColumns {
+			var err error
+			if columns, err = p.readsColumns(ctx, img, quads, tm); err != nil {
+				return pageCrops{}, err
+			}
+			if columns {
+				rotation = 0
+				quads = joinColumns(quads)
+			}
+		}
 	}
-	crops := p.plan(quads, rotation/90)
+	crops := p.plan(quads, rotation/90, columns)
 	if len(crops) == 0 {
 		return pageCrops{}, nil
 	}
@@ -86,7 +106,7 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 // only the crops of the batches in flight are in memory at once.
 func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops, tm *Timings) ([]Region, error) {
 	crops := pc.crops
-	all, order := withTurned(crops, pc.byWidth)
+	all, order := withAlternatives(crops, pc.byWidth)
 	if err := p.read(ctx, img, all, order, tm); err != nil {
 		return nil, err
 	}
@@ -95,13 +115,18 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 	}
 	regions := make([]Region, 0, len(crops))
 	for _, c := range crops {
+		u := c.unrolled
 		if t := c.turned; t != nil && better(t, c) {
 			c = t
+		}
+		if u != nil && hasCJK(u.text) && better(u, c) {
+			c = u
 		}
 		if c.text == "" || c.score < p.opt.MinScore {
 			continue
 		}
-		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped, Words: c.words})
+		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped,
+			TopDown: c.column, Words: c.words})
 	}
 	return regions, nil
 }
@@ -141,8 +166,11 @@ func turn(q geom.Quad, quarter int) geom.Quad {
 // orientation (quarter turns, see turn). Boxes then at least CropRotateRatio times taller than
 // wide hold vertical text: their corners are re-labelled so the warp itself turns them 90°
 // clockwise, which makes text running bottom to top upright (the classifier catches the other
-// direction).
-func (p *Pipeline) plan(quads []geom.Quad, quarter int) []*crop {
+// direction). On a page of vertical columns (columns), such a box is instead a column of upright
+// characters, read top to bottom (see unrolled); elsewhere a box at least columnRatio times
+// taller than wide is also read so, beside its turned reading (a CJK label set vertically in a
+// margin).
+func (p *Pipeline) plan(quads []geom.Quad, quarter int, columns bool) []*crop {
 	crops := make([]*crop, 0, len(quads))
 	widest := p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
 	for _, q := range quads {
@@ -152,6 +180,13 @@ func (p *Pipeline) plan(quads []geom.Quad, quarter int) []*crop {
 			continue
 		}
 		vertical := h >= p.opt.CropRotateRatio*w
+		if vertical && columns {
+			nw := min(widest, max(1, int(math.Ceil(float64(p.opt.RecHeight)*h/w))))
+			crops = append(crops, columnCrop(q, nw))
+			continue
+		}
+		tall := h >= columnRatio*w
+		original := q
 		if vertical {
 			q = turn(q, 1)
 			w, h = h, w
@@ -162,7 +197,11 @@ func (p *Pipeline) plan(quads []geom.Quad, quarter int) []*crop {
 			natural *= p.opt.RecSqueeze
 		}
 		cw := min(widest, max(1, int(math.Ceil(natural))))
-		crops = append(crops, &crop{quad: q, width: cw, natural: nw, vertical: vertical})
+		c := &crop{quad: q, width: cw, natural: nw, vertical: vertical}
+		if tall && p.opt.ReadColumns {
+			c.unrolled = columnCrop(original, nw)
+		}
+		crops = append(crops, c)
 	}
 	return crops
 }
@@ -171,7 +210,11 @@ func (p *Pipeline) plan(quads []geom.Quad, quarter int) []*crop {
 func (p *Pipeline) cut(img image.Image, crops []*crop, idx []int, tm *Timings) {
 	start := time.Now()
 	parallel(len(idx), func(j int) {
-		if c := crops[idx[j]]; c.img == nil {
+		switch c := crops[idx[j]]; {
+		case c.img != nil:
+		case c.column:
+			c.img = unrolled(img, turn(c.quad, 1), c.width, p.opt.RecHeight)
+		default:
 			c.img = imaging.Warp(img, c.quad, c.width, p.opt.RecHeight)
 		}
 	})
@@ -194,6 +237,9 @@ func (p *Pipeline) cut(img image.Image, crops []*crop, idx []int, tm *Timings) {
 func (p *Pipeline) classify(ctx context.Context, img image.Image, crops []*crop, byWidth []int, rotation int, tm *Timings) (int, error) {
 	var horizontal, vertical []int
 	for _, i := range byWidth {
+		if crops[i].column {
+			continue // upright already: its characters stand as they are read
+		}
 		if crops[i].vertical {
 			vertical = append(vertical, i)
 		} else {
@@ -339,22 +385,25 @@ func inkRunes(s string) []rune {
 	return out
 }
 
-// withTurned returns the crops followed by the turned copies of those the classifier voted to
-// turn, and their order by width, so that one pass of the recognizer reads both ways of each.
+// withAlternatives returns the crops followed by their other readings (the turned copies of
+// those the classifier voted to turn, the unrolled copies of vertical crops), and their order by
+// width, so that one pass of the recognizer reads every way of each.
 //
 // The classifier alone decides nothing: it reads a crop squeezed into 192 px, and on a long
 // upright line in a condensed face it voted 180° (a receipt's card number line read upside down as
 // "P" at 0.09, under MinScore: the line was lost). Reading both ways costs one more crop per
 // vote, and votes are rare: an upright page's horizontal crops are not classified (see classify),
 // and a page turned as a whole is turned before detection.
-func withTurned(crops []*crop, byWidth []int) ([]*crop, []int) {
+func withAlternatives(crops []*crop, byWidth []int) ([]*crop, []int) {
 	all := crops
 	for _, c := range crops {
-		if c.turned != nil {
-			if len(all) == len(crops) {
-				all = slices.Clip(crops)
+		for _, alt := range []*crop{c.turned, c.unrolled} {
+			if alt != nil {
+				if len(all) == len(crops) {
+					all = slices.Clip(crops)
+				}
+				all = append(all, alt)
 			}
-			all = append(all, c.turned)
 		}
 	}
 	if len(all) == len(crops) {

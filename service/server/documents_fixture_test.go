@@ -122,6 +122,10 @@ type (
 		Row           int        `json:"row"`
 		Words         []wordBody `json:"words"`
 	}
+	blockBody struct {
+		BoundingShape shape `json:"bounding_shape"`
+		Regions       []int `json:"regions"`
+	}
 	pageBody struct {
 		Page, Width, Height int
 		Source              string
@@ -132,6 +136,7 @@ type (
 			Similarity                            float64
 		} `json:"text_layer_check"`
 		Regions []regionBody
+		Blocks  []blockBody
 		Text    string
 	}
 	docBody struct {

@@ -445,7 +445,7 @@ func TestWords(t *testing.T) {
 }
 
 // TestPlainImageAnswerUnchanged: a plain image gets today's answer, field for field: the same
-// members (and the page's rotation) and nothing more, each with the value the pipeline gives; the new request members, at
+// members (and the page's rotation and blocks) and nothing more, each with the value the pipeline gives; the new request members, at
 // their defaults, change nothing.
 func TestPlainImageAnswerUnchanged(t *testing.T) {
 	f := fixtures(t)
@@ -460,7 +460,17 @@ func TestPlainImageAnswerUnchanged(t *testing.T) {
 		if err := json.Unmarshal(raw, &top); err != nil {
 			t.Fatal(err)
 		}
-		checkKeys(t, "answer", top, "version", "image_info", "rotation", "regions", "text", "processing_time")
+		checkKeys(t, "answer", top, "version", "image_info", "rotation", "regions", "blocks", "text", "processing_time")
+		var blocks []blockBody
+		json.Unmarshal(top["blocks"], &blocks)
+		if len(blocks) != len(res.Blocks) {
+			t.Errorf("%d blocks, the pipeline's %d", len(blocks), len(res.Blocks))
+		}
+		for i := range min(len(blocks), len(res.Blocks)) {
+			if !slices.Equal(blocks[i].Regions, res.Blocks[i].Regions) {
+				t.Errorf("block %d: regions %v, the pipeline's %v", i, blocks[i].Regions, res.Blocks[i].Regions)
+			}
+		}
 		var info map[string]json.RawMessage
 		json.Unmarshal(top["image_info"], &info)
 		checkKeys(t, "image_info", info, "width", "height", "bytes", "format")

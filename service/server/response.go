@@ -17,6 +17,7 @@ func newOCRResponse(res *ocr.Result, size int, words bool, elapsed time.Duration
 		ImageInfo:      api.ImageInfo{Width: res.Width, Height: res.Height, Bytes: size, Format: res.Format},
 		Rotation:       res.Rotation,
 		Regions:        newRegions(res.Regions, words),
+		Blocks:         newBlocks(res.Blocks),
 		Text:           res.Text,
 		ProcessingTime: round(elapsed.Seconds(), 4),
 	}
@@ -51,6 +52,14 @@ func newRegions(rs []ocr.Region, words bool) []api.Region {
 	return regions
 }
 
+func newBlocks(bs []ocr.Block) []api.Block {
+	blocks := make([]api.Block, len(bs))
+	for i, b := range bs {
+		blocks[i] = api.Block{BoundingShape: newShape(b.Quad), Regions: b.Regions}
+	}
+	return blocks
+}
+
 func newShape(q geom.Quad) api.BoundingShape {
 	pts := make([]api.Point, 4)
 	for k, p := range q {
@@ -78,7 +87,8 @@ func newDocumentResponse(res *document.Result, words bool, elapsed time.Duration
 	pages := make([]api.Page, len(res.Read))
 	for i, p := range res.Read {
 		pages[i] = api.Page{Page: p.Number, Width: p.Width, Height: p.Height, Source: string(p.Source),
-			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words), Text: p.Result.Text, HiddenText: newHiddenText(p.Hidden)}
+			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words),
+			Blocks: newBlocks(p.Result.Blocks), Text: p.Result.Text, HiddenText: newHiddenText(p.Hidden)}
 		if p.Err != nil {
 			ae := classify(p.Err)
 			pages[i].Error = &api.PageError{Code: ae.code, Message: ae.msg}

@@ -1,0 +1,511 @@
+// Package layout decides how the text regions of a page are read: which of them belong together
+// in blocks (columns, then paragraphs), in what order the blocks come, and the rows within each.
+// It sees only boxes, so OCR regions and the lines of a PDF's text layer are laid out alike.
+//
+// A page is cut top to bottom into bands (regions whose heights overlap), and runs of bands that
+// share a vertical gutter, a strip of white across all of them, form a section. A section's
+// gutters split it into strips, and each gutter is then either a column gutter or the gap between
+// the columns of a table:
+//
+//   - columns: both sides are prose (at least three rows, ten text heights wide or more, most
+//     rows running text, with no gutter in them, that fills the strip), or one side is prose
+//     and the other has three rows or more, beside few of the prose rows (a text column beside
+//     a table);
+//   - a table otherwise: its rows are read across the page, as a receipt's label and amount are.
+//
+// Columns are read left to right, each laid out again on its own (a column may hold a table).
+// Everything else is read in rows, top to bottom and left to right, exactly as a page without
+// columns always was. So a header spanning the columns comes first (it crosses the gutter, so it
+// is a band of its own above the section), and a receipt, whose only gutters are a table's, reads
+// row by row. The rows of a column or of the page's full width then split into paragraphs where
+// the gap between two rows is clearly wider than the column's usual line spacing, or where the
+// text height changes (a heading).
+//
+// This is the XY-cut idea (cut at white space, recurse) with two changes that real pages need: a
+// horizontal cut is never made inside a run of bands that share a gutter (two columns whose lines
+// sit at the same heights have a white line between every row, and cutting there first reads them
+// line by line across), and a vertical cut is made only where the text on either side says the
+// two sides are read one after the other.
+package layout
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Box is an axis-aligned rectangle in the page's reading frame: x grows along the lines, y down
+// the page.
+type Box struct {
+	X0, Y0, X1, Y1 float64
+}
+
+// Width is the box's extent along the lines.
+func (b Box) Width() float64 { return b.X1 - b.X0 }
+
+// Height is the box's extent down the page.
+func (b Box) Height() float64 { return b.Y1 - b.Y0 }
+
+// Union is the smallest box holding b and o.
+func (b Box) Union(o Box) Box {
+	return Box{X0: math.Min(b.X0, o.X0), Y0: math.Min(b.Y0, o.Y0), X1: math.Max(b.X1, o.X1), Y1: math.Max(b.Y1, o.Y1)}
+}
+
+// Block is a group of regions read together: a paragraph, a column's run of lines, a table.
+type Block struct {
+	Box Box
+	// Rows are the block's regions (indexes into what Arrange was given), row by row in reading
+	// order, each row left to right.
+	Rows [][]int
+}
+
+// Options tune Arrange.
+type Options struct {
+	// RowOverlap: a region joins a row when its vertical extent overlaps the row's first region
+	// by at least this share of the smaller of the two heights (in (0,1]).
+	RowOverlap float64
+}
+
+// The thresholds of the layout, in text heights (the median height of the page's regions) or
+// shares.
+const (
+	// gutterWidth is the narrowest white strip that separates columns (or a table's columns):
+	// the gap between words is a third of a text height, a column gutter one to two.
+	gutterWidth = 0.8
+	// bandOverlap: a region joins the band above when it overlaps it by more than this share of
+	// its height (or of the text height, if less). Detector boxes of consecutive lines touch,
+	// and that must not make one band of a header and the columns under it.
+	bandOverlap = 0.3
+	// nearGap, joinGap: a band with nothing across a section's gutter (a column that runs on
+	// after its neighbour ended) stays in the section when it is no further below it than
+	// nearGap, or when it is no further than joinGap and starts where one of the section's
+	// strips starts (a column's next paragraph after an empty line; a footer is further, or
+	// placed otherwise).
+	nearGap = 1.0
+	joinGap = 4.0
+	// leadGap: the first lines of a column that sit above its neighbour's, with nothing across
+	// the gutter, start the section when they are no further above it than this (a title
+	// over the columns is further, and usually crosses the gutter).
+	leadGap = 1.0
+	// proseMinRows, proseMinWidth, proseFull, proseFullShare: a strip is prose when it has at
+	// least proseMinRows rows, is at least proseMinWidth text heights wide, and at least
+	// proseFullShare of its rows span proseFull of its width.
+	proseMinRows   = 3
+	proseMinWidth  = 10.0
+	proseFull      = 0.8
+	proseFullShare = 0.7
+	// alignedShare: a prose strip beside a strip that is not prose, of at least proseMinRows
+	// rows, is a column when fewer than this share of its rows have something beside them (a
+	// table's rows are read across, and so is a lone line beside a few others: a receipt's
+	// "TAX INVOICE" beside its address).
+	alignedShare = 0.5
+	// paragraphGap: rows further apart than the column's median gap plus this many text heights
+	// start a new paragraph.
+	paragraphGap = 0.5
+	// headingRatio: a row this many times taller or shorter than the one before starts a new
+	// paragraph.
+	headingRatio = 1.5
+	// maxDepth bounds how deep columns are looked for inside columns.
+	maxDepth = 6
+)
+
+// Arrange lays out the regions whose boxes are given and returns the page's blocks in reading
+// order. Every region is in exactly one block.
+func Arrange(boxes []Box, opt Options) []Block {
+	if len(boxes) == 0 {
+		return nil
+	}
+	if opt.RowOverlap <= 0 || opt.RowOverlap > 1 {
+		opt.RowOverlap = 0.5
+	}
+	a := arranger{boxes: boxes, opt: opt, h: textHeight(boxes)}
+	idx := make([]int, len(boxes))
+	for i := range idx {
+		idx[i] = i
+	}
+	var blocks []Block
+	for _, f := range a.arrange(idx, 0) {
+		blocks = append(blocks, a.paragraphs(f)...)
+	}
+	return blocks
+}
+
+// textHeight is the median height of the boxes that are wider than tall (lines of text), or of
+// all boxes when none is; at least a pixel.
+func textHeight(boxes []Box) float64 {
+	var hs []float64
+	for _, b := range boxes {
+		if b.Width() >= b.Height() {
+			hs = append(hs, b.Height())
+		}
+	}
+	if len(hs) == 0 {
+		for _, b := range boxes {
+			hs = append(hs, math.Min(b.Width(), b.Height()))
+		}
+	}
+	slices.Sort(hs)
+	return math.Max(1, hs[len(hs)/2])
+}
+
+type arranger struct {
+	boxes []Box
+	opt   Options
+	h     float64 // text height
+}
+
+// flow is a run of rows read one after another without a change of column: paragraphs are cut
+// out of it.
+type flow [][]int
+
+// arrange lays out the regions idx: its flows in reading order.
+func (a *arranger) arrange(idx []int, depth int) []flow {
+	var flows []flow
+	var cur flow
+	flush := func() {
+		if len(cur) > 0 {
+			flows = append(flows, cur)
+			cur = nil
+		}
+	}
+	for _, s := range a.sections(a.bands(idx)) {
+		units := a.units(s)
+		if len(units) <= 1 || depth >= maxDepth {
+			cur = append(cur, a.rows(s)...)
+			continue
+		}
+		flush()
+		for _, u := range units {
+			if u.table {
+				flows = append(flows, a.rows(u.items))
+			} else {
+				flows = append(flows, a.arrange(u.items, depth+1)...)
+			}
+		}
+	}
+	flush()
+	return flows
+}
+
+// bands cuts idx top to bottom into bands: runs of regions whose vertical extents overlap (by more
+// than bandOverlap).
+func (a *arranger) bands(idx []int) [][]int {
+	sorted := slices.Clone(idx)
+	slices.SortStableFunc(sorted, func(i, j int) int { return cmp.Compare(a.boxes[i].Y0, a.boxes[j].Y0) })
+	var bands [][]int
+	bottom := math.Inf(-1)
+	for _, i := range sorted {
+		b := a.boxes[i]
+		if len(bands) > 0 && bottom-b.Y0 > bandOverlap*math.Min(b.Height(), a.h) {
+			bands[len(bands)-1] = append(bands[len(bands)-1], i)
+			bottom = math.Max(bottom, b.Y1)
+			continue
+		}
+		bands = append(bands, []int{i})
+		bottom = b.Y1
+	}
+	return bands
+}
+
+// sections groups consecutive bands into sections: runs of bands that keep at least one gutter
+// between them all, and runs of bands that have none.
+func (a *arranger) sections(bands [][]int) [][]int {
+	var out [][][]int // sections as their bands
+	var cur [][]int
+	var items []int
+	split := false
+	for _, band := range bands {
+		if len(cur) == 0 {
+			cur, items, split = [][]int{band}, slices.Clone(band), a.split(band)
+			continue
+		}
+		joined := append(slices.Clone(items), band...)
+		bandSplit := a.split(band)
+		switch {
+		case split && a.split(joined) && (bandSplit || a.continues(items, band)):
+			cur, items = append(cur, band), joined
+			continue
+		case !split && !bandSplit:
+			cur, items = append(cur, band), joined
+			continue
+		}
+		next := [][]int{band}
+		nextItems := slices.Clone(band)
+		if !split && bandSplit {
+			// The first lines of a column may sit above its neighbour's (no band of their own
+			// crosses the gutter): they belong to the section that starts here.
+			for len(cur) > 0 {
+				last := cur[len(cur)-1]
+				with := append(slices.Clone(last), nextItems...)
+				if a.top(nextItems)-a.bottom(last) > leadGap*a.h || !a.split(with) {
+					break
+				}
+				next = append([][]int{last}, next...)
+				nextItems = with
+				cur = cur[:len(cur)-1]
+			}
+		}
+		if len(cur) > 0 {
+			out = append(out, cur)
+		}
+		cur, items, split = next, nextItems, a.split(nextItems)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	sections := make([][]int, len(out))
+	for i, s := range out {
+		for _, band := range s {
+			sections[i] = append(sections[i], band...)
+		}
+	}
+	return sections
+}
+
+// continues reports whether band, which has no gutter of its own, carries on one of the strips of
+// the section items above it (see nearGap and joinGap).
+func (a *arranger) continues(items, band []int) bool {
+	gap := a.top(band) - a.bottom(items)
+	switch {
+	case gap <= nearGap*a.h:
+		return true
+	case gap > joinGap*a.h:
+		return false
+	}
+	x0 := math.Inf(1)
+	for _, i := range band {
+		x0 = math.Min(x0, a.boxes[i].X0)
+	}
+	for _, s := range a.strips(items) {
+		if math.Abs(x0-s.x0) <= a.h {
+			return true
+		}
+	}
+	return false
+}
+
+// top and bottom are the vertical extent of the regions idx.
+func (a *arranger) top(idx []int) float64 {
+	y := math.Inf(1)
+	for _, i := range idx {
+		y = math.Min(y, a.boxes[i].Y0)
+	}
+	return y
+}
+
+func (a *arranger) bottom(idx []int) float64 {
+	y := math.Inf(-1)
+	for _, i := range idx {
+		y = math.Max(y, a.boxes[i].Y1)
+	}
+	return y
+}
+
+// span is an interval along the lines.
+type span struct{ x0, x1 float64 }
+
+// strips returns the horizontal extents of the regions idx, merged where less than a gutter
+// apart, left to right: more than one means the regions have a gutter between them.
+func (a *arranger) strips(idx []int) []span {
+	spans := make([]span, len(idx))
+	for k, i := range idx {
+		spans[k] = span{a.boxes[i].X0, a.boxes[i].X1}
+	}
+	slices.SortFunc(spans, func(p, q span) int { return cmp.Compare(p.x0, q.x0) })
+	var out []span
+	for _, s := range spans {
+		if n := len(out); n > 0 && s.x0-out[n-1].x1 < gutterWidth*a.h {
+			out[n-1].x1 = math.Max(out[n-1].x1, s.x1)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// split reports whether the regions idx have a gutter between them.
+func (a *arranger) split(idx []int) bool { return len(a.strips(idx)) > 1 }
+
+// unit is a part of a section read on its own: a column, or a table of one or more strips.
+type unit struct {
+	items []int
+	table bool
+}
+
+// units cuts a section at its gutters into strips and groups the strips into columns and tables
+// (see the package comment), left to right. A section read in rows throughout is one unit.
+func (a *arranger) units(section []int) []unit {
+	spans := a.strips(section)
+	if len(spans) < 2 {
+		return nil
+	}
+	strips := make([][]int, len(spans))
+	for _, i := range section {
+		k, _ := slices.BinarySearchFunc(spans, a.boxes[i].X0, func(s span, x float64) int {
+			if s.x1 < x {
+				return -1
+			}
+			if s.x0 > x {
+				return 1
+			}
+			return 0
+		})
+		strips[min(k, len(strips)-1)] = append(strips[min(k, len(strips)-1)], i)
+	}
+	prose := make([]bool, len(strips))
+	for k, s := range strips {
+		prose[k] = a.prose(s)
+	}
+	units := []unit{{items: strips[0]}}
+	for k := 1; k < len(strips); k++ {
+		if a.columns(strips[k-1], prose[k-1], strips[k], prose[k]) {
+			units = append(units, unit{items: strips[k]})
+			continue
+		}
+		last := &units[len(units)-1]
+		last.items = append(last.items, strips[k]...)
+		last.table = true
+	}
+	if len(units) == 1 {
+		return nil
+	}
+	return units
+}
+
+// columns reports whether the gutter between strips l and r separates columns (read one after
+// the other) rather than a table's columns (read across).
+func (a *arranger) columns(l []int, lProse bool, r []int, rProse bool) bool {
+	switch {
+	case lProse && rProse:
+		return true
+	case lProse:
+		return len(a.rows(r)) >= proseMinRows && a.aligned(l, r) < alignedShare
+	case rProse:
+		return len(a.rows(l)) >= proseMinRows && a.aligned(r, l) < alignedShare
+	}
+	return false
+}
+
+// prose reports whether the regions idx read like a column of running text: enough rows, wide
+// enough, and most rows filling the width.
+func (a *arranger) prose(idx []int) bool {
+	rows := a.rows(idx)
+	if len(rows) < proseMinRows {
+		return false
+	}
+	x0, x1 := math.Inf(1), math.Inf(-1)
+	for _, i := range idx {
+		x0, x1 = math.Min(x0, a.boxes[i].X0), math.Max(x1, a.boxes[i].X1)
+	}
+	w := x1 - x0
+	if w < proseMinWidth*a.h {
+		return false
+	}
+	full := 0
+	for _, row := range rows {
+		// A row of running text has no gutter in it: a label and its amount far to the right
+		// span the width too, but they are a table's row.
+		if a.box(row).Width() >= proseFull*w && !a.split(row) {
+			full++
+		}
+	}
+	return float64(full) >= proseFullShare*float64(len(rows))
+}
+
+// aligned is the share of p's rows that have a region of o beside them: overlapping the row's
+// vertical extent by at least RowOverlap of the smaller height.
+func (a *arranger) aligned(p, o []int) float64 {
+	rows := a.rows(p)
+	if len(rows) == 0 {
+		return 0
+	}
+	n := 0
+	for _, row := range rows {
+		rb := a.box(row)
+		for _, i := range o {
+			b := a.boxes[i]
+			ov := math.Min(rb.Y1, b.Y1) - math.Max(rb.Y0, b.Y0)
+			if ov >= a.opt.RowOverlap*math.Min(rb.Height(), b.Height()) {
+				n++
+				break
+			}
+		}
+	}
+	return float64(n) / float64(len(rows))
+}
+
+// box is the box around the regions idx.
+func (a *arranger) box(idx []int) Box {
+	b := a.boxes[idx[0]]
+	for _, i := range idx[1:] {
+		b = b.Union(a.boxes[i])
+	}
+	return b
+}
+
+// rows sorts the regions idx into rows, top to bottom, each left to right. Regions are taken by
+// the middle of their height (ties in the order given); one joins a row when its vertical extent
+// overlaps the row's first region by at least RowOverlap of the smaller height, looking back over
+// the last three rows, as a short region can sort between two members of a row.
+func (a *arranger) rows(idx []int) [][]int {
+	sorted := slices.Clone(idx)
+	slices.Sort(sorted)
+	mid := func(i int) float64 { return (a.boxes[i].Y0 + a.boxes[i].Y1) / 2 }
+	slices.SortStableFunc(sorted, func(i, j int) int { return cmp.Compare(mid(i), mid(j)) })
+	var rows [][]int
+	for _, i := range sorted {
+		b := a.boxes[i]
+		joined := false
+		for r := len(rows) - 1; r >= 0 && r >= len(rows)-3; r-- {
+			f := a.boxes[rows[r][0]]
+			ov := math.Min(b.Y1, f.Y1) - math.Max(b.Y0, f.Y0)
+			if ov >= a.opt.RowOverlap*math.Min(b.Height(), f.Height()) {
+				rows[r] = append(rows[r], i)
+				joined = true
+				break
+			}
+		}
+		if !joined {
+			rows = append(rows, []int{i})
+		}
+	}
+	cx := func(i int) float64 { return (a.boxes[i].X0 + a.boxes[i].X1) / 2 }
+	for _, row := range rows {
+		slices.SortStableFunc(row, func(i, j int) int { return cmp.Compare(cx(i), cx(j)) })
+	}
+	return rows
+}
+
+// paragraphs cuts a flow into blocks where the gap between two rows is wider than the flow's
+// median gap by paragraphGap text heights, or where the text height changes by headingRatio.
+func (a *arranger) paragraphs(f flow) []Block {
+	boxes := make([]Box, len(f))
+	for i, row := range f {
+		boxes[i] = a.box(row)
+	}
+	var gaps []float64
+	for i := 1; i < len(f); i++ {
+		gaps = append(gaps, boxes[i].Y0-boxes[i-1].Y1)
+	}
+	med := 0.0
+	if len(gaps) > 0 {
+		s := slices.Clone(gaps)
+		slices.Sort(s)
+		med = math.Max(0, s[len(s)/2])
+	}
+	var blocks []Block
+	for i, row := range f {
+		if i > 0 {
+			prev, cur := boxes[i-1].Height(), boxes[i].Height()
+			ratio := math.Max(prev, cur) / math.Max(1e-9, math.Min(prev, cur))
+			if gaps[i-1] <= med+paragraphGap*a.h && ratio < headingRatio {
+				b := &blocks[len(blocks)-1]
+				b.Rows = append(b.Rows, row)
+				b.Box = b.Box.Union(boxes[i])
+				continue
+			}
+		}
+		blocks = append(blocks, Block{Box: boxes[i], Rows: [][]int{row}})
+	}
+	return blocks
+}
