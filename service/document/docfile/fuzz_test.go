@@ -32,7 +32,7 @@ func FuzzDocument(f *testing.F) {
 
 	r := testReader(f).WithLimits(docfile.Limits{MaxRenderPixels: 1_000_000, MaxPages: 5})
 	sentinels := []error{docfile.ErrNotDocument, docfile.ErrEncrypted, docfile.ErrCorrupt, docfile.ErrDegenerate,
-		docfile.ErrTooLarge, docfile.ErrTooManyPages, docfile.ErrBadSelection,
+		docfile.ErrTooLarge, docfile.ErrTooManyPages, docfile.ErrBadSelection, docfile.ErrUnsupported,
 		context.DeadlineExceeded}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const deadline = 3 * time.Second
