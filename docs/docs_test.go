@@ -12,8 +12,7 @@ import (
 	"unicode"
 )
 
-// pages are the documents the tests read: the README and every page here (not docs/_pending,
-// notes waiting to be folded in).
+// pages are the documents the tests read: the README and every page here.
 func pages(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob("*.md")

@@ -27,8 +27,8 @@ import (
 // page, how far the process's resident memory rose (sampled every 10 ms) over the run, and the
 // process's peak resident memory.
 //
-//	go test -run x -bench Documents -benchtime 1x ./service/
-//	go test -run x -bench 'Documents/scanned_PDF,_20_pages,_JPEGs' -benchtime 1x ./service/   # one, alone
+//	go test -run x -bench Documents -benchtime 1x ./service/server/
+//	go test -run x -bench 'Documents/scanned_PDF,_20_pages,_JPEGs' -benchtime 1x ./service/server/   # one, alone
 func BenchmarkDocuments(b *testing.B) {
 	needModels(b)
 	paths, err := filepath.Glob(filepath.Join(testenv.Dataset(b, "sroie-dev"), "img", "*.jpg"))
