@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -61,7 +62,7 @@ func filePayload(path string, cl *call, extract bool) (payload, error) {
 	if err != nil {
 		return payload{}, fmt.Errorf("ocrgate: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	st, err := f.Stat()
 	if err != nil {
 		return payload{}, fmt.Errorf("ocrgate: %w", err)
@@ -71,7 +72,7 @@ func filePayload(path string, cl *call, extract bool) (payload, error) {
 	}
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return payload{}, fmt.Errorf("ocrgate: %w", err)
 	}
 	ctype := sniff(head[:n])

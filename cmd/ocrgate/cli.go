@@ -413,7 +413,7 @@ func checkFile(name string) error {
 	if err != nil {
 		return &inputError{err}
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	st, err := f.Stat()
 	switch {
 	case err != nil:

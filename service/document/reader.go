@@ -297,7 +297,7 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 		return nil, err
 	}
 	if tiff != nil {
-		defer tiff.Close()
+		defer func() { _ = tiff.Close() }() // read only: closing frees memory, nothing to save
 	}
 	if len(todo) > 0 {
 		// Only pages that need OCR count against the request's OCR page limit; text-layer

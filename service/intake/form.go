@@ -201,8 +201,8 @@ func (fr *formReader) read() (*Form, error) {
 	// read (to the body's end, so that the connection can serve its next request) and dropped.
 	line, err := fr.br.ReadSlice('\n')
 	switch {
-	case err == io.EOF && len(bytes.Trim(line, " \t")) == 0:
-	case err != nil && err != io.EOF && err != bufio.ErrBufferFull:
+	case errors.Is(err, io.EOF) && len(bytes.Trim(line, " \t")) == 0:
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull):
 		return nil, err
 	case err != nil || !bytes.HasSuffix(line, []byte("\r\n")) || len(bytes.Trim(line[:len(line)-2], " \t")) != 0:
 		return nil, malformed("the closing boundary line goes on after the boundary")
@@ -236,7 +236,7 @@ func (fr *formReader) afterBoundary() (last bool, err error) {
 
 // ended is the error for a body that ends (or fails) where more of the form was due.
 func (fr *formReader) ended(err error) error {
-	if err == io.EOF || err == bufio.ErrBufferFull {
+	if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
 		return malformed("it ends before its closing boundary")
 	}
 	return err
@@ -295,7 +295,7 @@ func (fr *formReader) head() (name string, isFile bool, err error) {
 		line, err := fr.br.ReadSlice('\n')
 		size += len(line)
 		lines++
-		if size > maxPartHead || lines > maxPartLines || err == bufio.ErrBufferFull {
+		if size > maxPartHead || lines > maxPartLines || errors.Is(err, bufio.ErrBufferFull) {
 			return "", false, malformed(fmt.Sprintf("a part's head is longer than %d KiB or %d lines", maxPartHead>>10, maxPartLines))
 		}
 		if err != nil {

@@ -325,7 +325,7 @@ func FuzzReadForm(f *testing.F) {
 		files := 0
 		for {
 			p, err := r.NextRawPart()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
