@@ -329,7 +329,8 @@ func TestUploadFloodsWithinTheirBounds(t *testing.T) {
 		var resp *http.Response
 		var got []byte
 		n := allocatedBy(func() {
-			go conn.Write(request) // the server may answer before it has all of it
+			// The server may answer before it has all of the request.
+			go conn.Write(request)
 			if resp, err = http.ReadResponse(bufio.NewReader(conn), nil); err != nil { //nolint:bodyclose // closed just below, inside the measured call
 				t.Fatalf("no answer: %v", err)
 			}
