@@ -37,7 +37,47 @@ const (
 	wordGapSpace  = 0.004
 	wordGapWide   = 0.46
 	wordGapSide   = 1.5
+	wordGapKeep   = 1.5
 )
+
+// insideNumber reports whether the space at rs[i] splits what reads as one number: digits or
+// asterisks on both sides ("7757** **6336"), or a digit before a point or comma and a digit
+// ("100 .00").
+func insideNumber(rs []rune, i int) bool {
+	if i == 0 || i+1 >= len(rs) {
+		return false
+	}
+	a, b := rs[i-1], rs[i+1]
+	masked := func(c rune) bool { return isDigitRune(c) || c == '*' }
+	if masked(a) && masked(b) && (a == '*' || b == '*') {
+		return true
+	}
+	return isDigitRune(a) && (b == '.' || b == ',') && i+2 < len(rs) && isDigitRune(rs[i+2])
+}
+
+// numberGap is the widest gap between two characters of the number that the space at rs[i]
+// splits (see insideNumber) with no space between them: in a monospaced face a point or an
+// asterisk sits in a gap that wide, and the space is only a space where the gap is wider still.
+func numberGap(rs []rune, i int, gap func(int) int) int {
+	part := func(c rune) bool { return isDigitRune(c) || c == '*' || c == '.' || c == ',' }
+	lo, hi := i-1, i+1
+	for lo > 0 && part(rs[lo-1]) {
+		lo--
+	}
+	for hi+1 < len(rs) && part(rs[hi+1]) {
+		hi++
+	}
+	widest := 1
+	for j := lo; j < hi; j++ {
+		if j != i-1 && j != i {
+			widest = max(widest, gap(j))
+		}
+	}
+	return widest
+}
+
+// restoredSpace reports whether rune i of rs is a space ctc restored (not one the model chose).
+func restoredSpace(rs []rune, probs []float32, i int) bool { return rs[i] == ' ' && probs[i] == 0 }
 
 // letterOrDigit reports whether r is an ASCII letter or digit.
 func letterOrDigit(r rune) bool { return isLatinLetter(r) || r == 'O' || r == 'o' || isDigitRune(r) }
@@ -52,7 +92,7 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 	}
 	candidate := false
 	for i := 0; i+1 < len(rs); i++ {
-		if gapCandidate(rs[i], rs[i+1]) {
+		if gapCandidate(rs[i], rs[i+1]) || restoredSpace(rs, r.Probs, i) {
 			candidate = true
 			break
 		}
@@ -65,11 +105,11 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 		return r
 	}
 	scale := float64(rw) / float64(steps)
-	// gap is the widest run of blank columns with ink on both sides between the steps of runes i
-	// and i+1 (the step of i+1 taken to its end: a character's step can fire at its left edge).
-	gap := func(i int) int {
+	// gapTo is the widest run of blank columns with ink on both sides between the steps of runes
+	// i and j (the step of j taken to its end: a character's step can fire at its left edge).
+	gapTo := func(i, j int) int {
 		lo := int((float64(r.Steps[i]) + 0.5) * scale)
-		hi := min(width-1, int((float64(r.Steps[i+1])+1.5)*scale))
+		hi := min(width-1, int((float64(r.Steps[j])+1.5)*scale))
 		best, run, seen := 0, 0, false
 		for x := max(0, lo); x <= hi; x++ {
 			if cols[x] == 0 {
@@ -83,6 +123,7 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 		}
 		return best
 	}
+	gap := func(i int) int { return gapTo(i, i+1) }
 	gaps := make([]int, 0, len(rs))
 	for i := 0; i+1 < len(rs); i++ {
 		if rs[i] != ' ' && rs[i+1] != ' ' && rs[i] != '*' && rs[i+1] != '*' {
@@ -97,7 +138,17 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 	// At the natural aspect, relative to the ink's height: squeezing narrows gaps, not heights.
 	norm := float64(natural) / float64(width) / float64(inkH)
 	var insert []int // rune indexes a space goes before
+	drop := make(map[int]bool)
 	for i := 0; i+1 < len(rs); i++ {
+		if restoredSpace(rs, r.Probs, i) && i > 0 {
+			// A space ctc restored from the model's weak evidence inside a card number or an
+			// amount, where the pixels show no gap wider than the characters': "7757** * *6336"
+			// or "100 .00" in a monospaced face.
+			if insideNumber(rs, i) && float64(gapTo(i-1, i+1)) < wordGapKeep*float64(numberGap(rs, i, gap)) {
+				drop[i] = true
+			}
+			continue
+		}
 		if !gapCandidate(rs[i], rs[i+1]) {
 			continue
 		}
@@ -115,7 +166,7 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 			insert = append(insert, i+1)
 		}
 	}
-	if len(insert) == 0 {
+	if len(insert) == 0 && len(drop) == 0 {
 		return r
 	}
 	out := ctc.Result{Score: r.Score, LongestRun: r.LongestRun}
@@ -128,6 +179,9 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 			out.Probs = append(out.Probs, 0)
 			out.GapSpace = append(out.GapSpace, 0)
 			k++
+		}
+		if drop[i] {
+			continue
 		}
 		text = utf8.AppendRune(text, c)
 		out.Steps = append(out.Steps, r.Steps[i])
