@@ -128,6 +128,7 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped,
 			TopDown: c.column, Words: c.words})
 	}
+	trimOverlaps(regions, pc.rotation)
 	return regions, nil
 }
 

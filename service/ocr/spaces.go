@@ -3,6 +3,7 @@ package ocr
 import (
 	"image"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
@@ -265,3 +266,44 @@ func inkColumns(img *image.RGBA, width int) ([]int, int) {
 // sroie-dev) loses parts of strokes, the foot of an L or the bar of a T, and a lost stroke
 // leaves a gap as wide as a word's ("SOL D", "C ashe!"); crisp print (250–255) does not.
 const minGapContrast = 235
+
+// trimOverlaps drops, where the detector cut one line into two boxes that overlap, the lone
+// character one box read from the edge of the other's first or last glyph: "Receipt No. C" and
+// "000777" for "Receipt No. 000777", the C being the left half of the 0. Such a character is a
+// one-character word at the end of its region, lying inside the other region's box on the same
+// line; the other region reads that glyph whole. rotation is the page's (only an upright page's
+// lines run left to right in the image).
+func trimOverlaps(regions []Region, rotation int) {
+	if rotation != 0 {
+		return
+	}
+	for a := range regions {
+		for b := range regions {
+			A, B := &regions[a], &regions[b]
+			if a == b || A.Vertical || B.Vertical || A.TopDown || B.TopDown {
+				continue
+			}
+			ax0, ay0, ax1, ay1 := A.Quad.Bounds()
+			bx0, by0, bx1, by1 := B.Quad.Bounds()
+			overlapY := min(ay1, by1) - max(ay0, by0)
+			if overlapY < 0.5*min(ay1-ay0, by1-by0) || !(ax0 < bx0 && ax1 > bx0 && ax1 < bx1) {
+				continue
+			}
+			// A is the left box, reaching into B.
+			if n := len(A.Words); n >= 2 && utf8.RuneCountInString(A.Words[n-1].Text) == 1 {
+				t := strings.TrimRight(A.Text, " ")
+				if x0, _, x1, _ := A.Words[n-1].Quad.Bounds(); (x0+x1)/2 >= bx0 && strings.LastIndexByte(t, ' ') > 0 {
+					A.Words = A.Words[:n-1]
+					A.Text = strings.TrimRight(t[:strings.LastIndexByte(t, ' ')], " ")
+				}
+			}
+			if n := len(B.Words); n >= 2 && utf8.RuneCountInString(B.Words[0].Text) == 1 {
+				t := strings.TrimLeft(B.Text, " ")
+				if x0, _, x1, _ := B.Words[0].Quad.Bounds(); (x0+x1)/2 <= ax1 && strings.IndexByte(t, ' ') > 0 {
+					B.Words = B.Words[1:]
+					B.Text = strings.TrimLeft(t[strings.IndexByte(t, ' '):], " ")
+				}
+			}
+		}
+	}
+}

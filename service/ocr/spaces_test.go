@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"strings"
 	"testing"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
@@ -85,5 +86,52 @@ func TestWordGaps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestTrimOverlaps(t *testing.T) {
+	// "Receipt No. 000777" cut into two boxes that overlap over the first 0 (x 287-302).
+	left := func(last string, lastX0, lastX1 float64) Region {
+		return Region{Quad: rect(16, 20, 302, 54), Text: "Receipt No. " + last, Words: []Word{
+			{Text: "Receipt", Quad: rect(16, 20, 150, 54)},
+			{Text: "No.", Quad: rect(160, 20, 230, 54)},
+			{Text: last, Quad: rect(lastX0, 20, lastX1, 54)},
+		}}
+	}
+	right := Region{Quad: rect(287, 19, 421, 50), Text: "000777", Words: []Word{{Text: "000777", Quad: rect(287, 19, 421, 50)}}}
+	tests := []struct {
+		name     string
+		a        Region
+		b        Region
+		rotation int
+		want     string
+	}{
+		{"lone character inside the next box", left("C", 285, 302), right, 0, "Receipt No."},
+		{"lone character before the next box", left("C", 240, 280), right, 0, "Receipt No. C"},
+		{"a word, not a character", left("CC", 285, 302), right, 0, "Receipt No. CC"},
+		{"turned page", left("C", 285, 302), right, 90, "Receipt No. C"},
+		{"next line", left("C", 285, 302), Region{Quad: rect(287, 60, 421, 94), Text: "000777",
+			Words: []Word{{Text: "000777", Quad: rect(287, 60, 421, 94)}}}, 0, "Receipt No. C"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			regions := []Region{tt.a, tt.b}
+			trimOverlaps(regions, tt.rotation)
+			if regions[0].Text != tt.want || regions[1].Text != tt.b.Text {
+				t.Fatalf("texts %q, %q; want %q, %q", regions[0].Text, regions[1].Text, tt.want, tt.b.Text)
+			}
+			if len(regions[0].Words) != len(strings.Fields(tt.want)) {
+				t.Fatalf("%d words for %q", len(regions[0].Words), tt.want)
+			}
+		})
+	}
+	// The right box's first word read from the left box's last glyph.
+	regions := []Region{
+		{Quad: rect(16, 20, 302, 54), Text: "Receipt No.", Words: []Word{{Text: "Receipt", Quad: rect(16, 20, 150, 54)}, {Text: "No.", Quad: rect(160, 20, 300, 54)}}},
+		{Quad: rect(287, 19, 421, 50), Text: "( 000777", Words: []Word{{Text: "(", Quad: rect(287, 19, 295, 50)}, {Text: "000777", Quad: rect(305, 19, 421, 50)}}},
+	}
+	trimOverlaps(regions, 0)
+	if regions[1].Text != "000777" || len(regions[1].Words) != 1 {
+		t.Fatalf("right box %q, %d words; want \"000777\", 1", regions[1].Text, len(regions[1].Words))
 	}
 }
