@@ -47,10 +47,9 @@ func renderedLines(t *testing.T) []renderedLine {
 // characters (spaces count), and at least minExactLines of the lines read exactly (runs of
 // spaces compared as one).
 //
-// The issue asks for 90 % and 95 %, and these are the floors. What is left below exact is a
-// dropped word space between capitals or after a colon in small print, where neither the model
-// nor the pixels say enough ("COMEAGAIN", "NO:0000118833"), one asterisk of twelve, and
-// "3 X 4.50" for "3 x 4.50".
+// The issue asks for 90 % and 95 %; the floors are above them. What is left below exact is a
+// dropped word space in small print, where neither the model nor the pixels say enough
+// ("INVOICENO:", "NO:0000118833"), one asterisk of twelve, and "3 X 4.50" for "3 x 4.50".
 func TestRenderedLines(t *testing.T) {
 	p := pipeline(t)
 	lines := renderedLines(t)
@@ -86,11 +85,12 @@ func TestRenderedLines(t *testing.T) {
 	}
 }
 
-// The floors of TestRenderedLines: the issue's targets. The pipeline reads 146 of the 152 lines
-// exactly (96.1 %), none under 92 % of its characters.
+// The floors of TestRenderedLines: what the pipeline reads today, above the issue's targets
+// (95 % exact, 90 % of every line's characters): 148 of the 152 lines exactly (97.4 %), none under
+// 11 of 12 characters, so that a change that loses a line or characters fails.
 const (
-	minLineChars  = 0.90
-	minExactLines = 0.95
+	minLineChars  = 0.91
+	minExactLines = 0.97
 )
 
 // charAccuracy is 1 − (edit distance between want and got) / (characters in want), at least 0.

@@ -55,6 +55,9 @@ func TestWordGaps(t *testing.T) {
 		// 12 px: 0.375 of the height, a space only where the model half saw one.
 		{"narrower gap, no evidence", "ABCD", []int{8, 20, 32, 52}, 0, 0, "ABCD"},
 		{"narrower gap, some evidence", "ABCD", []int{8, 20, 32, 52}, 0, 0.01, "ABC D"},
+		// 12 px against a median of 6: twice the letters' gaps, with 0.01 from the model.
+		{"twice the median, model half sure", "ABCDE", []int{8, 22, 36, 56, 70}, 0, 0.012, "ABC DE"},
+		{"twice the median, model unsure", "ABCDE", []int{8, 22, 36, 56, 70}, 0, 0.006, "ABCDE"},
 		{"even gaps", "ABCD", []int{8, 28, 48, 68}, 0, 0.02, "ABCD"},
 		{"digits", "1234", []int{8, 20, 32, 60}, 0, 0.02, "1234"},
 		{"point", "12.50", []int{8, 20, 48, 60, 72}, 0, 0.02, "12.50"},
