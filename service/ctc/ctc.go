@@ -97,6 +97,11 @@ type Result struct {
 	// a space restored from a blank run: the model did not choose it), so callers can score
 	// parts of the line, e.g. words.
 	Probs []float32
+	// GapSpace holds, for each rune of Text, the highest space-class probability in the blank
+	// run just before it (0 where none, and for spaces). Where the model kept a space under
+	// the threshold it is the weak evidence that remains, for callers that have more (the
+	// pixels of the gap, see ocr's word gaps).
+	GapSpace []float32
 	// LongestRun is the most consecutive timesteps one character won (0 for no character).
 	// Greedy decoding collapses such a run into one character, so a doubled character ("tt",
 	// "44", "**") whose blank between the two did not win reads as one; in a line where no
@@ -169,6 +174,7 @@ type decoder struct {
 	sb       strings.Builder
 	steps    []int
 	probs    []float32 // per rune of sb, as Result.Probs
+	gaps     []float32 // per rune of sb, as Result.GapSpace
 	sum      float32
 	kept     int
 	prev     int     // class of the previous timestep
@@ -178,8 +184,9 @@ type decoder struct {
 	afterPoint bool
 	// enumSpace is the byte offset of a space restored after an opening "1." (0: none).
 	enumSpace int
-	run       int // timesteps the current winning class has lasted
-	longest   int // the longest run of one character so far
+	gapAtEnum float32 // the space probability of the gap of enumSpace
+	run       int     // timesteps the current winning class has lasted
+	longest   int     // the longest run of one character so far
 }
 
 // step takes timestep t: its winning class and probability, and the space class's probability.
@@ -207,6 +214,7 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 			d.sb.WriteByte(' ')
 			d.steps = append(d.steps, t)
 			d.probs = append(d.probs, bestP)
+			d.gaps = append(d.gaps, 0)
 			d.lastKept = best
 		}
 		d.sum += bestP
@@ -226,17 +234,24 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 		if !inNumber || enumeration(d.sb.String()) {
 			if inNumber {
 				d.enumSpace = d.sb.Len()
+				d.gapAtEnum = d.gapSpace
 			}
 			d.sb.WriteByte(' ')
 			d.steps = append(d.steps, t)
 			d.probs = append(d.probs, 0)
+			d.gaps = append(d.gaps, 0)
 			restored = true
 		}
 	}
 	d.sb.WriteString(c.classes[best])
+	gap := d.gapSpace
+	if restored || d.lastKept == -1 {
+		gap = 0
+	}
 	for range utf8.RuneCountInString(c.classes[best]) {
 		d.steps = append(d.steps, t)
 		d.probs = append(d.probs, bestP)
+		d.gaps = append(d.gaps, gap)
 	}
 	d.sum += bestP
 	d.kept++
@@ -274,10 +289,11 @@ func digits(s string) bool {
 func isDigit(s string) bool { return len(s) == 1 && digits(s) }
 
 func (d *decoder) result() Result {
-	text, steps, probs := d.sb.String(), d.steps, d.probs
+	text, steps, probs, gaps := d.sb.String(), d.steps, d.probs, d.gaps
 	if trimmed := strings.TrimRight(text, " "); len(trimmed) != len(text) {
 		steps = steps[:utf8.RuneCountInString(trimmed)]
 		probs = probs[:len(steps)]
+		gaps = gaps[:len(steps)]
 		text = trimmed
 	}
 	if i := d.enumSpace; i > 0 && digits(text[i+1:]) {
@@ -287,8 +303,11 @@ func (d *decoder) result() Result {
 		text = text[:i] + text[i+1:]
 		steps = append(steps[:r], steps[r+1:]...)
 		probs = append(probs[:r], probs[r+1:]...)
+		// The digit after the space takes back the space's evidence.
+		gaps[r+1] = d.gapAtEnum
+		gaps = append(gaps[:r], gaps[r+1:]...)
 	}
-	res := Result{Text: text, Steps: steps, Probs: probs, LongestRun: d.longest}
+	res := Result{Text: text, Steps: steps, Probs: probs, GapSpace: gaps, LongestRun: d.longest}
 	if d.kept > 0 && text != "" {
 		res.Score = d.sum / float32(d.kept)
 	}

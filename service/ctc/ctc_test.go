@@ -88,7 +88,7 @@ func TestDecode(t *testing.T) {
 			if d := r.Score - tt.wantScore; d > 1e-5 || d < -1e-5 {
 				t.Errorf("score = %v, want %v", r.Score, tt.wantScore)
 			}
-			if n := len([]rune(r.Text)); len(r.Steps) != n || len(r.Probs) != n {
+			if n := len([]rune(r.Text)); len(r.Steps) != n || len(r.Probs) != n || len(r.GapSpace) != n {
 				t.Errorf("len(Steps) = %d, len(Probs) = %d, want one per rune (%d)", len(r.Steps), len(r.Probs), n)
 			}
 			// The compact output a prepared recognizer gives reads the same.
@@ -159,7 +159,7 @@ func TestDecodeNumberSpaces(t *testing.T) {
 			if r.Text != tt.want {
 				t.Errorf("text = %q, want %q", r.Text, tt.want)
 			}
-			if n := len([]rune(r.Text)); len(r.Steps) != n || len(r.Probs) != n {
+			if n := len([]rune(r.Text)); len(r.Steps) != n || len(r.Probs) != n || len(r.GapSpace) != n {
 				t.Fatalf("len(Steps) = %d, len(Probs) = %d, want one per rune (%d)", len(r.Steps), len(r.Probs), n)
 			}
 			for i, ch := range []rune(r.Text) {

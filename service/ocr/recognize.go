@@ -128,6 +128,7 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped,
 			TopDown: c.column, Words: c.words})
 	}
+	trimOverlaps(regions, pc.rotation)
 	return regions, nil
 }
 
@@ -621,12 +622,16 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 			return
 		}
 		c := crops[batch[j]]
-		c.text, c.score = r.Text, r.Score
 		if p.opt.ASCIIPunctuation {
 			// Rune for rune, so the steps still line up.
-			if c.text = asciiWidth(c.text); !hasCJK(c.text) {
-				c.text = latinLookalikes(c.text)
-			}
+			r.Text = asciiWidth(r.Text)
+		}
+		if p.opt.CTC.SpaceThreshold > 0 {
+			r = wordGaps(c.img, c.width, c.natural, r, steps, rw)
+		}
+		c.text, c.score = r.Text, r.Score
+		if p.opt.ASCIIPunctuation && !hasCJK(c.text) {
+			c.text = latinLookalikes(c.text)
 		}
 		c.words = lineWords(c.quad, c.text, r.Steps, r.Probs, steps, c.width, rw)
 		c.longestRun = r.LongestRun

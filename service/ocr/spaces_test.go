@@ -1,0 +1,140 @@
+package ocr
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"strings"
+	"testing"
+
+	"github.com/ocrgate/ocrgate/service/ctc"
+)
+
+// glyphLine draws a crop 48 px high with one black bar per character of text (spaces drawn as
+// nothing) and returns it with a reading of text whose steps sit on the bars: bar i spans
+// x[i]..x[i]+8, one recognizer step of 8 px. gapSpace is the space probability the model left in
+// every gap.
+func glyphLine(t *testing.T, text string, x []int, ink uint8, gapSpace float32) (*image.RGBA, ctc.Result) {
+	t.Helper()
+	rs := []rune(text)
+	if len(rs) != len(x) {
+		t.Fatalf("%d characters, %d positions", len(rs), len(x))
+	}
+	w := x[len(x)-1] + 24
+	img := image.NewRGBA(image.Rect(0, 0, w, 48))
+	draw.Draw(img, img.Rect, image.NewUniform(color.White), image.Point{}, draw.Src)
+	var r ctc.Result
+	r.Text = text
+	for i, c := range rs {
+		if c != ' ' {
+			draw.Draw(img, image.Rect(x[i], 8, x[i]+8, 40), image.NewUniform(color.RGBA{ink, ink, ink, 255}), image.Point{}, draw.Src)
+		}
+		r.Steps = append(r.Steps, x[i]/8)
+		if c == ' ' {
+			r.Probs = append(r.Probs, 0) // restored by ctc
+		} else {
+			r.Probs = append(r.Probs, 0.99)
+		}
+		r.GapSpace = append(r.GapSpace, gapSpace)
+	}
+	return img, r
+}
+
+func TestWordGaps(t *testing.T) {
+	tests := []struct {
+		name     string
+		text     string
+		x        []int
+		ink      uint8
+		gapSpace float32
+		want     string
+	}{
+		// Letters 4 px apart, one gap of 20 px: 5 times the median, 0.62 of the ink's height.
+		{"wide gap between letters", "ABCD", []int{8, 20, 32, 60}, 0, 0, "ABC D"},
+		{"after a colon", "TEL:03", []int{8, 20, 32, 44, 72, 84}, 0, 0, "TEL: 03"},
+		// 12 px: 0.375 of the height, a space only where the model half saw one.
+		{"narrower gap, no evidence", "ABCD", []int{8, 20, 32, 52}, 0, 0, "ABCD"},
+		{"narrower gap, some evidence", "ABCD", []int{8, 20, 32, 52}, 0, 0.01, "ABC D"},
+		// 12 px against a median of 6: twice the letters' gaps, with 0.01 from the model.
+		{"twice the median, model half sure", "ABCDE", []int{8, 22, 36, 56, 70}, 0, 0.012, "ABC DE"},
+		{"twice the median, model unsure", "ABCDE", []int{8, 22, 36, 56, 70}, 0, 0.006, "ABCDE"},
+		{"even gaps", "ABCD", []int{8, 28, 48, 68}, 0, 0.02, "ABCD"},
+		{"digits", "1234", []int{8, 20, 32, 60}, 0, 0.02, "1234"},
+		{"point", "12.50", []int{8, 20, 48, 60, 72}, 0, 0.02, "12.50"},
+		{"colon evenly set", "TEL:07", []int{8, 20, 32, 60, 88, 100}, 0, 0.02, "TEL:07"},
+		{"faint print", "ABCD", []int{8, 20, 32, 60}, 60, 0.02, "ABCD"},
+		{"space kept", "AB CD", []int{8, 20, 28, 40, 52}, 0, 0, "AB CD"},
+		// Asterisks 12 px apart, two spaces ctc restored between them: no wider gap, no space.
+		{"restored space inside a card number", "77** * *66", []int{8, 20, 32, 44, 52, 56, 64, 68, 80, 92}, 0, 0, "77****66"},
+		{"restored space before a point", "10 .50", []int{8, 20, 28, 32, 44, 56}, 0, 0, "10.50"},
+		{"wide restored space in a card number", "77 **66", []int{8, 20, 32, 60, 72, 84, 96}, 0, 0, "77 **66"},
+		{"cjk", "文字AB", []int{8, 20, 32, 60}, 0, 0.02, "文字AB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img, r := glyphLine(t, tt.text, tt.x, tt.ink, tt.gapSpace)
+			w := img.Rect.Dx()
+			steps := (w + 7) / 8
+			got := wordGaps(img, w, w, r, steps, steps*8)
+			if got.Text != tt.want {
+				t.Fatalf("wordGaps(%q) = %q, want %q", tt.text, got.Text, tt.want)
+			}
+			n := len([]rune(got.Text))
+			if len(got.Steps) != n || len(got.Probs) != n || len(got.GapSpace) != n {
+				t.Fatalf("%d runes, %d steps, %d probs, %d gaps", n, len(got.Steps), len(got.Probs), len(got.GapSpace))
+			}
+			for i, c := range []rune(got.Text) {
+				if c == ' ' && got.Probs[i] != 0 {
+					t.Errorf("restored space %d has probability %v, want 0", i, got.Probs[i])
+				}
+			}
+		})
+	}
+}
+
+func TestTrimOverlaps(t *testing.T) {
+	// "Receipt No. 000777" cut into two boxes that overlap over the first 0 (x 287-302).
+	left := func(last string, lastX0, lastX1 float64) Region {
+		return Region{Quad: rect(16, 20, 302, 54), Text: "Receipt No. " + last, Words: []Word{
+			{Text: "Receipt", Quad: rect(16, 20, 150, 54)},
+			{Text: "No.", Quad: rect(160, 20, 230, 54)},
+			{Text: last, Quad: rect(lastX0, 20, lastX1, 54)},
+		}}
+	}
+	right := Region{Quad: rect(287, 19, 421, 50), Text: "000777", Words: []Word{{Text: "000777", Quad: rect(287, 19, 421, 50)}}}
+	tests := []struct {
+		name     string
+		a        Region
+		b        Region
+		rotation int
+		want     string
+	}{
+		{"lone character inside the next box", left("C", 285, 302), right, 0, "Receipt No."},
+		{"lone character before the next box", left("C", 240, 280), right, 0, "Receipt No. C"},
+		{"a word, not a character", left("CC", 285, 302), right, 0, "Receipt No. CC"},
+		{"turned page", left("C", 285, 302), right, 90, "Receipt No. C"},
+		{"next line", left("C", 285, 302), Region{Quad: rect(287, 60, 421, 94), Text: "000777",
+			Words: []Word{{Text: "000777", Quad: rect(287, 60, 421, 94)}}}, 0, "Receipt No. C"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			regions := []Region{tt.a, tt.b}
+			trimOverlaps(regions, tt.rotation)
+			if regions[0].Text != tt.want || regions[1].Text != tt.b.Text {
+				t.Fatalf("texts %q, %q; want %q, %q", regions[0].Text, regions[1].Text, tt.want, tt.b.Text)
+			}
+			if len(regions[0].Words) != len(strings.Fields(tt.want)) {
+				t.Fatalf("%d words for %q", len(regions[0].Words), tt.want)
+			}
+		})
+	}
+	// The right box's first word read from the left box's last glyph.
+	regions := []Region{
+		{Quad: rect(16, 20, 302, 54), Text: "Receipt No.", Words: []Word{{Text: "Receipt", Quad: rect(16, 20, 150, 54)}, {Text: "No.", Quad: rect(160, 20, 300, 54)}}},
+		{Quad: rect(287, 19, 421, 50), Text: "( 000777", Words: []Word{{Text: "(", Quad: rect(287, 19, 295, 50)}, {Text: "000777", Quad: rect(305, 19, 421, 50)}}},
+	}
+	trimOverlaps(regions, 0)
+	if regions[1].Text != "000777" || len(regions[1].Words) != 1 {
+		t.Fatalf("right box %q, %d words; want \"000777\", 1", regions[1].Text, len(regions[1].Words))
+	}
+}
