@@ -260,6 +260,24 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	if err != nil {
 		return nil, read, err
 	}
+	if r := readRotation(regions); turns == 0 && pc.few && r != 0 {
+		// A page of a line or two gave no page vote, and its lines all read turned the same
+		// way: the page is turned so, and is read again upright, as a page the vote turned
+		// (its boxes then found on the upright page, and its lines in their order).
+		up, err := p.turned(ctx, dec, r, &pc, tm)
+		if err != nil {
+			return nil, read, err
+		}
+		again, err := p.recognize(ctx, up.Image, pc, tm)
+		if err != nil {
+			return nil, read, err
+		}
+		rotation = r
+		if len(again) > 0 {
+			turns, img, regions = r, up.Image, again
+			rotation = (r + pc.rotation) % 360
+		}
+	}
 	if p.opt.ReadColumns {
 		regions = stackColumns(regions)
 	}
@@ -296,6 +314,31 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	Arrange(res, p.opt.RowOverlap)
 	tm.track(StageOrder, start)
 	return res, read, nil
+}
+
+// readRotation is how far clockwise the page must turn for its lines to read upright, as the
+// lines were read: 180 when every one was read turned 180° (Flipped), 90 when every one was a
+// tall box read bottom to top, 270 when every one was read top to bottom; 0 when they read
+// upright or disagree. A column of upright characters (TopDown) reads upright.
+func readRotation(regions []Region) int {
+	rotation := -1
+	for _, r := range regions {
+		q := 0
+		switch {
+		case r.TopDown:
+		case r.Vertical && r.Flipped:
+			q = 270
+		case r.Vertical:
+			q = 90
+		case r.Flipped:
+			q = 180
+		}
+		if rotation >= 0 && q != rotation {
+			return 0
+		}
+		rotation = q
+	}
+	return max(rotation, 0)
 }
 
 // turned turns dec clockwise by degrees, detects its boxes again and plans its crops into pc
