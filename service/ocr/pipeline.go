@@ -319,10 +319,14 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 // readRotation is how far clockwise the page must turn for its lines to read upright, as the
 // lines were read: 180 when every one was read turned 180° (Flipped), 90 when every one was a
 // tall box read bottom to top, 270 when every one was read top to bottom; 0 when they read
-// upright or disagree. A column of upright characters (TopDown) reads upright.
+// upright or disagree. A column of upright characters (TopDown) reads upright. A region of one
+// character has no say: a lone "1" is a tall box, read turned, whichever way up the page is.
 func readRotation(regions []Region) int {
 	rotation := -1
 	for _, r := range regions {
+		if len(inkRunes(r.Text)) < 2 {
+			continue
+		}
 		q := 0
 		switch {
 		case r.TopDown:
