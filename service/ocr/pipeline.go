@@ -66,8 +66,10 @@ type Result struct {
 	// for its text to read upright: 90 for a page lying on its left side, whose lines run bottom
 	// to top. It is found from the detector's boxes (lines that run up the page) and the
 	// direction classifier's votes on the widest lines, before anything is recognized; every
-	// crop is then cut upright for it. Boxes stay in the coordinates of the image as sent
-	// (Width × Height), each starting at its text's own top-left corner.
+	// crop is then cut upright for it. A page of a line or two, too few to vote, takes it from
+	// how its lines read (see readRotation) and is read again upright. Boxes stay in the
+	// coordinates of the image as sent (Width × Height), each starting at its text's own
+	// top-left corner.
 	Rotation int
 	Regions  []Region
 	// Blocks group the regions into what is read together (columns, then paragraphs; a table),

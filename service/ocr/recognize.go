@@ -59,7 +59,9 @@ type pageCrops struct {
 
 // orient plans a crop for every box and finds the page's orientation: from the boxes' shapes
 // (see sideways) and the direction classifier's votes on the page's widest lines (see classify),
-// which also marks the crops to read both ways.
+// which also marks the crops to read both ways. A page of fewer than minPageVotes boxes (once
+// stacked single boxes are joined, see stacks) is marked few: its lines' readings decide its
+// orientation after recognition (see readRotation).
 func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Quad, tm *Timings) (pageCrops, error) {
 	rotation := 0
 	columns, lying := false, false
