@@ -276,7 +276,7 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 		}
 		rotation = r
 		if len(again) > 0 {
-			turns, img, regions = r, up.Image, again
+			turns, regions = r, again
 			rotation = (r + pc.rotation) % 360
 		}
 	}
