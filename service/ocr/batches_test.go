@@ -88,7 +88,7 @@ func TestPlanWidths(t *testing.T) {
 			if err := o.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			crops := (&Pipeline{opt: o}).plan([]geom.Quad{tt.quad}, 0, false)
+			crops := (&Pipeline{opt: o}).plan([]geom.Quad{tt.quad}, 0, false, false)
 			if len(crops) != 1 || crops[0].width != tt.want || crops[0].vertical != tt.wantTurned {
 				t.Fatalf("crops %+v; want one %d px wide (%s), vertical %v", crops, tt.want, tt.description, tt.wantTurned)
 			}

@@ -66,8 +66,10 @@ type Result struct {
 	// for its text to read upright: 90 for a page lying on its left side, whose lines run bottom
 	// to top. It is found from the detector's boxes (lines that run up the page) and the
 	// direction classifier's votes on the widest lines, before anything is recognized; every
-	// crop is then cut upright for it. Boxes stay in the coordinates of the image as sent
-	// (Width × Height), each starting at its text's own top-left corner.
+	// crop is then cut upright for it. A page of a line or two, too few to vote, takes it from
+	// how its lines read (see readRotation) and is read again upright. Boxes stay in the
+	// coordinates of the image as sent (Width × Height), each starting at its text's own
+	// top-left corner.
 	Rotation int
 	Regions  []Region
 	// Blocks group the regions into what is read together (columns, then paragraphs; a table),
@@ -260,6 +262,24 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	if err != nil {
 		return nil, read, err
 	}
+	if r := readRotation(regions); turns == 0 && pc.few && r != 0 {
+		// A page of a line or two gave no page vote, and its lines all read turned the same
+		// way: the page is turned so, and is read again upright, as a page the vote turned
+		// (its boxes then found on the upright page, and its lines in their order).
+		up, err := p.turned(ctx, dec, r, &pc, tm)
+		if err != nil {
+			return nil, read, err
+		}
+		again, err := p.recognize(ctx, up.Image, pc, tm)
+		if err != nil {
+			return nil, read, err
+		}
+		rotation = r
+		if len(again) > 0 {
+			turns, regions = r, again
+			rotation = (r + pc.rotation) % 360
+		}
+	}
 	if p.opt.ReadColumns {
 		regions = stackColumns(regions)
 	}
@@ -296,6 +316,35 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	Arrange(res, p.opt.RowOverlap)
 	tm.track(StageOrder, start)
 	return res, read, nil
+}
+
+// readRotation is how far clockwise the page must turn for its lines to read upright, as the
+// lines were read: 180 when every one was read turned 180° (Flipped), 90 when every one was a
+// tall box read bottom to top, 270 when every one was read top to bottom; 0 when they read
+// upright or disagree. A column of upright characters (TopDown) reads upright. A region of one
+// character has no say: a lone "1" is a tall box, read turned, whichever way up the page is.
+func readRotation(regions []Region) int {
+	rotation := -1
+	for _, r := range regions {
+		if len(inkRunes(r.Text)) < 2 {
+			continue
+		}
+		q := 0
+		switch {
+		case r.TopDown:
+		case r.Vertical && r.Flipped:
+			q = 270
+		case r.Vertical:
+			q = 90
+		case r.Flipped:
+			q = 180
+		}
+		if rotation >= 0 && q != rotation {
+			return 0
+		}
+		rotation = q
+	}
+	return max(rotation, 0)
 }
 
 // turned turns dec clockwise by degrees, detects its boxes again and plans its crops into pc

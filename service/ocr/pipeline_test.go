@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -178,11 +179,15 @@ func TestTurnedLines(t *testing.T) {
 		wantVertical bool
 		wantFlipped  bool
 		wantAngle    float64 // of the returned box's top edge (text direction)
+		wantRotation int
 	}{
-		{"rotated 10 degrees", "ROTATED LINE 4521", 10, false, false, 10},
-		{"rotated minus 8 degrees", "Invoice Date 21/11", -8, false, false, -8},
-		{"upside down", "UPSIDE DOWN 2718", 180, false, true, 180},
-		{"turned 90, bottom to top", "VERTICAL TEXT 77", -90, true, false, -90},
+		{"rotated 10 degrees", "ROTATED LINE 4521", 10, false, false, 10, 0},
+		{"rotated minus 8 degrees", "Invoice Date 21/11", -8, false, false, -8, 0},
+		// A page of one line is too few lines for a page vote: the line, read turned, turns the
+		// page, which is then read upright (so the region itself is neither turned nor flipped).
+		{"upside down", "UPSIDE DOWN 2718", 180, false, false, 180, 180},
+		{"turned 90, bottom to top", "VERTICAL TEXT 77", -90, false, false, -90, 90},
+		{"turned 90, top to bottom", "VERTICAL TEXT 77", 90, false, false, 90, 270},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +202,9 @@ func TestTurnedLines(t *testing.T) {
 			if len(res.Regions) != 1 {
 				t.Fatalf("%d regions (%q), want 1", len(res.Regions), res.Text)
 			}
+			if res.Rotation != tt.wantRotation {
+				t.Errorf("rotation %d, want %d", res.Rotation, tt.wantRotation)
+			}
 			r := res.Regions[0]
 			if r.Text != tt.text {
 				t.Errorf("text = %q, want %q", r.Text, tt.text)
@@ -207,6 +215,41 @@ func TestTurnedLines(t *testing.T) {
 			// The box's first corner is the text's own top-left, so its top edge points along the text.
 			if d := math.Abs(math.Remainder(r.Quad.Angle()-tt.wantAngle, 360)); d > 3 {
 				t.Errorf("box angle %.1f°, want %.1f°", r.Quad.Angle(), tt.wantAngle)
+			}
+		})
+	}
+}
+
+// TestSpacedLineTurned reads a line of digits set apart (a phone number on a sign), turned on its
+// side: the detector boxes its characters one by one, and the page, a column of single boxes, is
+// still read as one line of a page on its side, and answers its turn.
+func TestSpacedLineTurned(t *testing.T) {
+	p := pipeline(t)
+	const text = "139 2219 1631"
+	fc := face(t, 40)
+	adv := font.MeasureString(fc, "0").Ceil()
+	gap := adv * 6 / 10 // white between the characters: the detector boxes each alone
+	line := canvas(len(text)*(adv+gap)+40, 80)
+	d := font.Drawer{Dst: line, Src: image.Black, Face: fc}
+	for i, c := range text {
+		d.Dot = fixed.P(20+i*(adv+gap), 55)
+		d.DrawString(string(c))
+	}
+	for _, tt := range []struct {
+		angle    float64 // clockwise
+		rotation int
+	}{{0, 0}, {90, 270}, {180, 180}, {-90, 90}} {
+		t.Run(strconv.Itoa(tt.rotation), func(t *testing.T) {
+			img := transform.Rotate(line, tt.angle, &transform.RotationOptions{ResizeBounds: true})
+			res, err := p.Run(context.Background(), encodePNG(t, img))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Rotation != tt.rotation {
+				t.Errorf("rotation %d, want %d", res.Rotation, tt.rotation)
+			}
+			if got := strings.Join(strings.Fields(res.Text), ""); got != strings.ReplaceAll(text, " ", "") {
+				t.Errorf("read %q, want %q", res.Text, text)
 			}
 		})
 	}

@@ -52,14 +52,20 @@ type pageCrops struct {
 	crops    []*crop
 	byWidth  []int // crops by ascending width
 	rotation int   // degrees clockwise that make the page upright (see Result.Rotation)
+	// few: the page has fewer than minPageVotes boxes, too few for its shapes or the
+	// classifier to tell its orientation: the lines it reads tell it instead (see readRotation).
+	few bool
 }
 
 // orient plans a crop for every box and finds the page's orientation: from the boxes' shapes
 // (see sideways) and the direction classifier's votes on the page's widest lines (see classify),
-// which also marks the crops to read both ways.
+// which also marks the crops to read both ways. A page of fewer than minPageVotes boxes (once
+// stacked single boxes are joined, see stacks) is marked few: its lines' readings decide its
+// orientation after recognition (see readRotation).
 func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Quad, tm *Timings) (pageCrops, error) {
 	rotation := 0
-	columns := false
+	columns, lying := false, false
+	few := false
 	if sideways(quads, p.opt.CropRotateRatio) {
 		// A page of vertical CJK columns has the shapes of a page on its side. Its characters
 		// stand upright (see readsColumns): only such a page is read as it stands, column by
@@ -75,8 +81,22 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 				quads = joinColumns(quads)
 			}
 		}
+	} else {
+		quads = stacks(quads, p.opt.CropRotateRatio)
+		if few = len(quads) < minPageVotes; few && p.opt.ReadColumns && slices.ContainsFunc(quads, func(q geom.Quad) bool {
+			return q.Height() >= p.opt.CropRotateRatio*q.Width()
+		}) {
+			// A tall box on a page of a line or two is a vertical label or a line on its side:
+			// the recognizer reads CJK characters on their side about as surely as upright ones,
+			// so the characters themselves are asked, as for a page that looks sideways.
+			var err error
+			if columns, err = p.readsColumns(ctx, img, quads, tm); err != nil {
+				return pageCrops{}, err
+			}
+			lying = !columns
+		}
 	}
-	crops := p.plan(quads, rotation/90, columns)
+	crops := p.plan(quads, rotation/90, columns, lying)
 	if len(crops) == 0 {
 		return pageCrops{}, nil
 	}
@@ -94,7 +114,7 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 			return pageCrops{}, err
 		}
 	}
-	return pageCrops{crops: crops, byWidth: byWidth, rotation: rotation}, nil
+	return pageCrops{crops: crops, byWidth: byWidth, rotation: rotation, few: few}, nil
 }
 
 // recognize reads the crops orient planned. Regions scoring under MinScore or reading as
@@ -152,6 +172,42 @@ func sideways(quads []geom.Quad, ratio float64) bool {
 	return n >= 2 && up > 2*across
 }
 
+// stacks returns the boxes of a page that holds fewer than minPageVotes of them once the boxes
+// stacked one under the other are joined (see joinColumns), joined; any other page's boxes as
+// they are. The detector boxes the characters of a line turned on its side one by one where they
+// are set apart (a phone number on a sign read as a column of single digits), and does the same
+// to a vertical label: joined, such a column is read as one tall box, as a line on its side or as
+// a column of upright characters (see readsColumns). Only a page of a line or two joins: on a
+// page of lines, stacked single characters are a table's column, each in its own row. A page
+// with minPageVotes lines across (at least twice as long as high) is such a page at once.
+func stacks(quads []geom.Quad, ratio float64) []geom.Quad {
+	if len(quads) < 2 {
+		return quads
+	}
+	var across, rest []geom.Quad
+	for _, q := range quads {
+		if q.Width() >= 2*q.Height() {
+			if across = append(across, q); len(across) >= minPageVotes {
+				return quads
+			}
+		} else {
+			rest = append(rest, q)
+		}
+	}
+	joined := joinColumns(rest)
+	if len(joined) == len(rest) || len(across)+len(joined) >= minPageVotes {
+		return quads
+	}
+	out := append(across, joined...)
+	for _, q := range out {
+		if w, h := q.Width(), q.Height(); w < 2*h && h < ratio*w {
+			// Neither across nor tall: the stack did not make a line.
+			return quads
+		}
+	}
+	return out
+}
+
 // turn relabels q's corners for text turned by quarter quarter-turns clockwise of its box's
 // labels, so that the warp cuts it upright: one quarter makes text that runs bottom to top
 // read left to right.
@@ -170,8 +226,8 @@ func turn(q geom.Quad, quarter int) geom.Quad {
 // direction). On a page of vertical columns (columns), such a box is instead a column of upright
 // characters, read top to bottom (see unrolled); elsewhere a box at least columnRatio times
 // taller than wide is also read so, beside its turned reading (a CJK label set vertically in a
-// margin).
-func (p *Pipeline) plan(quads []geom.Quad, quarter int, columns bool) []*crop {
+// margin), unless lying says the page's characters lie on their side (see readsColumns).
+func (p *Pipeline) plan(quads []geom.Quad, quarter int, columns, lying bool) []*crop {
 	crops := make([]*crop, 0, len(quads))
 	widest := p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
 	for _, q := range quads {
@@ -199,7 +255,7 @@ func (p *Pipeline) plan(quads []geom.Quad, quarter int, columns bool) []*crop {
 		}
 		cw := min(widest, max(1, int(math.Ceil(natural))))
 		c := &crop{quad: q, width: cw, natural: nw, vertical: vertical}
-		if tall && p.opt.ReadColumns {
+		if tall && p.opt.ReadColumns && !lying {
 			c.unrolled = columnCrop(original, nw)
 		}
 		crops = append(crops, c)
