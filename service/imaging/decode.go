@@ -182,12 +182,15 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 	}
 	out := make(chan result, 1) // buffered: an abandoned decoder must not block on its send
 	go func() {
-		defer done()
-		dec, err := decodeChecked(data, h)
+		dec, err := decodeChecked(data, h) // safely: a decoder's panic is an error here
 		if err == nil && h.scratchBytes() >= memlimit.ReleaseScratch {
 			releaseToOS()
 		}
 		dec.lease = lease
+		// The decode has ended: its working memory is gone, and what it made is the caller's
+		// (covered by the caller's own admission) or garbage. Released before the result is
+		// handed over, so that a caller that has it finds the hold already given back.
+		done()
 		out <- result{dec, err}
 	}()
 	select {
