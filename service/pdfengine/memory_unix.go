@@ -3,6 +3,7 @@
 package pdfengine
 
 import (
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,7 +16,11 @@ import (
 // default (a Go slice grown by append), growing never copies, so an instance near its cap holds
 // the cap once instead of twice during a growth; and the memory lives outside the Go heap, where
 // Free returns it to the system at once when the instance closes.
+//
+// Free runs when the instance closes, which a kill at a deadline does from another goroutine
+// while a call may still be running (and growing the memory): mu orders the two.
 type reservedMemory struct {
+	mu      sync.Mutex
 	mapping []byte
 }
 
@@ -42,6 +47,8 @@ func max64(a, b uint64) uint64 {
 
 // Reallocate implements experimental.LinearMemory: the memory grows inside its reservation.
 func (m *reservedMemory) Reallocate(size uint64) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.mapping == nil || size > uint64(len(m.mapping)) {
 		return nil // over the cap: memory.grow fails and PDFium's allocator reports no memory
 	}
@@ -59,11 +66,13 @@ const unmapDelay = 30 * time.Second
 
 // Free implements experimental.LinearMemory.
 func (m *reservedMemory) Free() {
+	m.mu.Lock()
 	b := m.mapping
+	m.mapping = nil
+	m.mu.Unlock()
 	if b == nil {
 		return
 	}
-	m.mapping = nil
 	_ = unix.Madvise(b, unix.MADV_DONTNEED)
 	time.AfterFunc(unmapDelay, func() { _ = unix.Munmap(b) })
 }
