@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,6 +162,10 @@ func recording(t *testing.T, target string) (string, func() []post) {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(u)
+	// The service may refuse an upload (401) before it has read the body, and close; a proxy
+	// still writing the body then sees the connection reset and answers 502 instead of the 401
+	// that is on its way. The recorded bodies are in memory, so such a write is sent again.
+	proxy.Transport = retryReset{http.DefaultTransport}
 	var mu sync.Mutex
 	var posts []post
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +179,7 @@ func recording(t *testing.T, target string) (string, func() []post) {
 			posts = append(posts, post{r.URL.Path, r.Header.Get("Content-Type"), body})
 			mu.Unlock()
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		}
 		proxy.ServeHTTP(w, r)
 	}))
@@ -181,6 +188,25 @@ func recording(t *testing.T, target string) (string, func() []post) {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(posts)
+	}
+}
+
+// retryReset sends a request again, up to twice, when its connection was reset while it was
+// being sent (see recording).
+type retryReset struct{ next http.RoundTripper }
+
+func (r retryReset) RoundTrip(req *http.Request) (*http.Response, error) {
+	for try := 0; ; try++ {
+		resp, err := r.next.RoundTrip(req)
+		if err == nil || try == 2 || req.GetBody == nil || !errors.Is(err, syscall.ECONNRESET) {
+			return resp, err
+		}
+		body, gerr := req.GetBody()
+		if gerr != nil {
+			return resp, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = body
 	}
 }
 
