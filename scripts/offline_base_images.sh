@@ -186,7 +186,11 @@ cleanup_root() {
   rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb \
     "$rootfs"/var/cache/apt/archives/partial/* "$rootfs"/var/cache/debconf/*-old "$rootfs"/var/lib/dpkg/*-old \
     "$rootfs"/var/log/apt/* "$rootfs"/var/log/dpkg.log "$rootfs"/var/log/alternatives.log "$rootfs"/var/log/bootstrap.log \
-    "$rootfs"/tmp/* "$rootfs"/root/.cache
+    "$rootfs"/tmp/*
+  # The cache in the image's root home, wherever the image's passwd puts it.
+  local home
+  home="$(awk -F: '$3 == 0 { print $6; exit }' "$rootfs/etc/passwd" 2>/dev/null || true)"
+  if [ -n "$home" ] && [ "$home" != / ]; then rm -rf "$rootfs$home/.cache"; fi
   : >"$rootfs/etc/resolv.conf"
   : >"$rootfs/etc/hostname"
   : >"$rootfs/etc/machine-id" 2>/dev/null || true
