@@ -9,8 +9,9 @@
 //
 //   - columns: both sides are prose (at least three rows, ten text heights wide or more, most
 //     rows running text, with no gutter in them, that fills the strip), or one side is prose
-//     and the other has three rows or more, beside few of the prose rows (a text column beside
-//     a table);
+//     and the other has three rows or more, beside few of the prose rows or, where beside
+//     many, with rows of its own pitch that sit between the prose lines as often as on them
+//     (a text column beside a table);
 //   - a table otherwise: its rows are read across the page, as a receipt's label and amount are.
 //
 // Columns are read left to right, each laid out again on its own (a column may hold a table).
@@ -99,6 +100,14 @@ const (
 	// table's rows are read across, and so is a lone line beside a few others: a receipt's
 	// "TAX INVOICE" beside its address).
 	alignedShare = 0.5
+	// lineTol, linedShare: a strip beside a prose strip is read across with it only when at
+	// least linedShare of its rows sit on a line of the prose, their middles no more than
+	// lineTol text heights apart. A table's cell and the label it belongs to share a line; the
+	// rows of a table beside a column of text have their own pitch and fall between its lines
+	// as often as on them. (A scanner's boxes are as tall as the line pitch, so overlapping a
+	// prose row, which aligned counts, says little there.)
+	lineTol    = 0.2
+	linedShare = 0.6
 	// paragraphGap: rows further apart than the column's median gap plus this many text heights
 	// start a new paragraph.
 	paragraphGap = 0.5
@@ -379,9 +388,9 @@ func (a *arranger) columns(l []int, lProse bool, r []int, rProse bool) bool {
 	case lProse && rProse:
 		return true
 	case lProse:
-		return len(a.rows(r)) >= proseMinRows && a.aligned(l, r) < alignedShare
+		return len(a.rows(r)) >= proseMinRows && (a.aligned(l, r) < alignedShare || a.lined(r, l) < linedShare)
 	case rProse:
-		return len(a.rows(l)) >= proseMinRows && a.aligned(r, l) < alignedShare
+		return len(a.rows(l)) >= proseMinRows && (a.aligned(r, l) < alignedShare || a.lined(l, r) < linedShare)
 	}
 	return false
 }
@@ -426,6 +435,32 @@ func (a *arranger) aligned(p, o []int) float64 {
 			b := a.boxes[i]
 			ov := math.Min(rb.Y1, b.Y1) - math.Max(rb.Y0, b.Y0)
 			if ov >= a.opt.RowOverlap*math.Min(rb.Height(), b.Height()) {
+				n++
+				break
+			}
+		}
+	}
+	return float64(n) / float64(len(rows))
+}
+
+// lined is the share of o's rows whose middle is within lineTol text heights of the middle of one
+// of p's rows.
+func (a *arranger) lined(o, p []int) float64 {
+	rows := a.rows(o)
+	if len(rows) == 0 {
+		return 0
+	}
+	var mids []float64
+	for _, row := range a.rows(p) {
+		b := a.box(row)
+		mids = append(mids, (b.Y0+b.Y1)/2)
+	}
+	n := 0
+	for _, row := range rows {
+		b := a.box(row)
+		m := (b.Y0 + b.Y1) / 2
+		for _, pm := range mids {
+			if math.Abs(m-pm) <= lineTol*a.h {
 				n++
 				break
 			}

@@ -134,6 +134,26 @@ func TestArrangeReadingOrder(t *testing.T) {
 			p.want = append(p.want, p.table("tab", 8, [][2]float64{{315, 420}, {450, 490}, {510, 555}}, 100, 24)...)
 			return p
 		}},
+		// A scanner's boxes are as tall as the line pitch (the detector's margin, a skew), so
+		// nearly every row of the table overlaps a line of the column beside it: only where
+		// the rows sit (on the column's lines or between them) tells a table read across from a
+		// column beside a table. The geometry of the layout test page scanned at 150 dpi.
+		{"a column beside a table, scanned", func() page {
+			var p page
+			for i := range 44 {
+				y := 120 + 27*float64(i)
+				end := 620.0
+				if i%9 == 8 {
+					end = 330
+				}
+				p.want = append(p.want, p.add(fmt.Sprintf("T%d", i), 100, y, end, y+32))
+			}
+			p.want = append(p.want, p.table("tab", 25, [][2]float64{{675, 800}, {935, 975}, {1050, 1130}}, 128, 41.5)...)
+			for i := range p.boxes[44:] {
+				p.boxes[44+i].Y1 += 16 // the table's boxes are 28 tall
+			}
+			return p
+		}},
 		{"a table beside a column", func() page {
 			var p page
 			p.want = p.table("tab", 6, [][2]float64{{50, 150}, {200, 290}}, 100, 22)

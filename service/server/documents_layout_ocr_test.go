@@ -70,22 +70,11 @@ func TestReadingOrderScan(t *testing.T) {
 		got := readImageAnswer(t, app, asScan(t, r.Image, 0.6, int64(i)), nil)
 		score := ocrscore.ReadingOrder(strings.Join(p.Lines, "\n"), got.Text)
 		t.Logf("%s: reading order %.3f (%d regions)", p.Name, score, len(got.Regions))
-		floor := minReadingOrder
-		if f, ok := scanFloor[p.Name]; ok {
-			floor = f
-		}
-		if score < floor {
-			t.Errorf("%s: reading order %.3f, want at least %.2f; text:\n%s", p.Name, score, floor, got.Text)
+		if score < minReadingOrder {
+			t.Errorf("%s: reading order %.3f, want at least %.2f; text:\n%s", p.Name, score, minReadingOrder, got.Text)
 		}
 	}
 }
-
-// scanFloor holds the pages whose scan does not reach minReadingOrder yet, at a floor just under
-// what they read today, so that a change that reads them worse fails. A column beside a table
-// scores 0.789 as a 150 dpi scan, skewed or not (1.000 rendered by the document path, and from
-// the text layer): the section is read row by row across, as a table is. Why the scan's boxes
-// make it look like a table is not found yet.
-var scanFloor = map[string]float64{"a column beside a table": 0.78}
 
 // asScan makes img look scanned: turned degrees clockwise about its middle (the corners come in
 // white), gray, with grain (±12 levels, from seed), as a JPEG of quality 75.
