@@ -7,7 +7,9 @@
 // The dataset is -dataset, else $OCRGATE_DATASET, else ../shared/datasets/sroie-dev (where the
 // team keeps its development set beside the checkout). Any directory in SROIE's layout will do:
 // img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring; testdata/sroie, the four receipts
-// the repository carries, is one.
+// the repository carries, is one. An order/<id>.txt beside an image holds its text in reading
+// order (a transcript, line breaks free), and the image's text is scored against it with
+// ocrscore.ReadingOrder: the words in the order of a page's columns and rows.
 //
 // It is a separate binary so that the service never links a benchmark or a scorer; `ocrgate bench`
 // runs it when it lies beside the ocrgate binary (make build puts both in bin/).
@@ -26,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -145,6 +148,15 @@ type Report struct {
 	OutDir        string        // where the predictions were written; "" for none
 	PerImage      []ImageTiming
 	Rotations     map[int]int // images by the rotation the pipeline found (ocr.Result.Rotation)
+	// Order is each image's reading-order score (ocrscore.ReadingOrder of its text against the
+	// dataset's order/<id>.txt, its text in reading order), for the images that have one.
+	Order []ImageOrder
+}
+
+// ImageOrder is one image's reading-order score.
+type ImageOrder struct {
+	ID    string
+	Score float64
 }
 
 // ImageTiming is one image's end-to-end time, from its fastest pass.
@@ -235,6 +247,13 @@ func Run(ctx context.Context, p *ocr.Pipeline, opt Options) (_ *Report, err erro
 			rep.Rotations = map[int]int{}
 		}
 		rep.Rotations[res.Rotation]++
+		truth, err := os.ReadFile(filepath.Join(opt.Dataset, "order", id+".txt"))
+		switch {
+		case err == nil:
+			rep.Order = append(rep.Order, ImageOrder{ID: id, Score: ocrscore.ReadingOrder(string(truth), res.Text)})
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
 		if opt.OutDir != "" {
 			lines := make([]ocrscore.Line, len(res.Regions))
 			for k, r := range res.Regions {
@@ -269,6 +288,15 @@ func (r *Report) Print(w io.Writer, label string) {
 		fmt.Fprintf(w, " %d°×%d", deg, r.Rotations[deg])
 	}
 	fmt.Fprintln(w)
+	if len(r.Order) > 0 {
+		sum := 0.0
+		fmt.Fprintf(w, "reading order  ")
+		for _, o := range r.Order {
+			sum += o.Score
+			fmt.Fprintf(w, " %s %.3f", o.ID, o.Score)
+		}
+		fmt.Fprintf(w, " | mean %.3f over %d images (order/<id>.txt)\n", sum/float64(len(r.Order)), len(r.Order))
+	}
 }
 
 // PrintImages writes one line per image: where a dataset's time goes when a few of its images

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,6 +75,63 @@ func TestBenchConcurrency(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestBenchScoresReadingOrder: an image with an order/<id>.txt is scored against it. Receipt 003
+// against its own lines top to bottom (SROIE's transcript) scores high; against the same lines
+// bottom to top, low.
+func TestBenchScoresReadingOrder(t *testing.T) {
+	dir := receipts(t, "003", "583")
+	data, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "box", "003.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.ReplaceAll(string(data), "\r", ""), "\n") {
+		if f := strings.SplitN(l, ",", 9); len(f) == 9 {
+			lines = append(lines, f[8])
+		}
+	}
+	score := func() (float64, string) {
+		var out, errOut bytes.Buffer
+		if code := Main([]string{"-dataset", dir, "-scorer", "none", "-warmup", "0"}, os.Getenv, &out, &errOut); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "reading order"); ok {
+				f := strings.Fields(rest)
+				// Only 003 has a transcript: "003 S | mean S over 1 images ...".
+				if len(f) < 7 || f[0] != "003" || f[2] != "|" || f[6] != "1" {
+					t.Fatalf("reading order line %q", line)
+				}
+				v, err := strconv.ParseFloat(f[1], 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v, line
+			}
+		}
+		t.Fatalf("no reading order in:\n%s", out.String())
+		return 0, ""
+	}
+	if err := os.Mkdir(filepath.Join(dir, "order"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(lines []string) {
+		if err := os.WriteFile(filepath.Join(dir, "order", "003.txt"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(lines)
+	down, line := score()
+	t.Log(line)
+	slices.Reverse(lines)
+	write(lines)
+	up, line := score()
+	t.Log(line)
+	if down < 0.9 || up > 0.5 {
+		t.Errorf("reading order %.3f top to bottom (want 0.9 or more), %.3f bottom to top (want 0.5 or less)", down, up)
 	}
 }
 

@@ -261,6 +261,9 @@ type pending struct {
 	hidden docfile.Hidden
 	reason docfile.Reason
 	check  *docfile.Check // what OCR of the layer's probes said, when they were read
+	// points is the page's size in points where the engine draws it (not a TIFF page), so that
+	// it can be drawn smaller when its OCR would not fit the request (see fit); zero otherwise.
+	points [2]float64
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
@@ -500,7 +503,11 @@ func (r *Reader) survey(ctx context.Context, p Pipeline, adm Admitter, format do
 				disagreed = check
 			}
 		}
-		todo = append(todo, pending{slot: i, number: n, scale: scale, render: c, hidden: hidden, reason: reason, check: disagreed})
+		t := pending{slot: i, number: n, scale: scale, render: c, hidden: hidden, reason: reason, check: disagreed}
+		if !page.Raster {
+			t.points = [2]float64{page.Width, page.Height}
+		}
+		todo = append(todo, t)
 		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden, Reason: reason, Check: disagreed}
 	}
 	return res, todo, nil, nil
@@ -579,11 +586,21 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	for _, t := range todo {
 		// What the page holds at its peak: its pixels throughout; with them the engine while it
 		// is drawn, then the models' tensors (the engine instance is closed before OCR starts).
-		t.cost = addCost(req.Held, t.render.Bytes, max(r.engineCost(res.Format), opt.ModelBytes(t.render.Width, t.render.Height)))
-		// A page the request may not afford fails alone, before any page is drawn.
+		cost := func(c docfile.Cost) int64 {
+			return addCost(req.Held, c.Bytes, max(r.engineCost(res.Format), opt.ModelBytes(c.Width, c.Height)))
+		}
+		t.cost = cost(t.render)
 		if req.MaxCost > 0 && t.cost > req.MaxCost {
-			failPage(res, t.slot, t.number, &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}, t.hidden)
-			continue
+			// A page drawn finer than the request affords (a 2 400 dpi scan, a poster) is drawn
+			// smaller, down to half its resolution; only a page that does not fit even so fails,
+			// alone, before any page is drawn.
+			if s, c, ok := r.fit(t, req.MaxCost, cost); ok {
+				t.scale, t.render, t.cost = s, c, cost(c)
+				res.Read[t.slot].Width, res.Read[t.slot].Height = c.Width, c.Height
+			} else {
+				failPage(res, t.slot, t.number, &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}, t.hidden)
+				continue
+			}
 		}
 		affordable = append(affordable, t)
 	}
@@ -644,6 +661,37 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	}
 	return Page{Number: t.number, Width: res.Width, Height: res.Height, Source: OCR, Reason: t.reason, Check: t.check,
 		Confidence: confidence(res), Result: res, Hidden: t.hidden}, nil
+}
+
+// fitSteps is how many halvings of the interval fit's search takes: the scale it finds is within
+// a millionth of the largest that fits.
+const fitSteps = 20
+
+// fit finds the largest scale, down to half the page's own, at which drawing page t and reading
+// it costs no more than limit. Half still reads: the scale policy draws a page's known text 24 px
+// tall (12 px at half), other pages at 200 dpi, and a scan at its own resolution, and pages too
+// large for a request are mostly scans of 300 dpi or more, or posters of large print. A TIFF
+// page is not drawn, and is never made smaller.
+func (r *Reader) fit(t pending, limit int64, cost func(docfile.Cost) int64) (float64, docfile.Cost, bool) {
+	w, h := t.points[0], t.points[1]
+	lo := t.scale / 2
+	if w <= 0 || h <= 0 || !(lo < t.scale) {
+		return 0, docfile.Cost{}, false
+	}
+	c := docfile.DrawnCost(w, h, lo)
+	if cost(c) > limit {
+		return 0, docfile.Cost{}, false
+	}
+	hi := t.scale
+	for range fitSteps {
+		mid := (lo + hi) / 2
+		if cost(docfile.DrawnCost(w, h, mid)) <= limit {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, docfile.DrawnCost(w, h, lo), true
 }
 
 // render draws one page, under the page's lease, with the document open only for that long; a TIFF (doc, open since the

@@ -18,8 +18,9 @@
 // Everything else is read in rows, top to bottom and left to right, exactly as a page without
 // columns always was. So a header spanning the columns comes first (it crosses the gutter, so it
 // is a band of its own above the section), and a receipt, whose only gutters are a table's, reads
-// row by row. The rows of a column or of the page's full width then split into paragraphs where
-// the gap between two rows is clearly wider than the column's usual line spacing, or where the
+// row by row. A line under the columns that is nearer to the text across the page below it than
+// to the columns (a heading) is read with that text. The rows of a column or of the page's full
+// width then split into paragraphs where the gap between two rows is clearly wider than the column's usual line spacing, or where the
 // text height changes (a heading).
 //
 // This is the XY-cut idea (cut at white space, recurse) with two changes that real pages need: a
@@ -71,8 +72,11 @@ type Options struct {
 // shares.
 const (
 	// gutterWidth is the narrowest white strip that separates columns (or a table's columns):
-	// the gap between words is a third of a text height, a column gutter one to two.
-	gutterWidth = 0.8
+	// the gap between words is a third of a text height, a column gutter one to two; but a
+	// detector's boxes reach past the ink on both sides, and a gutter of one text height
+	// between justified columns is two thirds of one between their boxes. (Regions are lines,
+	// not words: the gap between two words is inside a region, never between two.)
+	gutterWidth = 0.5
 	// bandOverlap: a region joins the band above when it overlaps it by more than this share of
 	// its height (or of the text height, if less). Detector boxes of consecutive lines touch,
 	// and that must not make one band of a header and the columns under it.
@@ -223,15 +227,19 @@ func (a *arranger) sections(bands [][]int) [][]int {
 	var cur [][]int
 	var items []int
 	split := false
-	for _, band := range bands {
+	for k, band := range bands {
 		if len(cur) == 0 {
 			cur, items, split = [][]int{band}, slices.Clone(band), a.split(band)
 			continue
 		}
 		joined := append(slices.Clone(items), band...)
 		bandSplit := a.split(band)
+		var after []int
+		if k+1 < len(bands) {
+			after = bands[k+1]
+		}
 		switch {
-		case split && a.split(joined) && (bandSplit || a.continues(items, band)):
+		case split && a.split(joined) && (bandSplit || a.continues(items, band) && !a.leads(items, band, after)):
 			cur, items = append(cur, band), joined
 			continue
 		case !split && !bandSplit:
@@ -291,6 +299,18 @@ func (a *arranger) continues(items, band []int) bool {
 		}
 	}
 	return false
+}
+
+// leads reports whether band, which has no gutter of its own and carries on a strip of the
+// section items above it, rather leads into the band after it, next, which crosses the
+// section's gutters: it sits nearer to next than to the section. A heading under two columns
+// ("Additional Features" over a list across the page) is read with what it heads, after both
+// columns, not as the last line of the column it happens to sit under.
+func (a *arranger) leads(items, band, next []int) bool {
+	if len(next) == 0 || a.split(append(slices.Clone(items), next...)) {
+		return false
+	}
+	return a.top(next)-a.bottom(band) < a.top(band)-a.bottom(items)
 }
 
 // top and bottom are the vertical extent of the regions idx.

@@ -154,6 +154,22 @@ func TestArrangeReadingOrder(t *testing.T) {
 			}
 			return p
 		}},
+		// A scan's detector boxes reach past the ink, so a gutter of one text height between
+		// justified columns is two thirds of one between their boxes (LinnSequencer's
+		// brochure, scanned at 300 dpi: boxes 50 px tall, 36 px apart).
+		{"two columns, a narrow gutter between the boxes", func() page {
+			var p page
+			p.want = append(p.column("L", 12, 50, 290, 100, 15, 0), p.column("R", 12, 298, 538, 100, 15, 4)...)
+			return p
+		}},
+		// A heading under two columns, nearer to the text across the page under it than to the
+		// column it sits under, is read with that text, after both columns.
+		{"a heading under two columns leads the text across", func() page {
+			var p page
+			p.want = append(p.column("L", 12, 50, 290, 100, 15, 0), p.column("R", 10, 315, 555, 100, 15, 0)...)
+			p.want = append(p.want, p.add("heading", 50, 293, 150, 307), p.add("across", 50, 308, 555, 320))
+			return p
+		}},
 		{"a table beside a column", func() page {
 			var p page
 			p.want = p.table("tab", 6, [][2]float64{{50, 150}, {200, 290}}, 100, 22)

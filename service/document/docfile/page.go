@@ -355,7 +355,6 @@ type Cost struct {
 // RenderCost returns the size and memory of a render at scale (pixels per point; ignored for
 // raster pages). A scanned page at its scan's resolution costs the scan's size.
 func (p *Page) RenderCost(scale float64) Cost {
-	var w, h int
 	if p.scan != nil && scale == p.ImageScale {
 		// The JPEG decoded in Go, priced by its header as an upload is: its pixels and the
 		// decoder's working memory at their peak.
@@ -363,17 +362,24 @@ func (p *Page) RenderCost(scale float64) Cost {
 		return Cost{Width: p.scan.width, Height: p.scan.height, Pixels: px, Bytes: p.scan.header.DecodeBytes()}
 	}
 	if p.Raster {
-		w, h = int(p.Width), int(p.Height)
+		w, h := int(p.Width), int(p.Height)
 		px := int64(w) * int64(h)
 		return Cost{Width: w, Height: h, Pixels: px, Bytes: p.rasterBytes}
 	}
+	return DrawnCost(p.Width, p.Height, scale)
+}
+
+// DrawnCost is the size and memory of a page of width × height points drawn by the engine at
+// scale (pixels per point): what RenderCost gives every page that is not a raster, nor a scan
+// read at its own resolution.
+func DrawnCost(width, height, scale float64) Cost {
 	// Rounded, not ceiled: a scan's page size is written with a few decimals, and its render at
 	// the scan's own resolution must come out at the scan's pixel size, not one more.
-	fw, fh := math.Round(p.Width*scale), math.Round(p.Height*scale)
+	fw, fh := math.Round(width*scale), math.Round(height*scale)
 	if !(fw >= 1) || !(fh >= 1) || fw > math.MaxInt32 || fh > math.MaxInt32 {
 		return Cost{Width: math.MaxInt32, Height: math.MaxInt32, Pixels: math.MaxInt64, Bytes: math.MaxInt64}
 	}
-	w, h = int(fw), int(fh)
+	w, h := int(fw), int(fh)
 	px := int64(w) * int64(h)
 	return Cost{Width: w, Height: h, Pixels: px, Bytes: 8 * px}
 }
