@@ -532,7 +532,8 @@ func (a *arranger) rows(idx []int) [][]int {
 }
 
 // paragraphs cuts a flow into blocks where the gap between two rows is wider than the flow's
-// median gap by paragraphGap text heights, or where the text height changes by headingRatio.
+// median gap by paragraphGap text heights, or where the text height changes by headingRatio
+// into or out of a row that is headingRatio taller or shorter than the flow's usual row.
 func (a *arranger) paragraphs(f flow) []Block {
 	boxes := make([]Box, len(f))
 	for i, row := range f {
@@ -548,12 +549,23 @@ func (a *arranger) paragraphs(f flow) []Block {
 		slices.Sort(s)
 		med = math.Max(0, s[len(s)/2])
 	}
+	heights := make([]float64, len(boxes))
+	for i, b := range boxes {
+		heights[i] = b.Height()
+	}
+	slices.Sort(heights)
+	usual := heights[len(heights)/2]
+	// off: a row whose height is a heading's or a footnote's against the flow's usual one. A
+	// scanner's boxes of one paragraph differ in height by a third (ascenders, descenders, the
+	// detector's margin), so two neighbours may differ by headingRatio with neither off.
+	off := func(h float64) bool { return h >= headingRatio*usual || h*headingRatio <= usual }
 	var blocks []Block
 	for i, row := range f {
 		if i > 0 {
 			prev, cur := boxes[i-1].Height(), boxes[i].Height()
 			ratio := math.Max(prev, cur) / math.Max(1e-9, math.Min(prev, cur))
-			if gaps[i-1] <= med+paragraphGap*a.h && ratio < headingRatio {
+			heading := ratio >= headingRatio && (off(prev) || off(cur))
+			if gaps[i-1] <= med+paragraphGap*a.h && !heading {
 				b := &blocks[len(blocks)-1]
 				b.Rows = append(b.Rows, row)
 				b.Box = b.Box.Union(boxes[i])

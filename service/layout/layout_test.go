@@ -259,6 +259,20 @@ func TestArrangeBlocks(t *testing.T) {
 			t.Errorf("blocks %v, want %v", blocks, want)
 		}
 	})
+	// A scanner's boxes of one paragraph vary in height (ascenders, descenders, the detector's
+	// margin): a row boxed a third taller than usual after one boxed a little shorter is no
+	// heading (LinnSequencer's brochure: 66 px after 42, the paragraph's usual height 50).
+	t.Run("rows boxed taller or shorter stay one paragraph", func(t *testing.T) {
+		var p page
+		for i, h := range []float64{50, 42, 66, 42, 51, 48, 50} {
+			y := 100 + float64(i)*60
+			p.add(fmt.Sprintf("r%d", i), 50, y, 555, y+h)
+		}
+		_, blocks := p.read()
+		if len(blocks) != 1 {
+			t.Errorf("%d blocks, want 1: %v", len(blocks), blocks)
+		}
+	})
 	t.Run("columns", func(t *testing.T) {
 		var p page
 		l := p.column("L", 6, 50, 290, 100, 15, 0)
