@@ -188,6 +188,14 @@ func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err 
 	return fn(inst)
 }
 
+// PDFium gives a hyphen that ends a line (a word broken over two lines) as a control character
+// of its own, U+0002 (U+FFFE in older builds), in place of the hyphen the page draws there. The
+// text layer gives that hyphen, as pdftotext does.
+const (
+	lineEndHyphen    = '\u0002'
+	lineEndHyphenOld = '\uFFFE'
+)
+
 // isTrap reports whether err is WebAssembly stopping (a trap, an exit, a closed module) rather
 // than an API call failing normally.
 func isTrap(err error) bool {
@@ -563,6 +571,9 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		for _, r := range sc.Text {
 			c.Rune = r
 			break
+		}
+		if c.Rune == lineEndHyphen || c.Rune == lineEndHyphenOld {
+			c.Rune = '-'
 		}
 		// PDFium's own spaces and line breaks (generated or not) separate words; nothing more
 		// is asked of them.

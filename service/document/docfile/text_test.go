@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +110,30 @@ func TestRotatedPage(t *testing.T) {
 	}
 	if words := strings.Fields(text); len(lines[0].Words) != len(words) {
 		t.Errorf("%d words, want %d", len(lines[0].Words), len(words))
+	}
+}
+
+// TestLineEndHyphen: a word broken over two lines keeps the hyphen the page draws at the end of
+// the first (as pdftotext gives it). PDFium marks such a hyphen with a control character of its
+// own instead of the hyphen, which reached the answer as an invisible U+0002 ("com\x02").
+func TestLineEndHyphen(t *testing.T) {
+	data, _ := bornDigital(t, []drawn{
+		{X: 72, Y: 100, Size: 12, Text: "Dynamic languages are more difficult to com-"},
+		{X: 72, Y: 114, Size: 12, Text: "pile than statically typed ones."},
+	})
+	doc := open(t, data)
+	ctx := ctxFor(t, time.Minute)
+	p, err := doc.Page(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := p.Lines(1190, 1684)
+	var texts []string
+	for _, l := range lines {
+		texts = append(texts, l.Text)
+	}
+	want := []string{"Dynamic languages are more difficult to com-", "pile than statically typed ones."}
+	if !slices.Equal(texts, want) {
+		t.Errorf("lines %q, want %q", texts, want)
 	}
 }
