@@ -20,8 +20,9 @@
 // is a band of its own above the section), and a receipt, whose only gutters are a table's, reads
 // row by row. A line under the columns that is nearer to the text across the page below it than
 // to the columns (a heading) is read with that text. The rows of a column or of the page's full
-// width then split into paragraphs where the gap between two rows is clearly wider than the column's usual line spacing, or where the
-// text height changes (a heading).
+// width then split into paragraphs where the gap between two rows is clearly wider than the
+// column's usual line spacing, or where the text height changes into or out of a row clearly
+// taller or shorter than the column's usual one (a heading).
 //
 // This is the XY-cut idea (cut at white space, recurse) with two changes that real pages need: a
 // horizontal cut is never made inside a run of bands that share a gutter (two columns whose lines
