@@ -582,25 +582,25 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	fail := func(err error) {
 		once.Do(func() { first = err; cancel(err) })
 	}
+	// What a page holds at its peak: its pixels throughout; with them the engine while it is
+	// drawn, then the models' tensors (the engine instance is closed before OCR starts).
+	cost := func(c docfile.Cost) int64 {
+		return addCost(req.Held, c.Bytes, max(r.engineCost(res.Format), opt.ModelBytes(c.Width, c.Height)))
+	}
 	affordable := todo[:0]
 	for _, t := range todo {
-		// What the page holds at its peak: its pixels throughout; with them the engine while it
-		// is drawn, then the models' tensors (the engine instance is closed before OCR starts).
-		cost := func(c docfile.Cost) int64 {
-			return addCost(req.Held, c.Bytes, max(r.engineCost(res.Format), opt.ModelBytes(c.Width, c.Height)))
-		}
 		t.cost = cost(t.render)
 		if req.MaxCost > 0 && t.cost > req.MaxCost {
 			// A page drawn finer than the request affords (a 2 400 dpi scan, a poster) is drawn
 			// smaller, down to half its resolution; only a page that does not fit even so fails,
 			// alone, before any page is drawn.
-			if s, c, ok := r.fit(t, req.MaxCost, cost); ok {
-				t.scale, t.render, t.cost = s, c, cost(c)
-				res.Read[t.slot].Width, res.Read[t.slot].Height = c.Width, c.Height
-			} else {
+			s, c, ok := r.fit(t, req.MaxCost, cost)
+			if !ok {
 				failPage(res, t.slot, t.number, &CostError{Page: t.number, Width: t.render.Width, Height: t.render.Height, Cost: t.cost, Limit: req.MaxCost}, t.hidden)
 				continue
 			}
+			t.scale, t.render, t.cost = s, c, cost(c)
+			res.Read[t.slot].Width, res.Read[t.slot].Height = c.Width, c.Height
 		}
 		affordable = append(affordable, t)
 	}
