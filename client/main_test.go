@@ -149,7 +149,9 @@ func serve(rec server.Recognizer, opt server.Options) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	go app.Listener(ln)
+	// Served as cmd/ocrgate serves it: behind the framing guard, which drains a body the service
+	// refused unread (a 429 before the JSON is read) so that the client hears the answer.
+	go app.Listener(server.GuardListener(ln, opt))
 	return "http://" + ln.Addr().String(), func() { app.Shutdown() }, nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/server"
 )
 
 // receipt and second are SROIE receipts the repository carries (testdata/sroie, see internal/testenv).
@@ -70,7 +71,7 @@ func startService(t *testing.T, getenv func(string) string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.Listener(ln)
+	go app.Listener(server.GuardListener(ln, server.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections}))
 	t.Cleanup(func() { app.Shutdown(); eng.Close() })
 	return "http://" + ln.Addr().String()
 }
