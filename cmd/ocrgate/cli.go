@@ -23,7 +23,6 @@ import (
 
 	"github.com/ocrgate/ocrgate/client"
 	"github.com/ocrgate/ocrgate/service/config"
-	"github.com/ocrgate/ocrgate/service/server"
 )
 
 // Exit codes of `ocrgate ocr` and `ocrgate extract`, so scripts can tell whose fault a failure is.
@@ -222,10 +221,7 @@ func localClient(getenv func(string) string, stderr io.Writer) (*client.Client, 
 		return nil, nil, err
 	}
 	ln := fasthttputil.NewInmemoryListener()
-	// Behind the framing guard as the service is: a refused body is drained, so a 429 or 413
-	// reaches the command as an answer, not as a broken pipe.
-	guarded := server.GuardListener(ln, server.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections})
-	go func() { _ = app.Listener(guarded) }() // ends when ln closes; a failure shows as the client's dial error
+	go func() { _ = app.Listener(ln) }() // ends when ln closes; a failure shows as the client's dial error
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return ln.Dial() },
 	}}
