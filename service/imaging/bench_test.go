@@ -89,7 +89,7 @@ func BenchmarkRotate(b *testing.B) {
 	}
 	b.Run("90/photo/ours", func(b *testing.B) {
 		for b.Loop() {
-			orient(photo, 6)
+			Orient(photo, 6)
 		}
 	})
 	b.Run("90/photo/bild", func(b *testing.B) {

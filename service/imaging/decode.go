@@ -231,7 +231,7 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 					shrink = 2
 				}
 				if h.Orientation > 1 {
-					preview = orient(preview, h.Orientation)
+					preview = Orient(preview, h.Orientation)
 				}
 				return nil
 			case !errors.Is(err, jpegdec.ErrUnsupported):
@@ -258,7 +258,7 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 				formatName(h.Format), b.Dx()*shrink, b.Dy()*shrink, h.Width, h.Height)
 		}
 		if h.Orientation > 1 {
-			img = orient(img, h.Orientation) // its workers hand their panics back here
+			img = Orient(img, h.Orientation) // its workers hand their panics back here
 		}
 		return nil
 	})

@@ -89,14 +89,14 @@ func tiffOrientation(t []byte) int {
 	return 1
 }
 
-// orient returns img transformed so that EXIF orientation o (2–8) reads upright. A half turn is
-// Rotate180 (bild's flips). The other remappings are exact and done here rather than with bild:
+// Orient returns img transformed so that orientation o (EXIF's, and TIFF's Orientation tag, 2–8)
+// reads upright. A half turn is Rotate180 (bild's flips). The other remappings are exact and done here rather than with bild:
 // its transform.Rotate by 90° with ResizeBounds rounds its pivot and leaves a transparent row and
 // shifted pixels on images whose sides differ by an odd number (measured with bild v0.14.0), and
 // rotating a photo must not lose or invent pixels; it is also 4× slower, 208 ms against 49 ms for
-// a 3000×2000 photo (BenchmarkRotate). Gray stays gray; everything else becomes RGBA, which is fine
-// because only JPEG photos carry an orientation and those needing one are rotated once per request.
-func orient(img image.Image, o int) image.Image {
+// a 3000×2000 photo (BenchmarkRotate). Gray stays gray (a fax stays a byte a pixel); everything else
+// becomes RGBA, once per image or page that carries an orientation.
+func Orient(img image.Image, o int) image.Image {
 	if o == 3 {
 		return Rotate180(img)
 	}

@@ -17,8 +17,8 @@ import (
 // decoders are then held to it (a file whose pixels turn out another size is refused).
 type Header struct {
 	Format        string // "jpeg", "png", "gif", "bmp", "tiff", "webp"
-	Width, Height int    // as stored in the file, before any EXIF orientation
-	Orientation   int    // EXIF orientation, 1 (upright as stored) to 8; JPEG only
+	Width, Height int    // as stored in the file, before any orientation
+	Orientation   int    // 1 (upright as stored) to 8: a JPEG's EXIF orientation, a TIFF's tag
 	// PixelBytes is the memory of the decoded image: its pixel type (8 or 16 bits, alpha, chroma
 	// subsampling) times its size, padding to whole JPEG MCUs and the free preview included.
 	PixelBytes int64
@@ -27,8 +27,8 @@ type Header struct {
 	// RGB or CMYK JPEG is converted from, the passes of an interlaced PNG, a TIFF's strip buffer,
 	// a lossless WebP's ARGB pixels, a GIF frame's copy onto its screen.
 	WorkBytes int64
-	// RotatedBytes is the upright copy an EXIF orientation makes (RGBA, or gray for gray), 0
-	// when there is none.
+	// RotatedBytes is the upright copy an orientation makes (RGBA, or gray for gray), 0 when
+	// there is none.
 	RotatedBytes int64
 	Progressive  bool // a progressive JPEG
 	Scans        int  // a JPEG's scans
@@ -214,8 +214,8 @@ func inspectTIFF(data []byte, lim Limits) (Header, error) {
 	if err != nil {
 		return Header{}, tiffError(err)
 	}
-	return Header{Format: "tiff", Width: p.Width, Height: p.Height, Orientation: 1,
-		PixelBytes: plan.PixelBytes, WorkBytes: plan.WorkBytes}, nil
+	return Header{Format: "tiff", Width: p.Width, Height: p.Height, Orientation: p.Orientation,
+		PixelBytes: plan.PixelBytes, WorkBytes: plan.WorkBytes, RotatedBytes: plan.OrientBytes}, nil
 }
 
 // tiffError maps the TIFF reader's errors to Decode's, keeping the reader's error (a

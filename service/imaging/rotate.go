@@ -48,7 +48,7 @@ func Turn(img image.Image, degrees int) image.Image {
 		}
 	}
 	// EXIF orientations 6, 3 and 8 are these turns.
-	return orient(img, map[int]int{90: 6, 180: 3, 270: 8}[degrees])
+	return Orient(img, map[int]int{90: 6, 180: 3, 270: 8}[degrees])
 }
 
 func turnedRect(w, h, degrees int) image.Rectangle {

@@ -1,6 +1,10 @@
 package imaging
 
 import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -35,5 +39,67 @@ func TestTIFFDeflateBombPriced(t *testing.T) {
 	}
 	if dec.Width != 7000 || dec.Height != 7000 {
 		t.Errorf("decoded %d×%d", dec.Width, dec.Height)
+	}
+}
+
+// TestTIFFOrientation: a one-page TIFF stored turned or mirrored (the Orientation set; see
+// service/tiffdec/testdata/oriented.sh) decodes upright, pixel for pixel the page it was made from
+// (ImageMagick's -auto-orient agrees when the set is made), and is priced with its upright copy.
+func TestTIFFOrientation(t *testing.T) {
+	const dir = "../tiffdec/testdata"
+	for _, tc := range []struct {
+		file, source string
+		orientation  int
+	}{
+		{"orient-bw-g4-6.tif", "src-bilevel.png", 6},
+		{"orient-bw-g4-2.tif", "src-bilevel.png", 2},
+		{"orient-bw-g3-5.tif", "src-bilevel.png", 5},
+		{"orient-gray8-lzw-3.tif", "src-gray.png", 3},
+		{"orient-gray8-zip-8.tif", "src-gray.png", 8},
+		{"orient-rgb-lzw-7.tif", "src-color.png", 7},
+		{"orient-gray8-lzw-4.tif", "src-gray.png", 4},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := Inspect(data, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Orientation != tc.orientation || h.RotatedBytes == 0 {
+				t.Errorf("header: orientation %d, upright copy %d bytes; want %d and a price", h.Orientation, h.RotatedBytes, tc.orientation)
+			}
+			dec, err := Decode(data, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, tc.source))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := png.Decode(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, ht := h.UprightSize(); dec.Width != w || dec.Height != ht || dec.Image.Bounds().Size() != want.Bounds().Size() {
+				t.Fatalf("decoded %d×%d (header upright %d×%d), the source is %v", dec.Width, dec.Height, w, ht, want.Bounds().Size())
+			}
+			diff := 0
+			b := want.Bounds()
+			for y := b.Min.Y; y < b.Max.Y; y++ {
+				for x := b.Min.X; x < b.Max.X; x++ {
+					r1, g1, b1, _ := want.At(x, y).RGBA()
+					r2, g2, b2, _ := dec.Image.At(x-b.Min.X, y-b.Min.Y).RGBA()
+					if r1>>8 != r2>>8 || g1>>8 != g2>>8 || b1>>8 != b2>>8 {
+						diff++
+					}
+				}
+			}
+			if diff > 0 {
+				t.Errorf("%d of %d pixels differ from %s", diff, b.Dx()*b.Dy(), tc.source)
+			}
+		})
 	}
 }

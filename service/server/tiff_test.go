@@ -76,3 +76,41 @@ func TestTIFFAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestTIFFOrientationAnswers: a TIFF stored turned or mirrored, with the Orientation tag that says
+// so, answers as the page it shows, sent alone as a PNG: the same size, text and boxes (boxes are
+// in the coordinates of the image as its tag shows it, as for a JPEG's EXIF orientation). As a
+// document page (the three-page stack) each page answers its upright size.
+func TestTIFFOrientationAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the short tier's recognizer is a stand-in; the answers are compared with the models")
+	}
+	app := docApp(t, server.Options{}, nil, nil)
+	for _, tc := range []struct{ file, source string }{
+		{"orient-bw-g4-6.tif", "src-bilevel.png"},
+		{"orient-bw-g4-2.tif", "src-bilevel.png"},
+		{"orient-rgb-lzw-7.tif", "src-color.png"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			got := readImageAnswer(t, app, tiffFile(t, tc.file), nil)
+			want := readImageAnswer(t, app, tiffFile(t, tc.source), nil)
+			if got.ImageInfo.Width != want.ImageInfo.Width || got.ImageInfo.Height != want.ImageInfo.Height {
+				t.Errorf("answered %d×%d, the page it shows is %d×%d", got.ImageInfo.Width, got.ImageInfo.Height, want.ImageInfo.Width, want.ImageInfo.Height)
+			}
+			if got.Text != want.Text || !sameRegions(got.Regions, want.Regions) || !strings.Contains(got.Text, "45.51") {
+				t.Errorf("reads %q (%d regions); %s reads %q (%d regions)", got.Text, len(got.Regions), tc.source, want.Text, len(want.Regions))
+			}
+		})
+	}
+	t.Run("orient-multipage.tif", func(t *testing.T) {
+		d := readDocument(t, app, tiffFile(t, "orient-multipage.tif"), nil)
+		if len(d.Pages) != 3 {
+			t.Fatalf("%d pages", len(d.Pages))
+		}
+		for i, p := range d.Pages {
+			if p.Width != 400 || p.Height != 146 || !strings.Contains(p.Text, "45.51") {
+				t.Errorf("page %d: %d×%d, %q; want the 400×146 invoice upright", i+1, p.Width, p.Height, p.Text)
+			}
+		}
+	})
+}

@@ -119,7 +119,7 @@ func Open(ctx context.Context, data []byte, lim Limits) (*File, error) {
 		if entryBudget -= 12 * n; entryBudget < 0 {
 			return nil, corrupt("the IFDs overlap")
 		}
-		p := Page{IFD: off, f: f}
+		p := Page{IFD: off, f: f, Orientation: 1}
 		p.readEntries(data[off+2 : end])
 		// SubIFDs (reduced or alternative images) are not read, but count against the bound.
 		if p.subIFDs > 0 {
@@ -208,6 +208,11 @@ type Page struct {
 	Number        int    // 1-based, counting pages only (not thumbnails)
 	IFD           uint32 // offset of its IFD in the file
 	Width, Height int
+	// Orientation is the page's Orientation tag (274), 1 to 8 as in EXIF: how the stored rows
+	// and columns map to the page as it is meant to be seen. 1 (rows top to bottom, columns left
+	// to right) when the tag is absent or out of range, as libtiff reads it. Decode returns the
+	// page as stored; the caller turns it (imaging.Orient).
+	Orientation int
 
 	f       *File
 	reduced bool
@@ -218,6 +223,14 @@ type Page struct {
 	jpegIF, jpegIFLen entry
 	stripOffsets, stripCounts, tileOffsets, tileCounts, colorMap, extraSamples, jpegTables,
 	ycbcrCoeffs, ycbcrSub, refBW entry
+}
+
+// UprightSize is the page's size once its Orientation is applied: sides swapped for 5 to 8.
+func (p *Page) UprightSize() (w, h int) {
+	if p.Orientation >= 5 {
+		return p.Height, p.Width
+	}
+	return p.Width, p.Height
 }
 
 func (p *Page) readEntries(dir []byte) {
@@ -241,6 +254,10 @@ func (p *Page) readEntries(dir []byte) {
 			p.Width = int(min(inline(bo, e, typ), 1<<30))
 		case tagImageLength:
 			p.Height = int(min(inline(bo, e, typ), 1<<30))
+		case tagOrientation:
+			if o := inline(bo, e, typ); o >= 1 && o <= 8 {
+				p.Orientation = int(o)
+			}
 		case tagSubIFDs:
 			p.subIFDs = count
 		case tagBitsPerSample:

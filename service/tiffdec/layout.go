@@ -56,12 +56,17 @@ type Plan struct {
 	// its real bit depth), a bit-reversed copy of its compressed bytes where FillOrder asks for one,
 	// a JPEG decoder's planes and the stream with its tables, the decompressors' state.
 	WorkBytes int64
-	// Width, Height are the page's size.
+	// OrientBytes is the upright copy the page's Orientation makes once it is decoded (a byte a
+	// pixel for gray, 4 for the rest; see imaging.Orient), held beside the decoded page while it
+	// is made; 0 for a page stored upright.
+	OrientBytes int64
+	// Width, Height are the page's size as stored.
 	Width, Height int
 }
 
-// Bytes is the most the decode holds at once.
-func (p Plan) Bytes() int64 { return p.PixelBytes + p.WorkBytes }
+// Bytes is the most the decode holds at once, turning the page upright included (the decoder's
+// working memory is free by then).
+func (p Plan) Bytes() int64 { return p.PixelBytes + max(p.WorkBytes, p.OrientBytes) }
 
 // layout is a page's directory, checked: everything Decode needs.
 type layout struct {
@@ -115,6 +120,12 @@ func (p *Page) Plan() (Plan, error) {
 	if pl.Bytes()-copies > MaxBytesPerPixel*int64(l.w)*int64(l.h)+MaxStateBytes {
 		return Plan{}, &PageError{Page: p.Number, Err: unsupported("strips or tiles of %d×%d px that need %d MiB to decode a %d×%d page",
 			l.cw, l.ch, pl.Bytes()>>20, l.w, l.h)}
+	}
+	if p.Orientation > 1 {
+		pl.OrientBytes = 4 * int64(l.w) * int64(l.h)
+		if l.out == outGray {
+			pl.OrientBytes = int64(l.w) * int64(l.h)
+		}
 	}
 	return pl, nil
 }

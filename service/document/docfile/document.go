@@ -370,14 +370,15 @@ func (d *Document) Close() error {
 }
 
 // PageSize returns page n's size without reading its content: points as displayed for a PDF
-// (from the page dictionary), pixels for a TIFF page (from its IFD). It is the cheap first look
+// (from the page dictionary), pixels for a TIFF page as its Orientation shows it (from its IFD). It is the cheap first look
 // a cost estimate needs; Page reads the rest.
 func (d *Document) PageSize(ctx context.Context, n int) (w, h float64, err error) {
 	if n < 1 || n > d.pages {
 		return 0, 0, &SelectionError{Spec: fmt.Sprint(n), Pages: d.pages, Reason: "no such page"}
 	}
 	if d.format == FormatTIFF {
-		return float64(d.tiff.Pages[n-1].Width), float64(d.tiff.Pages[n-1].Height), nil
+		w, h := d.tiff.Pages[n-1].UprightSize()
+		return float64(w), float64(h), nil
 	}
 	w, h, err = d.pdf.PageSize(ctx, n-1)
 	if err != nil {
@@ -417,7 +418,8 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 		if err != nil {
 			return nil, tiffError(err, d.lim.MaxDocumentPages)
 		}
-		return &Page{Number: n, Width: float64(tp.Width), Height: float64(tp.Height), Raster: true,
+		w, h := tp.UprightSize() // a page is laid out, and answered, the way its Orientation shows it
+		return &Page{Number: n, Width: float64(w), Height: float64(h), Raster: true,
 			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(),
 			decision: TextDecision{Reason: "a raster page has no text layer", Code: ReasonRaster}}, nil
 	}
@@ -515,6 +517,9 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64, lease ima
 			return imaging.Decoded{}, tiffError(err, d.lim.MaxDocumentPages)
 		}
 		img = toOrigin(img)
+		if o := d.tiff.Pages[p.Number-1].Orientation; o > 1 {
+			img = imaging.Orient(img, o)
+		}
 		b := img.Bounds()
 		return imaging.Decoded{Image: img, Format: string(FormatTIFF), Width: b.Dx(), Height: b.Dy()}, nil
 	}

@@ -76,6 +76,67 @@ func TestTIFFPagesReadLikeTheirSources(t *testing.T) {
 	}
 }
 
+// TestTIFFOrientedPagesReadUpright: every page of the Orientation set (pages stored turned or
+// mirrored, with the tag that says so; see service/tiffdec/testdata/oriented.sh) has its source
+// page's size, draws as that page, and OCRs to its words, found upright (rotation 0). A mirrored
+// page could not be read otherwise: no turn of its pixels makes its letters read.
+func TestTIFFOrientedPagesReadUpright(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the models")
+	}
+	ctx := ctxFor(t, 10*time.Minute)
+	f, err := os.Open(filepath.Join(tiffSet, "oriented.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sources := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		col := strings.Split(sc.Text(), "\t")
+		file, src := col[0], col[2]
+		page := 1
+		if name, p, ok := strings.Cut(file, "#"); ok {
+			file = name
+			page, _ = strconv.Atoi(p)
+		}
+		srcData, err := os.ReadFile(filepath.Join(tiffSet, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcImg, err := imaging.Decode(srcData, imaging.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sources[src] == nil {
+			res, err := pipeline(t).RunImage(ctx, srcImg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources[src] = strings.Fields(strings.ToLower(res.Text))
+		}
+		t.Run(col[0], func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(tiffSet, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := testReader(t).Open(ctx, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer doc.Close()
+			res, p := ocrPage(ctx, t, doc, page)
+			if int(p.Width) != srcImg.Width || int(p.Height) != srcImg.Height {
+				t.Errorf("page %g×%g, its source %d×%d", p.Width, p.Height, srcImg.Width, srcImg.Height)
+			}
+			got := strings.Fields(strings.ToLower(res.Text))
+			if f1 := wordF1(sources[src], got); f1 < 0.98 || res.Rotation != 0 {
+				t.Errorf("word F1 %.3f against %s, rotation %d: read %q", f1, src, res.Rotation, res.Text)
+			}
+		})
+	}
+}
+
 // wordF1 is the F1 score of the words got against want, as multisets.
 func wordF1(want, got []string) float64 {
 	if len(want)+len(got) == 0 {

@@ -249,4 +249,6 @@ b += struct.pack("<I", 0)
 open("unsup-gray12.tif", "wb").write(b)
 PY
 for f in unsup-*.tif; do printf '%s\tunsupported\t-\t0\n' "$f" >> manifest.tsv; done
+# The Orientation set (its own script, which reads the source pages written above).
+sh ./oriented.sh
 du -ch ./*.tif ./*.png | tail -1

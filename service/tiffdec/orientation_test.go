@@ -1,0 +1,154 @@
+package tiffdec
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// orientedEntry is one line of testdata/oriented.tsv (written by testdata/oriented.sh): a page
+// stored turned or mirrored, the Orientation tag it carries, and the upright page it shows.
+type orientedEntry struct {
+	file        string
+	page        int
+	orientation int
+	source      string
+}
+
+func readOriented(t testing.TB) []orientedEntry {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "oriented.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []orientedEntry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), "\t")
+		if len(parts) != 3 {
+			t.Fatalf("oriented.tsv line %q", sc.Text())
+		}
+		e := orientedEntry{file: parts[0], page: 1, source: parts[2]}
+		if name, p, ok := strings.Cut(e.file, "#"); ok {
+			e.file = name
+			e.page, _ = strconv.Atoi(p)
+		}
+		e.orientation, _ = strconv.Atoi(parts[1])
+		out = append(out, e)
+	}
+	if len(out) < 8 {
+		t.Fatalf("oriented.tsv lists %d pages", len(out))
+	}
+	return out
+}
+
+// TestOrientationTag: every page of the Orientation set says the orientation libtiff's tiffset
+// wrote, its upright size is its source page's, its plan prices the upright copy (a byte a pixel
+// for gray and bilevel, 4 for colour), and it decodes as stored.
+func TestOrientationTag(t *testing.T) {
+	for _, e := range readOriented(t) {
+		t.Run(e.file+"#"+strconv.Itoa(e.page), func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", e.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Open(context.Background(), data, Limits{MaxPages: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &f.Pages[e.page-1]
+			if p.Orientation != e.orientation {
+				t.Errorf("orientation %d, want %d", p.Orientation, e.orientation)
+			}
+			src := readPNG(t, filepath.Join("testdata", e.source)).Bounds()
+			if w, h := p.UprightSize(); w != src.Dx() || h != src.Dy() {
+				t.Errorf("upright %d×%d, the source page is %v", w, h, src.Size())
+			}
+			plan, err := p.Plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			px := int64(p.Width) * int64(p.Height)
+			want := int64(0)
+			switch {
+			case e.orientation > 1 && e.source == "src-color.png":
+				want = 4 * px
+			case e.orientation > 1:
+				want = px
+			}
+			if plan.OrientBytes != want {
+				t.Errorf("OrientBytes %d, want %d", plan.OrientBytes, want)
+			}
+			if plan.Bytes() != plan.PixelBytes+max(plan.WorkBytes, plan.OrientBytes) {
+				t.Errorf("Bytes %d does not count the upright copy (%+v)", plan.Bytes(), plan)
+			}
+			img, err := f.Decode(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := img.Bounds(); b.Dx() != p.Width || b.Dy() != p.Height {
+				t.Errorf("decoded %v, stored %d×%d", b.Size(), p.Width, p.Height)
+			}
+		})
+	}
+}
+
+// TestOrientationOutOfRange: a tag outside 1–8 (0, 9, a LONG of 2^16+6) is read as 1, as libtiff
+// reads it, not as a transformation nobody defined.
+func TestOrientationOutOfRange(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "orient-bw-g4-6.tif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bo := binary.ByteOrder(binary.LittleEndian)
+	if string(data[:2]) == "MM" {
+		bo = binary.BigEndian
+	}
+	ifd := bo.Uint32(data[4:])
+	n := int(bo.Uint16(data[ifd:]))
+	at := -1
+	for i := range n {
+		if e := int(ifd) + 2 + 12*i; bo.Uint16(data[e:]) == tagOrientation {
+			at = e
+		}
+	}
+	if at < 0 {
+		t.Fatal("no Orientation entry")
+	}
+	for _, tc := range []struct {
+		name string
+		typ  uint16
+		v    uint32
+		want int
+	}{
+		{"as written", typeShort, 6, 6},
+		{"0", typeShort, 0, 1},
+		{"9", typeShort, 9, 1},
+		{"a LONG of 2^16+6", typeLong, 1<<16 + 6, 1},
+		{"a LONG of 8", typeLong, 8, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := append([]byte(nil), data...)
+			bo.PutUint16(d[at+2:], tc.typ)
+			if tc.typ == typeShort {
+				bo.PutUint16(d[at+8:], uint16(tc.v))
+				bo.PutUint16(d[at+10:], 0)
+			} else {
+				bo.PutUint32(d[at+8:], tc.v)
+			}
+			f, err := Open(context.Background(), d, Limits{MaxPages: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Pages[0].Orientation; got != tc.want {
+				t.Errorf("orientation %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
