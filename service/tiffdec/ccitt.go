@@ -115,6 +115,10 @@ func newCCITT(l *layout) *ccittDecoder {
 func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int) error {
 	r := &bitReader{src: src}
 	w := int32(d.width)
+	// One-dimensional T.4 written without EOLs (libtiff writes it, and reads it since 4.7.1):
+	// rows follow each other bit after bit. EOL's eleven zeros cannot occur inside coded lines,
+	// so a strip without one anywhere is such data.
+	noEOL := d.compression == compT4 && d.t4&1 == 0 && !syncEOL(&bitReader{src: src})
 	d.ref = append(d.ref[:0], w, w) // an all-white line before the first
 	for y := range rows {
 		var err error
@@ -127,6 +131,10 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int) error {
 				r.align(8)
 			}
 		case compT4:
+			if noEOL {
+				err = d.line1D(r) // no EOL to resynchronize at: a damaged line fails the strip
+				break
+			}
 			if !syncEOL(r) {
 				return corrupt("T.4 data ends at line %d of %d", y+1, rows)
 			}
