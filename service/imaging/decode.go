@@ -260,6 +260,9 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 		if h.Orientation > 1 {
 			img = Orient(img, h.Orientation) // its workers hand their panics back here
 		}
+		if h.ShownW > 0 {
+			img = Stretch(img, h.ShownW, h.ShownH) // square pixels (a standard-resolution fax)
+		}
 		return nil
 	})
 	if err != nil {

@@ -19,6 +19,9 @@ type Header struct {
 	Format        string // "jpeg", "png", "gif", "bmp", "tiff", "webp"
 	Width, Height int    // as stored in the file, before any orientation
 	Orientation   int    // 1 (upright as stored) to 8: a JPEG's EXIF orientation, a TIFF's tag
+	// ShownW × ShownH, when not 0, is the size a TIFF page is shown at, its pixels stretched
+	// square (a standard-resolution fax) and its orientation applied (tiffdec.Page.UprightSize).
+	ShownW, ShownH int
 	// PixelBytes is the memory of the decoded image: its pixel type (8 or 16 bits, alpha, chroma
 	// subsampling) times its size, padding to whole JPEG MCUs and the free preview included.
 	PixelBytes int64
@@ -27,8 +30,8 @@ type Header struct {
 	// RGB or CMYK JPEG is converted from, the passes of an interlaced PNG, a TIFF's strip buffer,
 	// a lossless WebP's ARGB pixels, a GIF frame's copy onto its screen.
 	WorkBytes int64
-	// RotatedBytes is the upright copy an orientation makes (RGBA, or gray for gray), 0 when
-	// there is none.
+	// RotatedBytes is the upright copy an orientation makes (RGBA, or gray for gray), with a
+	// TIFF's square-pixel copy; 0 when there is none.
 	RotatedBytes int64
 	Progressive  bool // a progressive JPEG
 	Scans        int  // a JPEG's scans
@@ -38,8 +41,12 @@ type Header struct {
 	Half bool
 }
 
-// UprightSize returns the image's size after its EXIF orientation.
+// UprightSize returns the image's size as it is shown: after its orientation, and for a TIFF with
+// unequal resolutions, in square pixels. Boxes and the size an answer reports refer to it.
 func (h Header) UprightSize() (w, ht int) {
+	if h.ShownW > 0 {
+		return h.ShownW, h.ShownH
+	}
 	if h.Orientation >= 5 {
 		return h.Height, h.Width
 	}
@@ -214,8 +221,15 @@ func inspectTIFF(data []byte, lim Limits) (Header, error) {
 	if err != nil {
 		return Header{}, tiffError(err)
 	}
-	return Header{Format: "tiff", Width: p.Width, Height: p.Height, Orientation: p.Orientation,
-		PixelBytes: plan.PixelBytes, WorkBytes: plan.WorkBytes, RotatedBytes: plan.OrientBytes}, nil
+	h := Header{Format: "tiff", Width: p.Width, Height: p.Height, Orientation: p.Orientation,
+		PixelBytes: plan.PixelBytes, WorkBytes: plan.WorkBytes, RotatedBytes: plan.UprightBytes}
+	if p.StretchX > 1 || p.StretchY > 1 {
+		h.ShownW, h.ShownH = p.UprightSize()
+		if err := checkSize(h.ShownW, h.ShownH, lim); err != nil {
+			return Header{}, err
+		}
+	}
+	return h, nil
 }
 
 // tiffError maps the TIFF reader's errors to Decode's, keeping the reader's error (a

@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"bytes"
+	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -101,5 +102,41 @@ func TestTIFFOrientation(t *testing.T) {
 				t.Errorf("%d of %d pixels differ from %s", diff, b.Dx()*b.Dy(), tc.source)
 			}
 		})
+	}
+}
+
+// TestTIFFFaxSquarePixels: a fax at standard resolution (204 × 98 dpi, 800 × 147 px stored)
+// decodes at square pixels, 800 × 306, gray, each row the stored row under its centre, and is
+// priced with that copy.
+func TestTIFFFaxSquarePixels(t *testing.T) {
+	data, err := os.ReadFile("../tiffdec/testdata/fax-std-g3.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Inspect(data, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, ht := h.UprightSize(); w != 800 || ht != 306 || h.Width != 800 || h.Height != 147 || h.RotatedBytes != 800*306 {
+		t.Fatalf("header %+v: shown %d×%d", h, w, ht)
+	}
+	stored, err := decodeTIFF(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := Decode(data, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := dec.Image.(*image.Gray)
+	if !ok || dec.Width != 800 || dec.Height != 306 {
+		t.Fatalf("decoded %T %d×%d", dec.Image, dec.Width, dec.Height)
+	}
+	s := stored.(*image.Gray)
+	for y := range 306 {
+		sy := (2*y + 1) * 147 / (2 * 306)
+		if !bytes.Equal(g.Pix[y*g.Stride:y*g.Stride+800], s.Pix[sy*s.Stride:sy*s.Stride+800]) {
+			t.Fatalf("row %d is not stored row %d", y, sy)
+		}
 	}
 }

@@ -102,6 +102,18 @@ func TestTIFFOrientationAnswers(t *testing.T) {
 			}
 		})
 	}
+	t.Run("fax-std-g3.tif", func(t *testing.T) {
+		// 800 × 147 px stored at 204 × 98 dpi: answered at square pixels, as fax viewers show it.
+		got := readImageAnswer(t, app, tiffFile(t, "fax-std-g3.tif"), nil)
+		if got.ImageInfo.Width != 800 || got.ImageInfo.Height != 306 || !strings.Contains(got.Text, "7757 0041 6336") || !strings.Contains(got.Text, "1,000.00") {
+			t.Errorf("%d×%d, %q; want 800×306 and the account number and amount read", got.ImageInfo.Width, got.ImageInfo.Height, got.Text)
+		}
+		for _, r := range got.Regions {
+			if _, y0, _, y1 := r.BoundingShape.bounds(); y0 < 0 || y1 > 306 {
+				t.Errorf("region %q at y %d–%d, outside the 306-px page", r.Text, y0, y1)
+			}
+		}
+	})
 	t.Run("orient-multipage.tif", func(t *testing.T) {
 		d := readDocument(t, app, tiffFile(t, "orient-multipage.tif"), nil)
 		if len(d.Pages) != 3 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // Limits bound the page chain walk. Zero fields take the defaults below.
@@ -121,6 +122,7 @@ func Open(ctx context.Context, data []byte, lim Limits) (*File, error) {
 		}
 		p := Page{IFD: off, f: f, Orientation: 1}
 		p.readEntries(data[off+2 : end])
+		p.aspect()
 		// SubIFDs (reduced or alternative images) are not read, but count against the bound.
 		if p.subIFDs > 0 {
 			f.IFDs += int(min(p.subIFDs, uint32(lim.MaxIFDs)))
@@ -158,6 +160,8 @@ const (
 	tagFillOrder          = 266
 	tagStripOffsets       = 273
 	tagOrientation        = 274
+	tagXResolution        = 282
+	tagYResolution        = 283
 	tagSamplesPerPixel    = 277
 	tagRowsPerStrip       = 278
 	tagStripByteCounts    = 279
@@ -213,6 +217,11 @@ type Page struct {
 	// to right) when the tag is absent or out of range, as libtiff reads it. Decode returns the
 	// page as stored; the caller turns it (imaging.Orient).
 	Orientation int
+	// StretchX and StretchY are how far the page's stored axes are stretched to make its pixels
+	// square: a fax at standard resolution (204 × 98 dpi) is shown twice as tall as it is stored,
+	// StretchY 204/98. 1 and 1 when the resolutions agree within 10 %, are missing or invalid, or
+	// differ more than fourfold (no fax mode does; such a page is read as stored).
+	StretchX, StretchY float64
 
 	f       *File
 	reduced bool
@@ -220,17 +229,45 @@ type Page struct {
 	// Entries that hold arrays or need checking, read by Plan.
 	bitsPerSample, compression, photometric, fillOrder, samplesPerPixel, rowsPerStrip,
 	planar, t4, t6, predictor, inkSet, sampleFormat, tileWidth, tileLength, jpegProc,
-	jpegIF, jpegIFLen entry
+	jpegIF, jpegIFLen, xres, yres entry
 	stripOffsets, stripCounts, tileOffsets, tileCounts, colorMap, extraSamples, jpegTables,
 	ycbcrCoeffs, ycbcrSub, refBW entry
 }
 
-// UprightSize is the page's size once its Orientation is applied: sides swapped for 5 to 8.
+// UprightSize is the page's size as it is shown: its axes stretched to square pixels
+// (StretchX, StretchY), then its Orientation applied (sides swapped for 5 to 8).
 func (p *Page) UprightSize() (w, h int) {
+	w, h = stretched(p.Width, p.StretchX), stretched(p.Height, p.StretchY)
 	if p.Orientation >= 5 {
-		return p.Height, p.Width
+		return h, w
 	}
-	return p.Width, p.Height
+	return w, h
+}
+
+func stretched(n int, f float64) int {
+	if f <= 1 {
+		return n
+	}
+	return int(math.Round(float64(n) * f))
+}
+
+// aspect sets StretchX and StretchY from the page's resolutions (their unit cancels out).
+func (p *Page) aspect() {
+	p.StretchX, p.StretchY = 1, 1
+	if p.xres.count == 0 || p.yres.count == 0 {
+		return
+	}
+	x, errX := p.rationals(p.xres, 1)
+	y, errY := p.rationals(p.yres, 1)
+	if errX != nil || errY != nil || !(x[0] > 0) || !(y[0] > 0) {
+		return
+	}
+	switch r := x[0] / y[0]; {
+	case r >= 1.1 && r <= 4:
+		p.StretchY = r
+	case r <= 1/1.1 && r >= 0.25:
+		p.StretchX = 1 / r
+	}
 }
 
 func (p *Page) readEntries(dir []byte) {
@@ -258,6 +295,10 @@ func (p *Page) readEntries(dir []byte) {
 			if o := inline(bo, e, typ); o >= 1 && o <= 8 {
 				p.Orientation = int(o)
 			}
+		case tagXResolution:
+			p.xres = en
+		case tagYResolution:
+			p.yres = en
 		case tagSubIFDs:
 			p.subIFDs = count
 		case tagBitsPerSample:

@@ -56,17 +56,18 @@ type Plan struct {
 	// its real bit depth), a bit-reversed copy of its compressed bytes where FillOrder asks for one,
 	// a JPEG decoder's planes and the stream with its tables, the decompressors' state.
 	WorkBytes int64
-	// OrientBytes is the upright copy the page's Orientation makes once it is decoded (a byte a
-	// pixel for gray, 4 for the rest; see imaging.Orient), held beside the decoded page while it
-	// is made; 0 for a page stored upright.
-	OrientBytes int64
+	// UprightBytes is what showing the decoded page takes: the copy its Orientation makes
+	// (imaging.Orient) and the copy stretched to square pixels (imaging.Stretch), a byte a pixel
+	// for gray and 4 for the rest, each held beside what it is made from; 0 for a page stored
+	// upright in square pixels.
+	UprightBytes int64
 	// Width, Height are the page's size as stored.
 	Width, Height int
 }
 
-// Bytes is the most the decode holds at once, turning the page upright included (the decoder's
+// Bytes is the most the decode holds at once, showing the page upright included (the decoder's
 // working memory is free by then).
-func (p Plan) Bytes() int64 { return p.PixelBytes + max(p.WorkBytes, p.OrientBytes) }
+func (p Plan) Bytes() int64 { return p.PixelBytes + max(p.WorkBytes, p.UprightBytes) }
 
 // layout is a page's directory, checked: everything Decode needs.
 type layout struct {
@@ -121,11 +122,15 @@ func (p *Page) Plan() (Plan, error) {
 		return Plan{}, &PageError{Page: p.Number, Err: unsupported("strips or tiles of %d×%d px that need %d MiB to decode a %d×%d page",
 			l.cw, l.ch, pl.Bytes()>>20, l.w, l.h)}
 	}
+	bpp := int64(4)
+	if l.out == outGray {
+		bpp = 1
+	}
 	if p.Orientation > 1 {
-		pl.OrientBytes = 4 * int64(l.w) * int64(l.h)
-		if l.out == outGray {
-			pl.OrientBytes = int64(l.w) * int64(l.h)
-		}
+		pl.UprightBytes = bpp * int64(l.w) * int64(l.h)
+	}
+	if w, h := p.UprightSize(); w*h != l.w*l.h {
+		pl.UprightBytes += bpp * int64(w) * int64(h)
 	}
 	return pl, nil
 }

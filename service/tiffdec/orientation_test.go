@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,18 +75,21 @@ func TestOrientationTag(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			px := int64(p.Width) * int64(p.Height)
+			bpp := int64(1)
+			if e.source == "src-color.png" {
+				bpp = 4
+			}
 			want := int64(0)
-			switch {
-			case e.orientation > 1 && e.source == "src-color.png":
-				want = 4 * px
-			case e.orientation > 1:
-				want = px
+			if e.orientation > 1 {
+				want += bpp * int64(p.Width) * int64(p.Height)
 			}
-			if plan.OrientBytes != want {
-				t.Errorf("OrientBytes %d, want %d", plan.OrientBytes, want)
+			if w, h := p.UprightSize(); w*h != p.Width*p.Height {
+				want += bpp * int64(w) * int64(h) // the square-pixel copy
 			}
-			if plan.Bytes() != plan.PixelBytes+max(plan.WorkBytes, plan.OrientBytes) {
+			if plan.UprightBytes != want {
+				t.Errorf("UprightBytes %d, want %d", plan.UprightBytes, want)
+			}
+			if plan.Bytes() != plan.PixelBytes+max(plan.WorkBytes, plan.UprightBytes) {
 				t.Errorf("Bytes %d does not count the upright copy (%+v)", plan.Bytes(), plan)
 			}
 			img, err := f.Decode(context.Background(), p)
@@ -148,6 +152,64 @@ func TestOrientationOutOfRange(t *testing.T) {
 			}
 			if got := f.Pages[0].Orientation; got != tc.want {
 				t.Errorf("orientation %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestResolutionStretch: a page whose X and Y resolutions differ by more than 10 % (a fax at
+// standard resolution, 204 × 98 dpi) is shown at square pixels, its lower-resolution axis
+// stretched; resolutions within 10 %, more than fourfold apart, or unreadable leave it as stored.
+func TestResolutionStretch(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "fax-std-g3.tif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bo := binary.ByteOrder(binary.LittleEndian)
+	if string(data[:2]) == "MM" {
+		bo = binary.BigEndian
+	}
+	// The values of the two RATIONAL entries, found through the IFD.
+	ifd := bo.Uint32(data[4:])
+	at := map[uint16]uint32{}
+	for i := range int(bo.Uint16(data[ifd:])) {
+		e := ifd + 2 + 12*uint32(i)
+		if tag := bo.Uint16(data[e:]); tag == tagXResolution || tag == tagYResolution {
+			at[tag] = bo.Uint32(data[e+8:])
+		}
+	}
+	if len(at) != 2 {
+		t.Fatalf("resolution entries %v", at)
+	}
+	for _, tc := range []struct {
+		name               string
+		xn, xd, yn, yd     uint32
+		stretchX, stretchY float64
+		w, h               int
+	}{
+		{"standard fax, 204 × 98", 204, 1, 98, 1, 1, 204.0 / 98, 800, 306},
+		{"fine fax, 204 × 196: within 10 %", 204, 1, 196, 1, 1, 1, 800, 147},
+		{"Y finer than X: X is stretched", 98, 1, 204, 1, 204.0 / 98, 1, 1665, 147},
+		{"eightfold apart: read as stored", 800, 1, 100, 1, 1, 1, 800, 147},
+		{"a zero denominator: read as stored", 204, 0, 98, 1, 1, 1, 800, 147},
+		{"a zero resolution: read as stored", 0, 1, 98, 1, 1, 1, 800, 147},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := append([]byte(nil), data...)
+			bo.PutUint32(d[at[tagXResolution]:], tc.xn)
+			bo.PutUint32(d[at[tagXResolution]+4:], tc.xd)
+			bo.PutUint32(d[at[tagYResolution]:], tc.yn)
+			bo.PutUint32(d[at[tagYResolution]+4:], tc.yd)
+			f, err := Open(context.Background(), d, Limits{MaxPages: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &f.Pages[0]
+			if math.Abs(p.StretchX-tc.stretchX) > 1e-9 || math.Abs(p.StretchY-tc.stretchY) > 1e-9 {
+				t.Errorf("stretch %g × %g, want %g × %g", p.StretchX, p.StretchY, tc.stretchX, tc.stretchY)
+			}
+			if w, h := p.UprightSize(); w != tc.w || h != tc.h {
+				t.Errorf("shown at %d×%d, want %d×%d", w, h, tc.w, tc.h)
 			}
 		})
 	}

@@ -411,14 +411,17 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 	}
 	if d.format == FormatTIFF {
 		tp := &d.tiff.Pages[n-1]
+		w, h := tp.UprightSize() // a page is laid out, and answered, the way its reader shows it
 		if err := checkRaster(tp.Width, tp.Height, d.lim.Raster); err != nil {
 			return nil, fmt.Errorf("page %d: %w", n, err)
+		}
+		if err := checkRaster(w, h, d.lim.Raster); err != nil {
+			return nil, fmt.Errorf("page %d shown in square pixels: %w", n, err)
 		}
 		plan, err := tp.Plan()
 		if err != nil {
 			return nil, tiffError(err, d.lim.MaxDocumentPages)
 		}
-		w, h := tp.UprightSize() // a page is laid out, and answered, the way its Orientation shows it
 		return &Page{Number: n, Width: float64(w), Height: float64(h), Raster: true,
 			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(),
 			decision: TextDecision{Reason: "a raster page has no text layer", Code: ReasonRaster}}, nil
@@ -517,9 +520,11 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64, lease ima
 			return imaging.Decoded{}, tiffError(err, d.lim.MaxDocumentPages)
 		}
 		img = toOrigin(img)
-		if o := d.tiff.Pages[p.Number-1].Orientation; o > 1 {
-			img = imaging.Orient(img, o)
+		tp := &d.tiff.Pages[p.Number-1]
+		if tp.Orientation > 1 {
+			img = imaging.Orient(img, tp.Orientation)
 		}
+		img = imaging.Stretch(img, int(p.Width), int(p.Height)) // square pixels: a standard-resolution fax
 		b := img.Bounds()
 		return imaging.Decoded{Image: img, Format: string(FormatTIFF), Width: b.Dx(), Height: b.Dy()}, nil
 	}

@@ -77,9 +77,10 @@ func TestTIFFPagesReadLikeTheirSources(t *testing.T) {
 }
 
 // TestTIFFOrientedPagesReadUpright: every page of the Orientation set (pages stored turned or
-// mirrored, with the tag that says so; see service/tiffdec/testdata/oriented.sh) has its source
-// page's size, draws as that page, and OCRs to its words, found upright (rotation 0). A mirrored
-// page could not be read otherwise: no turn of its pixels makes its letters read.
+// mirrored, with the tag that says so, and a fax at standard resolution; see
+// service/tiffdec/testdata/oriented.sh) has its source page's size, draws as that page, and OCRs
+// to its words, found upright (rotation 0). A mirrored page could not be read otherwise: no turn
+// of its pixels makes its letters read; the fax read as stored gives "8031/" for 80317.
 func TestTIFFOrientedPagesReadUpright(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the models")
@@ -130,6 +131,16 @@ func TestTIFFOrientedPagesReadUpright(t *testing.T) {
 				t.Errorf("page %g×%g, its source %d×%d", p.Width, p.Height, srcImg.Width, srcImg.Height)
 			}
 			got := strings.Fields(strings.ToLower(res.Text))
+			if strings.HasPrefix(file, "fax-") {
+				// A standard-resolution fax has lost half its rows: its letters may read
+				// T as I, but its figures must read exactly.
+				for _, want := range []string{"80317", "14/05/2025", "7757 0041 6336", "1,000.00"} {
+					if !strings.Contains(res.Text, want) {
+						t.Errorf("%q not read: %q", want, res.Text)
+					}
+				}
+				return
+			}
 			if f1 := wordF1(sources[src], got); f1 < 0.98 || res.Rotation != 0 {
 				t.Errorf("word F1 %.3f against %s, rotation %d: read %q", f1, src, res.Rotation, res.Text)
 			}
