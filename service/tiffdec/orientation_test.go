@@ -110,21 +110,7 @@ func TestOrientationOutOfRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bo := binary.ByteOrder(binary.LittleEndian)
-	if string(data[:2]) == "MM" {
-		bo = binary.BigEndian
-	}
-	ifd := bo.Uint32(data[4:])
-	n := int(bo.Uint16(data[ifd:]))
-	at := -1
-	for i := range n {
-		if e := int(ifd) + 2 + 12*i; bo.Uint16(data[e:]) == tagOrientation {
-			at = e
-		}
-	}
-	if at < 0 {
-		t.Fatal("no Orientation entry")
-	}
+	bo, at := firstEntry(t, data, tagOrientation)
 	for _, tc := range []struct {
 		name string
 		typ  uint16
@@ -165,22 +151,10 @@ func TestResolutionStretch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bo := binary.ByteOrder(binary.LittleEndian)
-	if string(data[:2]) == "MM" {
-		bo = binary.BigEndian
-	}
-	// The values of the two RATIONAL entries, found through the IFD.
-	ifd := bo.Uint32(data[4:])
-	at := map[uint16]uint32{}
-	for i := range int(bo.Uint16(data[ifd:])) {
-		e := ifd + 2 + 12*uint32(i)
-		if tag := bo.Uint16(data[e:]); tag == tagXResolution || tag == tagYResolution {
-			at[tag] = bo.Uint32(data[e+8:])
-		}
-	}
-	if len(at) != 2 {
-		t.Fatalf("resolution entries %v", at)
-	}
+	// Where the two RATIONAL entries keep their values.
+	bo, xe := firstEntry(t, data, tagXResolution)
+	_, ye := firstEntry(t, data, tagYResolution)
+	at := map[uint16]uint32{tagXResolution: bo.Uint32(data[xe+8:]), tagYResolution: bo.Uint32(data[ye+8:])}
 	for _, tc := range []struct {
 		name               string
 		xn, xd, yn, yd     uint32
@@ -213,4 +187,21 @@ func TestResolutionStretch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstEntry returns the file's byte order and where the entry of tag lies in its first IFD.
+func firstEntry(t *testing.T, data []byte, tag uint16) (binary.ByteOrder, int) {
+	t.Helper()
+	bo := binary.ByteOrder(binary.LittleEndian)
+	if string(data[:2]) == "MM" {
+		bo = binary.BigEndian
+	}
+	ifd := int(bo.Uint32(data[4:]))
+	for i := range int(bo.Uint16(data[ifd:])) {
+		if e := ifd + 2 + 12*i; bo.Uint16(data[e:]) == tag {
+			return bo, e
+		}
+	}
+	t.Fatalf("no entry %d in the first IFD", tag)
+	return nil, 0
 }

@@ -1,7 +1,7 @@
 package docfile_test
 
 import (
-	"bufio"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,41 +23,14 @@ func TestTIFFPagesReadLikeTheirSources(t *testing.T) {
 		t.Skip("needs the models")
 	}
 	ctx := ctxFor(t, 10*time.Minute)
-	f, err := os.Open(filepath.Join(tiffSet, "manifest.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sources := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		col := strings.Split(sc.Text(), "\t")
-		file, ref, src := col[0], col[1], col[2]
-		if ref == "corrupt" || ref == "unsupported" || src == "-" {
+	src := newSources(ctx)
+	for _, l := range readSet(t, "manifest.tsv") {
+		file, page, ref, source := l.file, l.page, l.col[1], l.col[2]
+		if ref == "corrupt" || ref == "unsupported" || source == "-" {
 			continue
 		}
-		page := 1
-		if name, p, ok := strings.Cut(file, "#"); ok {
-			file = name
-			page, _ = strconv.Atoi(p)
-		}
-		if sources[src] == nil {
-			data, err := os.ReadFile(filepath.Join(tiffSet, src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dec, err := imaging.Decode(data, imaging.Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := pipeline(t).RunImage(ctx, dec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sources[src] = strings.Fields(strings.ToLower(res.Text))
-			t.Logf("%s reads %q", src, res.Text)
-		}
-		t.Run(sc.Text()[:strings.IndexByte(sc.Text(), '\t')], func(t *testing.T) {
+		_, want := src.read(t, source)
+		t.Run(l.col[0], func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(tiffSet, file))
 			if err != nil {
 				t.Fatal(err)
@@ -69,8 +42,8 @@ func TestTIFFPagesReadLikeTheirSources(t *testing.T) {
 			defer doc.Close()
 			res, _ := ocrPage(ctx, t, doc, page)
 			got := strings.Fields(strings.ToLower(res.Text))
-			if f1 := wordF1(sources[src], got); f1 < 0.98 {
-				t.Errorf("word F1 %.3f against %s: read %q", f1, src, res.Text)
+			if f1 := wordF1(want, got); f1 < 0.98 {
+				t.Errorf("word F1 %.3f against %s: read %q", f1, source, res.Text)
 			}
 		})
 	}
@@ -86,37 +59,11 @@ func TestTIFFOrientedPagesReadUpright(t *testing.T) {
 		t.Skip("needs the models")
 	}
 	ctx := ctxFor(t, 10*time.Minute)
-	f, err := os.Open(filepath.Join(tiffSet, "oriented.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sources := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		col := strings.Split(sc.Text(), "\t")
-		file, src := col[0], col[2]
-		page := 1
-		if name, p, ok := strings.Cut(file, "#"); ok {
-			file = name
-			page, _ = strconv.Atoi(p)
-		}
-		srcData, err := os.ReadFile(filepath.Join(tiffSet, src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srcImg, err := imaging.Decode(srcData, imaging.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sources[src] == nil {
-			res, err := pipeline(t).RunImage(ctx, srcImg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sources[src] = strings.Fields(strings.ToLower(res.Text))
-		}
-		t.Run(col[0], func(t *testing.T) {
+	src := newSources(ctx)
+	for _, l := range readSet(t, "oriented.tsv") {
+		file, page, source := l.file, l.page, l.col[2]
+		srcImg, want := src.read(t, source)
+		t.Run(l.col[0], func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(tiffSet, file))
 			if err != nil {
 				t.Fatal(err)
@@ -141,11 +88,75 @@ func TestTIFFOrientedPagesReadUpright(t *testing.T) {
 				}
 				return
 			}
-			if f1 := wordF1(sources[src], got); f1 < 0.98 || res.Rotation != 0 {
-				t.Errorf("word F1 %.3f against %s, rotation %d: read %q", f1, src, res.Rotation, res.Text)
+			if f1 := wordF1(want, got); f1 < 0.98 || res.Rotation != 0 {
+				t.Errorf("word F1 %.3f against %s, rotation %d: read %q", f1, source, res.Rotation, res.Text)
 			}
 		})
 	}
+}
+
+// setLine is one line of a listing of the TIFF test set (manifest.tsv, oriented.tsv): its
+// columns, and its first column's file and page ("file#page"; page 1 without the suffix).
+type setLine struct {
+	file string
+	page int
+	col  []string
+}
+
+func readSet(t *testing.T, name string) []setLine {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(tiffSet, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []setLine
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		l := setLine{col: strings.Split(line, "\t"), page: 1}
+		l.file = l.col[0]
+		if name, p, ok := strings.Cut(l.file, "#"); ok {
+			l.file = name
+			l.page, _ = strconv.Atoi(p)
+		}
+		if len(l.col) < 3 {
+			t.Fatalf("%s: line %q", name, line)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// sources decodes and OCRs each source page of the set once.
+type sources struct {
+	ctx   context.Context
+	img   map[string]imaging.Decoded
+	words map[string][]string
+}
+
+func newSources(ctx context.Context) *sources {
+	return &sources{ctx: ctx, img: map[string]imaging.Decoded{}, words: map[string][]string{}}
+}
+
+// read returns source page name decoded, and the words its OCR reads (lower case).
+func (s *sources) read(t *testing.T, name string) (imaging.Decoded, []string) {
+	t.Helper()
+	if w, ok := s.words[name]; ok {
+		return s.img[name], w
+	}
+	data, err := os.ReadFile(filepath.Join(tiffSet, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := imaging.Decode(data, imaging.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pipeline(t).RunImage(s.ctx, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s reads %q", name, res.Text)
+	s.img[name], s.words[name] = dec, strings.Fields(strings.ToLower(res.Text))
+	return dec, s.words[name]
 }
 
 // wordF1 is the F1 score of the words got against want, as multisets.
