@@ -37,8 +37,14 @@ func TestHostileTIFFs(t *testing.T) {
 			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
 				t.Fatalf("error %v; want %v", err, c.want)
 			}
-			if grew > c.bound {
-				t.Errorf("resident memory grew by %d MiB; the bound is %d MiB", grew>>20, c.bound>>20)
+			bound := c.bound
+			if raceDetector {
+				// Still a fifth of the 1 075 MiB the bomb took before it was priced. Alone under
+				// -race the 49 MiB page grew resident memory by 159 MiB.
+				bound *= 2
+			}
+			if grew > bound {
+				t.Errorf("resident memory grew by %d MiB; the bound is %d MiB", grew>>20, bound>>20)
 			}
 		})
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package docfile_test
+
+const raceDetector = false
