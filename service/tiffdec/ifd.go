@@ -160,11 +160,11 @@ const (
 	tagFillOrder          = 266
 	tagStripOffsets       = 273
 	tagOrientation        = 274
-	tagXResolution        = 282
-	tagYResolution        = 283
 	tagSamplesPerPixel    = 277
 	tagRowsPerStrip       = 278
 	tagStripByteCounts    = 279
+	tagXResolution        = 282
+	tagYResolution        = 283
 	tagPlanarConfig       = 284
 	tagT4Options          = 292
 	tagT6Options          = 293

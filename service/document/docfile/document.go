@@ -370,8 +370,9 @@ func (d *Document) Close() error {
 }
 
 // PageSize returns page n's size without reading its content: points as displayed for a PDF
-// (from the page dictionary), pixels for a TIFF page as its Orientation shows it (from its IFD). It is the cheap first look
-// a cost estimate needs; Page reads the rest.
+// (from the page dictionary), pixels for a TIFF page as it is shown, its Orientation applied and
+// its pixels square (from its IFD). It is the cheap first look a cost estimate needs; Page reads
+// the rest.
 func (d *Document) PageSize(ctx context.Context, n int) (w, h float64, err error) {
 	if n < 1 || n > d.pages {
 		return 0, 0, &SelectionError{Spec: fmt.Sprint(n), Pages: d.pages, Reason: "no such page"}
