@@ -293,6 +293,11 @@ func (p *Page) layout() (*layout, error) {
 	if err := p.colorLayout(l); err != nil {
 		return nil, err
 	}
+	if l.compression != compLZW && l.compression != compDeflate && l.compression != compDeflateA {
+		// libtiff knows the Predictor tag only for the codecs that use it; with any other it is
+		// an unknown tag, ignored (a JPEG-compressed scan in OCR-D's test corpus carries 38928).
+		predictor = 1
+	}
 	switch predictor {
 	case 1:
 	case 2:
@@ -306,7 +311,6 @@ func (p *Page) layout() (*layout, error) {
 		return nil, unsupported("predictor %d", predictor)
 	}
 	if l.compression == compJPEG || l.compression == compOJPEG {
-		l.predictor = 0 // libtiff ignores the predictor of lossy data
 		l.reverse = false
 	}
 	if err := p.chunks(l); err != nil {
