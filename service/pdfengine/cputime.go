@@ -3,6 +3,8 @@ package pdfengine
 import (
 	"sync"
 	"time"
+
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 )
 
 // cpuCheckEvery is how often a call's CPU time is looked at: a call over its limit is stopped
@@ -16,9 +18,10 @@ const cpuCheckEvery = 20 * time.Millisecond
 // wall time and still draws; a page built to draw forever is stopped after its CPU limit, not
 // after a wall-clock time that depends on the load.
 type cpuWatch struct {
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
+	stop  chan struct{}
+	done  chan struct{}
+	meter *cpubudget.Meter
+	mu    sync.Mutex
 	over bool
 	used time.Duration
 }
@@ -29,9 +32,7 @@ func watchCPU(limit time.Duration, kill func()) *cpuWatch {
 	if limit <= 0 {
 		return nil
 	}
-	w := &cpuWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	clock := lockThreadClock()
-	start := clock()
+	w := &cpuWatch{stop: make(chan struct{}), done: make(chan struct{}), meter: cpubudget.StartMeter()}
 	go func() {
 		defer close(w.done)
 		t := time.NewTicker(cpuCheckEvery)
@@ -41,7 +42,7 @@ func watchCPU(limit time.Duration, kill func()) *cpuWatch {
 			case <-w.stop:
 				return
 			case <-t.C:
-				used := clock() - start
+				used := w.meter.Used()
 				if used > limit {
 					w.mu.Lock()
 					w.over, w.used = true, used
@@ -62,7 +63,7 @@ func (w *cpuWatch) end() (over bool, used time.Duration) {
 	}
 	close(w.stop)
 	<-w.done
-	unlockThreadClock()
+	w.meter.Stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.over, w.used

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package pdfengine
+package cpubudget
 
 import "time"
 
