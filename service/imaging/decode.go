@@ -21,6 +21,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/service/jpegdec"
 	"github.com/ocrgate/ocrgate/service/memlimit"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // Limits bounds the images Decode accepts. The check uses the size in the file's header, before any
@@ -142,7 +143,7 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 	if err != nil {
 		return Decoded{}, err
 	}
-	return decodeChecked(data, h)
+	return decodeChecked(context.Background(), data, h)
 }
 
 // Lease is the admission a decode's memory is counted under (the service's is
@@ -182,7 +183,13 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 	}
 	out := make(chan result, 1) // buffered: an abandoned decoder must not block on its send
 	go func() {
-		dec, err := decodeChecked(data, h) // safely: a decoder's panic is an error here
+		// The decode is a unit of work of its own (it runs on its own goroutine, which no
+		// caller's recovery reaches): a panic in it fails this image alone.
+		var dec Decoded
+		err := work.Do(ctx, "image decode", func() (err error) {
+			dec, err = decodeChecked(ctx, data, h)
+			return err
+		})
 		if err == nil && h.scratchBytes() >= memlimit.ReleaseScratch {
 			releaseToOS()
 		}
@@ -208,13 +215,18 @@ var releaseToOS = memlimit.Release
 
 // decodeChecked decodes an image whose header Inspect has checked, refusing pixels of any other
 // size than the header's before anything is built on them.
-func decodeChecked(data []byte, h Header) (Decoded, error) {
+//
+// A panic in a third-party decoder (the standard library's and x/image's, which hostile files
+// have made panic before) means the file could not be decoded: it is reported (see work) and
+// answered as ErrUndecodable. A panic in ocrgate's own decoders and transforms is a bug, and fails
+// the unit of work that called this.
+func decodeChecked(ctx context.Context, data []byte, h Header) (Decoded, error) {
 	cfg := image.Config{Width: h.Width, Height: h.Height}
 	var img, preview image.Image
 	// A file jpegdec declines is decoded by image/jpeg at full size, which its admitted cost
 	// (Header.PixelBytes) already covers.
 	shrink := 1
-	err := safely(func() (err error) {
+	err := func() (err error) {
 		if h.Format == "jpeg" {
 			// Baseline JPEG (scans, camera photos) takes the parallel decoder; anything it
 			// declines, corrupt data included, goes to image/jpeg for the result or the error. A
@@ -242,16 +254,22 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 			img, err = decodeTIFF(data)
 			return err
 		}
-		img, _, err = image.Decode(bytes.NewReader(data))
-		if err != nil {
+		err = safely(ctx, func() (err error) {
+			img, _, err = image.Decode(bytes.NewReader(data))
+			return err
+		})
+		switch {
+		case errors.Is(err, ErrUndecodable):
+			return err
+		case err != nil:
 			return fmt.Errorf("%w: corrupt %s data: %v", ErrUndecodable, formatName(h.Format), err)
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return Decoded{}, err
 	}
-	err = safely(func() error {
+	err = func() error {
 		img = toOrigin(img, cfg)
 		if b := img.Bounds(); b.Dx() != (h.Width+shrink-1)/shrink || b.Dy() != (h.Height+shrink-1)/shrink {
 			return fmt.Errorf("%w: the %s data is %d×%d px, its header said %d×%d", ErrUndecodable,
@@ -264,7 +282,7 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 			img = Stretch(img, h.ShownW, h.ShownH) // square pixels (a standard-resolution fax)
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return Decoded{}, err
 	}
@@ -293,12 +311,15 @@ func checkSize(w, h int, lim Limits) error {
 	return nil
 }
 
-// safely runs a decoder and turns its panic into ErrUndecodable: some decoders have panicked on
-// fuzzed input, and one hostile upload must not take the server down.
-func safely(fn func() error) (err error) {
+// safely runs a third-party decoder and turns its panic into ErrUndecodable: the standard
+// library's and x/image's decoders have panicked on fuzzed input, and a file they cannot decode is
+// the caller's problem, answered 422. The panic itself is reported to ctx's reporter (logged with
+// its stack, counted), and its words, which may quote the file, stay out of the error.
+func safely(ctx context.Context, fn func() error) (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: the decoder failed: %v", ErrUndecodable, r)
+		if v := recover(); v != nil {
+			work.Report(ctx, "image decoder", v)
+			err = fmt.Errorf("%w: the decoder failed on this file", ErrUndecodable)
 		}
 	}()
 	return fn()

@@ -15,11 +15,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
+
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // pattern is a small opaque image with a gradient and some noise, so encoders produce real data.
@@ -236,10 +239,20 @@ func TestDecodeBombIsCheap(t *testing.T) {
 	}
 }
 
+// TestSafelyRecovers checks that a third-party decoder's panic is a 422's error that carries none
+// of the panic's words, and that the panic is reported.
 func TestSafelyRecovers(t *testing.T) {
-	err := safely(func() error { panic("index out of range") })
+	var reported []*work.Panic
+	ctx := work.WithReporter(context.Background(), func(p *work.Panic) { reported = append(reported, p) })
+	err := safely(ctx, func() error { panic("index out of range [600] with length 600") })
 	if !errors.Is(err, ErrUndecodable) {
 		t.Fatalf("panic became %v, want ErrUndecodable", err)
+	}
+	if strings.Contains(err.Error(), "index") || strings.Contains(err.Error(), "600") {
+		t.Errorf("the error %q quotes the panic", err)
+	}
+	if len(reported) != 1 || reported[0].Unit != "image decoder" {
+		t.Errorf("reported %v, want the panic once", reported)
 	}
 }
 

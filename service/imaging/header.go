@@ -97,7 +97,7 @@ func Inspect(data []byte, lim Limits) (Header, error) {
 		cfg    image.Config
 		format string
 	)
-	err := safely(func() (err error) {
+	err := safely(context.TODO(), func() (err error) {
 		cfg, format, err = image.DecodeConfig(bytes.NewReader(data))
 		return err
 	})

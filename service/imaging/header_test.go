@@ -18,6 +18,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 func encodePNG(t testing.TB, img image.Image) []byte {
@@ -184,11 +185,12 @@ func TestHostileCorpus(t *testing.T) {
 }
 
 // TestWorkerPanicReachesTheCaller: a panic on one of parallelRows' goroutines is raised again on
-// the caller's, where the decoder's recover turns it into an error; no worker is left running.
+// the caller's, where the unit of work's recovery turns it into an error; no worker is left
+// running.
 func TestWorkerPanicReachesTheCaller(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	running := goleak.IgnoreCurrent()
-	err := safely(func() error {
+	err := work.Do(context.Background(), "test", func() error {
 		parallelRows(1000, 1, func(lo, hi int) {
 			if lo > 0 {
 				panic("a bug in a worker")
@@ -196,7 +198,8 @@ func TestWorkerPanicReachesTheCaller(t *testing.T) {
 		})
 		return nil
 	})
-	if !errors.Is(err, ErrUndecodable) {
+	var p *work.Panic
+	if !errors.As(err, &p) || p.Value != "a bug in a worker" {
 		t.Fatalf("err = %v, want the recovered panic", err)
 	}
 	// A worker may still be on its way out after signalling that it is done: goleak retries

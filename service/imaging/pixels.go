@@ -5,7 +5,8 @@ import (
 	"image/color"
 	"math"
 	"runtime"
-	"sync"
+
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // pixelSource reads one pixel as straight RGB in [0, 255], composited onto white. Coordinates are
@@ -360,41 +361,9 @@ type bufSource struct {
 }
 
 // parallelRows splits [0, n) into contiguous ranges over GOMAXPROCS goroutines, giving each at
-// least minPer items so that small jobs are not slowed down by goroutine start-up.
+// least minPer items so that small jobs are not slowed down by goroutine start-up. A panic on one
+// of them is raised again on the caller's goroutine once all are done (see work.Range), where the
+// unit of work that called it recovers it.
 func parallelRows(n, minPer int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if minPer < 1 {
-		minPer = 1
-	}
-	workers = min(workers, n/minPer)
-	if workers <= 1 {
-		if n > 0 {
-			fn(0, n)
-		}
-		return
-	}
-	var (
-		wg       sync.WaitGroup
-		once     sync.Once
-		panicked any
-	)
-	for i := range workers {
-		lo, hi := n*i/workers, n*(i+1)/workers
-		wg.Go(func() {
-			// A panic on a worker would end the process: no recover on the caller's goroutine
-			// reaches it. It is carried over and raised again on the caller's goroutine, once
-			// every worker is done, where the caller's recover (the decoder's, the handler's)
-			// sees it.
-			defer func() {
-				if p := recover(); p != nil {
-					once.Do(func() { panicked = p })
-				}
-			}()
-			fn(lo, hi)
-		})
-	}
-	wg.Wait()
-	if panicked != nil {
-		panic(panicked)
-	}
+	work.Range(n, minPer, runtime.GOMAXPROCS(0), fn)
 }

@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/png"
 	"os"
@@ -30,7 +31,7 @@ func TestTIFFDeflateBombPriced(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	dec, err := decodeChecked(data, h)
+	dec, err := decodeChecked(context.Background(), data, h)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package jpegdec
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"image"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/hostile from the generators")
@@ -150,7 +152,8 @@ func TestFrameChecked(t *testing.T) {
 }
 
 // TestPanicsLeaveNothingBehind injects a panic into a transform worker and into the entropy
-// decoder: Decode reports an error, the process lives, and no goroutine is left running.
+// decoder: the panic reaches the unit of work that called Decode (and nothing else), and no
+// goroutine is left running.
 func TestPanicsLeaveNothingBehind(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	data := encode(t, testPicture(1400, 1000, 9), 85) // takes the parallel path
@@ -158,10 +161,14 @@ func TestPanicsLeaveNothingBehind(t *testing.T) {
 	for _, hook := range []*func(){&testHookTransform, &testHookEntropy} {
 		before := runtime.NumGoroutine()
 		*hook = boom
-		_, err := Decode(data)
+		err := work.Do(context.Background(), "decode", func() error {
+			_, err := Decode(data)
+			return err
+		})
 		*hook = nil
-		if !errors.Is(err, ErrUnsupported) {
-			t.Fatalf("err = %v, want an ErrUnsupported internal error", err)
+		var p *work.Panic
+		if !errors.As(err, &p) || p.Value != "injected" {
+			t.Fatalf("err = %v, want the injected panic", err)
 		}
 		deadline := time.Now().Add(2 * time.Second)
 		for runtime.NumGoroutine() > before {

@@ -22,6 +22,8 @@ import (
 	"image"
 	"runtime"
 	"sync"
+
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // ErrUnsupported wraps every reason Decode declines an input; the caller is expected to use
@@ -126,15 +128,11 @@ func DecodeHalf(data []byte, width, height int) (img, preview image.Image, err e
 	return (&decoder{data: data, want: image.Pt(width, height), half: true}).run()
 }
 
-// run decodes. Corrupt input must never take the process down; a panic here is a bug, reported
-// as "not decoded here" so that image/jpeg gets its turn. The IDCT workers recover their own
-// panics (see decodeScan), and are gone by the time this returns either way.
+// run decodes. Corrupt input is an error; a panic here is a bug, raised to the caller's unit of
+// work (see package work), which fails that image alone and reports it. The IDCT workers hand
+// their panics to this goroutine (see decodeScan), and are gone by the time this returns either
+// way.
 func (d *decoder) run() (img, preview image.Image, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			img, preview, err = nil, nil, unsupported("internal error: %v", r)
-		}
-	}()
 	return d.decode()
 }
 
@@ -558,25 +556,22 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 	for range cap(free) {
 		free <- &chunk{coef: make([]int16, 64*rowBlocks*rowsPer), last: make([]uint8, rowBlocks*rowsPer)}
 	}
-	work := make(chan *chunk, 2*workers)
+	todo := make(chan *chunk, 2*workers)
 	var (
-		wg       sync.WaitGroup
-		panicked sync.Once
-		panicErr error
+		wg      sync.WaitGroup
+		carrier work.Carrier
 	)
 	for range workers {
 		wg.Go(func() {
-			for c := range work {
+			for c := range todo {
 				// A panic in a worker would end the process (no caller's recover reaches another
 				// goroutine), and a worker that died would leave the decoder waiting for its
-				// chunk forever. So each chunk is transformed under its own recover, and the chunk
-				// goes back to free whatever happened.
+				// chunk forever. So each chunk is transformed under its own recovery, the chunk
+				// goes back to free whatever happened, and the first panic is raised again on
+				// the decoder's goroutine once the workers are gone (a bug here fails the unit
+				// of work that decodes, see package work).
 				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							panicked.Do(func() { panicErr = unsupported("internal error in a transform worker: %v", r) })
-						}
-					}()
+					defer carrier.Recover()
 					if testHookTransform != nil {
 						testHookTransform()
 					}
@@ -587,13 +582,13 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 		})
 	}
 	// However this function ends (an error, or a panic on this goroutine that the caller
-	// recovers), the workers see work closed and exit, and this returns only once they have:
+	// recovers), the workers see todo closed and exit, and this returns only once they have:
 	// nothing is left running on the image's memory.
 	stopped := false
 	stop := func() {
 		if !stopped {
 			stopped = true
-			close(work)
+			close(todo)
 			wg.Wait()
 		}
 	}
@@ -602,14 +597,12 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 		if testHookEntropy != nil {
 			testHookEntropy()
 		}
-		work <- c
+		todo <- c
 	})
+	stop() // every chunk transformed, and the workers' panic, if any, kept
+	carrier.Raise()
 	if err != nil {
 		return nil, nil, 0, err
-	}
-	stop() // every chunk transformed, and panicErr final
-	if panicErr != nil {
-		return nil, nil, 0, panicErr
 	}
 	return img, preview, end, nil
 }

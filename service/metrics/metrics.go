@@ -26,6 +26,7 @@ type Metrics struct {
 	runtimeErrors *prometheus.CounterVec
 	pages         *prometheus.CounterVec
 	canceled      *prometheus.CounterVec
+	panics        *prometheus.CounterVec
 }
 
 // New registers the collectors, plus Go runtime and process collectors, on a new registry.
@@ -58,8 +59,11 @@ func New() *Metrics {
 		canceled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocrgate_requests_canceled_total", Help: "Requests whose work was canceled, by reason (client_gone: the client closed the connection; shutdown).",
 		}, []string{"reason"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocrgate_panics_total", Help: "Panics recovered, by the unit of work that failed alone (request handler, image, document page, recognizer batch, decode, text-layer check); each is logged with its stack and request ID.",
+		}, []string{"unit"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.stages, m.inFlight, m.rejected, m.runtimeErrors, m.pages, m.canceled,
+	reg.MustRegister(m.requests, m.latency, m.stages, m.inFlight, m.rejected, m.runtimeErrors, m.pages, m.canceled, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -130,6 +134,14 @@ func (m *Metrics) Canceled(reason string) {
 		return
 	}
 	m.canceled.WithLabelValues(reason).Inc()
+}
+
+// Panic counts a panic recovered in a unit of work of the kind unit.
+func (m *Metrics) Panic(unit string) {
+	if m == nil {
+		return
+	}
+	m.panics.WithLabelValues(unit).Inc()
 }
 
 // RuntimeError counts a failed runtime or chat call of a kind.

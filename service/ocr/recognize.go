@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // crop is one detected box: its geometry is known as soon as the box is, its pixels are cut out
@@ -584,55 +584,32 @@ func (p *Pipeline) recBatches(crops []*crop, byWidth []int) (batches [][]int, wi
 // take is bounded whatever the core count (see Cost).
 func (p *Pipeline) inFlight(ctx context.Context, weights []int64, tm *Timings, batch func(ctx context.Context, i int, tm *Timings) error) error {
 	n := len(weights)
-	if p.opt.BatchParallel <= 1 || n <= 1 {
-		for i := range n {
-			if err := batch(ctx, i, tm); err != nil {
-				return err
-			}
-		}
+	if n == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	limit := int64(p.opt.BatchPixelsInFlight)
 	if limit <= 0 {
 		limit = math.MaxInt64
 	}
 	limit = max(limit, slices.Max(weights))
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		slots    = make(chan struct{}, p.opt.BatchParallel)
-		pixels   = semaphore.NewWeighted(limit)
+		mu     sync.Mutex
+		pixels = semaphore.NewWeighted(limit)
 	)
-	for i := range n {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
+	// Each batch is a unit of work: a panic in one fails the image (as any batch's error does),
+	// not the process.
+	return work.All(ctx, n, p.opt.BatchParallel, "recognizer batch", func(ctx context.Context, i int) error {
+		if err := pixels.Acquire(ctx, weights[i]); err != nil {
+			return err
 		}
-		if ctx.Err() != nil || pixels.Acquire(ctx, weights[i]) != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			defer pixels.Release(weights[i])
-			var local Timings
-			err := batch(ctx, i, &local)
-			mu.Lock()
-			defer mu.Unlock()
-			tm.add(&local)
-			if err != nil && firstErr == nil {
-				firstErr = err
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
+		defer pixels.Release(weights[i])
+		var local Timings
+		err := batch(ctx, i, &local)
+		mu.Lock()
+		tm.add(&local)
+		mu.Unlock()
+		return err
+	})
 }
 
 // readBatch cuts the crops of one batch, runs the recognizer on them padded to width rw and decodes
@@ -716,27 +693,8 @@ func (p *Pipeline) padded(w int) int {
 }
 
 // parallel calls fn(0..n-1) spread over the available cores. The stages it runs are short CPU
-// loops between inference calls, when the runtime's threads are idle.
+// loops between inference calls, when the runtime's threads are idle. A panic in fn is raised
+// again on the caller's goroutine (see work.Spread), where the image's unit of work recovers it.
 func parallel(n int, fn func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
+	work.Spread(n, runtime.GOMAXPROCS(0), fn)
 }

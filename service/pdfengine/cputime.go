@@ -22,8 +22,8 @@ type cpuWatch struct {
 	done  chan struct{}
 	meter *cpubudget.Meter
 	mu    sync.Mutex
-	over bool
-	used time.Duration
+	over  bool
+	used  time.Duration
 }
 
 // watchCPU starts watching the calling goroutine's CPU time (limit > 0) and calls kill, once,

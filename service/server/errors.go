@@ -22,6 +22,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/intake"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/tiffdec"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // apiError is an error a handler has already classified: it carries its status, a stable code for
@@ -92,10 +93,13 @@ func classify(err error) *apiError {
 		fr *framing.Error
 		tc *document.TooComplexError
 		pc *docfile.PageCountError
+		wp *work.Panic
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &wp):
+		return errInternal
 	case errors.As(err, &fr):
 		return &apiError{status: fr.Status, code: fr.Code, msg: fr.Msg}
 	case errors.As(err, &nr):
@@ -185,8 +189,12 @@ func classify(err error) *apiError {
 	case errors.As(err, &fe):
 		return fiberError(fe)
 	}
-	return &apiError{status: fiber.StatusInternalServerError, code: "internal", msg: "internal error"}
+	return errInternal
 }
+
+// errInternal answers what has no other answer, a recovered panic (*work.Panic) among it: a
+// fixed message, the details in the log only.
+var errInternal = &apiError{status: fiber.StatusInternalServerError, code: "internal_error", msg: "internal error"}
 
 // fiberError covers the errors Fiber and fasthttp raise themselves (unknown route, body over the
 // limit, a request fasthttp cannot parse, a read timeout, …). Their own messages are not used:

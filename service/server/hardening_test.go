@@ -169,7 +169,7 @@ func (panicking) RunAdmitted(context.Context, []byte, imaging.Lease) (*ocr.Resul
 func TestPanicBecomes500(t *testing.T) {
 	app := newApp(t, server.Options{}, panicking{fixtures(t).engine.Pipeline})
 	code, body := call(t, app, ocrRequest(fixtures(t).receipt))
-	checkJSONError(t, code, body, 500, "internal")
+	checkJSONError(t, code, body, 500, "internal_error")
 	if strings.Contains(string(body), "boom") || strings.Contains(string(body), "goroutine") {
 		t.Errorf("panic details leaked: %s", body)
 	}

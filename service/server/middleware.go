@@ -7,13 +7,13 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // requestIDHeader carries a request's ID in and out: accepted from the caller (so one ID follows a
@@ -47,18 +47,18 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 	// working on requests (Options.Context, at shutdown).
 	ctx, cancel := context.WithCancelCause(s.baseContext())
 	defer cancel(nil)
+	// Every unit of the request's work that panics (an image, a page, a batch, a decode) fails
+	// alone and is reported here: logged with its stack and the request ID, and counted.
+	ctx = work.WithReporter(ctx, func(p *work.Panic) {
+		log.Error("panic recovered", "panic", p)
+		s.metrics.Panic(p.Unit)
+	})
 	c.SetUserContext(ctx)
 	c.Locals(ctxCancel{}, cancel)
 
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				log.Error("panic in handler", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				err = errPanic // answered as a plain 500; the details are in the log only
-			}
-		}()
-		err = c.Next()
-	}()
+	// The handler is a unit of its own: a panic outside the units it runs is answered as a
+	// plain 500 internal_error; the details are in the log only.
+	err = work.Do(ctx, "request handler", func() error { return c.Next() })
 	unwatch(c) // before the answer is written and the server reads the connection again
 	cause := context.Cause(ctx)
 	if err != nil {
@@ -160,6 +160,3 @@ func (s *Server) requireKey(c *fiber.Ctx) error {
 	}
 	return c.Next()
 }
-
-// errPanic stands for a recovered panic: classify answers it as an internal error.
-var errPanic = errors.New("handler panicked")

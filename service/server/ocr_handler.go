@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // ocrHandler reads the image or document sent (as base64 JSON, as the body itself, or as a form's
@@ -248,9 +247,10 @@ func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*oc
 }
 
 // readBatch reads every entry of an "images" array and answers them in order, each a single
-// /ocr answer or an error of its own. Entries run up to the gate's in-flight bound at once, each
-// admitted on its own; until the request has been admitted once they run one at a time, so that
-// a full service refuses the request (429) instead of answering it with refusals.
+// /ocr answer or an error of its own (a unit of work: its panic is its own 500 internal_error).
+// Entries run up to the gate's in-flight bound at once, each admitted on its own; until the
+// request has been admitted once they run one at a time, so that a full service refuses the
+// request (429) instead of answering it with refusals.
 func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items []imageItem, start time.Time) error {
 	if len(items) == 0 {
 		return badRequest("empty_images", `"images" is empty; send at least one image`)
@@ -264,51 +264,40 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 	}
 	log := s.logger(c)
 	results := make([]any, len(items))
+	// Each entry is a unit of work: its failure, a panic included, is its own answer.
+	read := func(ctx context.Context, i int) error {
+		if items[i].err != nil {
+			return items[i].err
+		}
+		ans, err := r.read(ctx, items[i].data, time.Now())
+		if err == nil {
+			results[i] = ans
+		}
+		return err
+	}
 	parallel := 1
+	first := 0
 	if s.opt.Gate != nil {
 		parallel = max(1, s.opt.Gate.Options().MaxRunning)
-	}
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i, it := range items {
-		if it.err != nil {
-			results[i] = s.itemError(log, it.err)
-			continue
-		}
-		item := func() (err error) {
-			// The middleware's recovery covers the handler's goroutine only.
-			defer func() {
-				if p := recover(); p != nil {
-					log.Error("panic reading an image of a batch", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-					err = errPanic
-				}
-			}()
-			ans, err := r.read(ctx, it.data, time.Now())
-			if err != nil {
-				return err
-			}
-			results[i] = ans
-			return nil
-		}
-		if !r.adm.admitted.Load() && s.opt.Gate != nil {
-			err := item()
+		// One at a time until the request has been admitted once: a full service refuses the
+		// whole request (429) instead of answering it with refusals.
+		for ; first < len(items) && !r.adm.admitted.Load(); first++ {
+			err := work.Do(ctx, "image", func() error { return read(ctx, first) })
 			if errors.Is(err, admission.ErrOverloaded) && !r.adm.admitted.Load() {
-				return err // nothing read yet: the whole request is refused
+				return err // nothing read yet
 			}
 			if err != nil {
-				results[i] = s.itemError(log, err)
+				results[first] = s.itemError(log, err)
 			}
-			continue
 		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := item(); err != nil {
-				results[i] = s.itemError(log, err)
-			}
-		})
 	}
-	wg.Wait()
+	rest := items[first:]
+	errs := work.Each(ctx, len(rest), parallel, "image", func(ctx context.Context, i int) error { return read(ctx, first+i) })
+	for i, err := range errs {
+		if err != nil {
+			results[first+i] = s.itemError(log, err)
+		}
+	}
 	// A request over its page budget, or whose answer is too large to send, is refused whole:
 	// which entries crossed the bound depends on the order they ran in.
 	if err := r.budget.Exceeded(); err != nil {

@@ -68,6 +68,15 @@ func recovered(unit string, v any) *Panic {
 	return &Panic{Unit: unit, Value: v, Stack: debug.Stack()}
 }
 
+// Report reports v, a value recovered from a panic in a unit of work of the kind unit, to ctx's
+// reporter, and returns it as a *Panic: for code that recovers a panic itself and answers it
+// otherwise than as an internal error (a third-party decoder's panic on a file it cannot read).
+func Report(ctx context.Context, unit string, v any) *Panic {
+	p := recovered(unit, v)
+	report(ctx, p)
+	return p
+}
+
 // Do runs fn as one unit of work of the kind unit. A panic in fn (or raised again from the
 // goroutines fn spread its work over) is recovered, reported to ctx's Reporter and returned as a
 // *Panic; otherwise Do returns what fn returns.
@@ -79,7 +88,19 @@ func Do(ctx context.Context, unit string, fn func() error) (err error) {
 			err = p
 		}
 	}()
+	if f, ok := ctx.Value(faultKey{}).(func(string)); ok {
+		f(unit)
+	}
 	return fn()
+}
+
+type faultKey struct{}
+
+// WithFault returns a context in which every unit of work calls f with its kind before it starts.
+// It is how a test injects a panic into one kind of unit (f panics for that kind) and checks that
+// only that unit fails and the service keeps serving; the service itself never sets one.
+func WithFault(ctx context.Context, f func(unit string)) context.Context {
+	return context.WithValue(ctx, faultKey{}, f)
 }
 
 // All runs fn(ctx, i) for every i in [0, n), at most limit at once (limit < 1: one at a time),

@@ -300,3 +300,21 @@ func TestRangeCoversEveryItem(t *testing.T) {
 		}
 	}
 }
+
+// TestWithFault checks that a fault injected for one kind of unit panics that kind only.
+func TestWithFault(t *testing.T) {
+	ctx := WithFault(context.Background(), func(unit string) {
+		if unit == "page" {
+			panic("injected")
+		}
+	})
+	if err := Do(ctx, "image", func() error { return nil }); err != nil {
+		t.Fatalf("image: %v", err)
+	}
+	ran := false
+	err := Do(ctx, "page", func() error { ran = true; return nil })
+	var p *Panic
+	if !errors.As(err, &p) || p.Value != "injected" || ran {
+		t.Fatalf("page: err %v, ran %v: want the injected panic before the unit ran", err, ran)
+	}
+}
