@@ -35,7 +35,7 @@ const apiKey = "page-test-key"
 
 // TestPageInChromium opens the demo page in headless Chromium (Debian's package, driven by
 // playwright-core; nothing downloads a browser) against the real service with the real models,
-// uploads a SROIE receipt through the file input and checks what a person sees: as many boxes as
+// uploads a receipt (testdata/receipts) through the file input and checks what a person sees: as many boxes as
 // the API found regions, the receipt's text, the 401 and 415 answers explained, the extraction
 // result, keyboard and narrow-window use, a two-page PDF shown page by page with its text, and a
 // PDF with a page that cannot be read shown with that page's reason (browsertest/page.test.mjs
@@ -53,9 +53,9 @@ func TestPageInChromium(t *testing.T) {
 	}
 
 	// Strings of the receipt's ground truth the page must show.
-	receipt := testenv.ReceiptPath(t, "003")
-	known := []string{"SIMPLIFIED TAX INVOICE", "81100 JOHOR BAHRU"}
-	gt, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "box", "003.csv"))
+	receipt := testenv.ReceiptPath(t, "photo")
+	known := []string{"SIMPLIFIED TAX INVOICE", "KEDAI KOPI SERI MURNI"}
+	gt, err := os.ReadFile(filepath.Join(testenv.Receipts(t), "box", "photo.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

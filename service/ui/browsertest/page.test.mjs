@@ -4,7 +4,7 @@
 //
 //   OCRGATE_URL      the service (configured with the API key OCRGATE_KEY and a stand-in chat model)
 //   OCRGATE_KEY      the API key
-//   RECEIPT          a sroie-dev receipt;  KNOWN: lines of its ground truth, one per line
+//   RECEIPT          a receipt of testdata/receipts;  KNOWN: lines of its ground truth, one per line
 //   OUT_DIR          where the screenshots and a text file go
 //   CHROMIUM         the browser executable
 //   PDF              a two-page born-digital PDF;  PDF_TEXT: lines of its text, one per line
