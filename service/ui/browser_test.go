@@ -64,6 +64,10 @@ func TestPageInChromium(t *testing.T) {
 			t.Fatalf("%q is not a line of the receipt's ground truth", k)
 		}
 	}
+	var key struct{ Total string }
+	if data, err := os.ReadFile(filepath.Join(testenv.Receipts(t), "key", "photo.json")); err != nil || json.Unmarshal(data, &key) != nil || key.Total == "" {
+		t.Fatalf("the receipt's key file: %v", err)
+	}
 
 	// A born-digital PDF of two pages, written here: the page must show both pages (boxes on
 	// blank sheets) and their text.
@@ -74,6 +78,12 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
+	if dir := os.Getenv("OCRGATE_SCREENSHOTS"); dir != "" { // docs/page.png is made from page.png
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out = dir
+	}
 	pdfPath := filepath.Join(out, "invoice.pdf")
 	if err := os.WriteFile(pdfPath, pdf, 0o644); err != nil {
 		t.Fatal(err)
@@ -93,7 +103,7 @@ func TestPageInChromium(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "page.test.mjs")
 	cmd.Dir = "browsertest"
 	cmd.Env = append(os.Environ(),
-		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt),
+		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt), "TOTAL="+key.Total,
 		"KNOWN="+strings.Join(known, "\n"), "OUT_DIR="+out, "CHROMIUM="+browser,
 		"PDF="+pdfPath, "PDF_TEXT="+strings.Join(pdfText, "\n"), "PDF_FAILING="+failingPath)
 	output, err := cmd.CombinedOutput()
