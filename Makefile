@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/ocrgate
 # DATASET: the images the benchmarks and load tests read, a directory in SROIE's layout (img/, box/,
 # key/). The default is the team's development set beside the checkout, where it exists; the tests
-# never read it (they read testdata/), and testdata/sroie is a small dataset of its own.
+# never read it (they read testdata/), and testdata/receipts is a small dataset of its own.
 DATASET ?= ../shared/datasets/sroie-dev
 PRED    ?= out/pred
 SCORER  ?= internal/ocrscore/ocr_score.py
@@ -21,7 +21,7 @@ GOLANGCI_LINT         := bin/tools/golangci-lint
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -112,10 +112,15 @@ fuzz:
 score:
 	python3 $(SCORER) ocr $(DATASET) $(PRED)
 
-## golden: rewrite the golden text of testdata/sroie's receipts (service/server/testdata/sroie-dev) from the
+## golden: rewrite the golden text of testdata/receipts (service/server/testdata/golden) from the
 ## current pipeline
 golden: models
-	$(GO) test -tags integration -count=1 -run '^TestAccuracySROIE$$' ./service/server/ -update
+	$(GO) test -tags integration -count=1 -run '^TestAccuracyReceipts$$' ./service/server/ -update
+
+## receipts: render testdata/receipts again (images, truth, README) with cmd/ocrgate-receipts; needs
+## Debian's fonts-dejavu-core, downloads nothing. Then review the images, make golden and the floors.
+receipts:
+	$(GO) run ./cmd/ocrgate-receipts
 
 ## bench: per-stage times, images/s and overhead ratio over DATASET
 bench: models build
@@ -123,7 +128,7 @@ bench: models build
 
 ## bench-accuracy: accuracy (ocr_score.py: detection, words, characters) and speed over a whole
 ## dataset, DATASET (default ../shared/datasets/sroie-dev where it exists; without one it says how
-## to get one); predictions kept in PRED. The tests check the same on testdata/sroie only.
+## to get one); predictions kept in PRED. The tests check the same on testdata/receipts only.
 bench-accuracy: models build
 	@scripts/bench_accuracy.sh "$(DATASET)" "$(PRED)"
 

@@ -37,8 +37,8 @@ func ExampleClient_OCR() {
 		}
 	}
 	// Output:
-	// jpeg 461 933
-	// Total Qty at 64 506
+	// jpeg 470 940
+	// Total Qty: 12 at 53 541
 }
 
 // Send an image from any reader, here a file.
@@ -52,13 +52,13 @@ func ExampleClient_OCRReader() {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	res, err := c.OCRReader(context.Background(), f, client.RequestID("receipt-003"))
+	res, err := c.OCRReader(context.Background(), f, client.RequestID("receipt-photo"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.RequestID, strings.Contains(res.Text, "JOHOR BAHRU"))
 	// Output:
-	// receipt-003 true
+	// receipt-photo true
 }
 
 // Have the service's chat model fill the built-in receipt template, then decode the object.
@@ -84,7 +84,7 @@ func ExampleClient_Extract() {
 	}
 	fmt.Println(*fields.Date, *fields.Total, ex.ChatAttempts)
 	// Output:
-	// 25/12/2018 80.90 1
+	// 25/12/2018 77.55 1
 }
 
 // Fill your own JSON Schema instead of a template.
@@ -108,7 +108,7 @@ func ExampleSchema() {
 	}
 	fmt.Println(fields.Total)
 	// Output:
-	// 80.90
+	// 77.55
 }
 
 // Errors the service answers carry its status and stable code.

@@ -118,7 +118,7 @@ func TestFiles(t *testing.T) {
 				t.Errorf("sent %s of %d bytes, want %s", mt, req.ContentLength, tt.ctype)
 			}
 			var g map[string]any
-			if err := got.Decode(&g); err != nil || g["total"] != "80.90" || string(got.Object) != string(want.Object) {
+			if err := got.Decode(&g); err != nil || g["total"] != "77.55" || string(got.Object) != string(want.Object) {
 				t.Errorf("ExtractFile %s, Extract %s: %v", got.Object, want.Object, err)
 			}
 		})

@@ -38,8 +38,9 @@ var (
 	apiKey    = "demo-key"
 )
 
-// receipt is the SROIE receipt 003 the repository carries (testdata/sroie, see internal/testenv).
-const receipt = "../testdata/sroie/img/003.jpg"
+// receipt is the photographed receipt the repository renders (testdata/receipts, see
+// internal/testenv).
+const receipt = "../testdata/receipts/img/photo.jpg"
 
 // TestMain serves the examples and tests from one real ocrgate (the examples cannot start one of
 // their own). The fast tier (-short) has no models: it starts none, every test that needs one

@@ -2,7 +2,7 @@
 # bench_accuracy.sh — accuracy and speed over a whole dataset: every image through the embedded
 # pipeline (bin/ocrgate bench), its answers scored by the project's scorer (ocr_score.py, embedded in
 # the binary; see internal/ocrscore). The tests check the same on the four receipts the repository
-# carries (testdata/sroie); the figures over a whole dataset are this benchmark's.
+# renders (testdata/receipts); the figures over a real dataset are this benchmark's.
 #
 #   scripts/bench_accuracy.sh DATASET [PRED_DIR]     (make bench-accuracy DATASET=...)
 #
@@ -23,7 +23,7 @@ A dataset is a directory in SROIE's layout:
   key/<id>.json    key fields (company, date, address, total)
 Give it as DATASET=DIR. The team keeps its 20-receipt development set at
 ../shared/datasets/sroie-dev beside the checkout (the default where it exists);
-testdata/sroie in the repository is a small one (4 receipts). SROIE itself is published by
+testdata/receipts in the repository is a small one (4 receipts it renders itself). SROIE is published by
 the ICDAR 2019 Robust Reading Challenge on Scanned Receipts OCR and Information Extraction.
 HOWTO
 }

@@ -6,8 +6,8 @@
 //
 // The dataset is -dataset, else $OCRGATE_DATASET, else ../shared/datasets/sroie-dev (where the
 // team keeps its development set beside the checkout). Any directory in SROIE's layout will do:
-// img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring; testdata/sroie, the four receipts
-// the repository carries, is one. An order/<id>.txt beside an image holds its text in reading
+// img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring; testdata/receipts, the four
+// receipts the repository renders, is one. An order/<id>.txt beside an image holds its text in reading
 // order (a transcript, line breaks free), and the image's text is scored against it with
 // ocrscore.ReadingOrder: the words in the order of a page's columns and rows.
 //
@@ -73,7 +73,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	}
 	if _, err := os.Stat(filepath.Join(*dataset, "img")); err != nil {
 		fmt.Fprintf(stderr, "bench: no dataset at %s: give -dataset DIR (or set OCRGATE_DATASET), a directory in SROIE's layout "+
-			"(img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring); testdata/sroie in the repository is a small one\n", *dataset)
+			"(img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring); testdata/receipts in the repository is a small one\n", *dataset)
 		return 2
 	}
 	cfg, err := config.Load(nil, getenv, stderr)

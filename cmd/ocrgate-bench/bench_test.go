@@ -19,7 +19,7 @@ import (
 // and checks the summary and the per-image table of -images: a row per image, a value per
 // stage, and no image whose model time exceeds its wall time.
 func TestBenchPrintsEachImage(t *testing.T) {
-	ids := []string{"003", "583"}
+	ids := []string{"photo", "thermal"}
 	dir := receipts(t, ids...)
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"-dataset", dir, "-scorer", "none", "-warmup", "0", "-images"}, os.Getenv, &out, &errOut); code != 0 {
@@ -65,7 +65,7 @@ func TestBenchPrintsEachImage(t *testing.T) {
 // TestBenchConcurrency runs one round of -c 2 and checks that it reports both measurements and
 // their ratios.
 func TestBenchConcurrency(t *testing.T) {
-	dir := receipts(t, "003", "034", "583")
+	dir := receipts(t, "photo", "dense", "thermal")
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"-dataset", dir, "-c", "2", "-rounds", "1"}, os.Getenv, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
@@ -78,12 +78,12 @@ func TestBenchConcurrency(t *testing.T) {
 	}
 }
 
-// TestBenchScoresReadingOrder: an image with an order/<id>.txt is scored against it. Receipt 003
-// against its own lines top to bottom (SROIE's transcript) scores high; against the same lines
-// bottom to top, low.
+// TestBenchScoresReadingOrder: an image with an order/<id>.txt is scored against it. The photo
+// against its own segments top to bottom (its truth's order) scores high; against the same
+// segments bottom to top, low.
 func TestBenchScoresReadingOrder(t *testing.T) {
-	dir := receipts(t, "003", "583")
-	data, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "box", "003.csv"))
+	dir := receipts(t, "photo", "thermal")
+	data, err := os.ReadFile(filepath.Join(testenv.Receipts(t), "box", "photo.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +101,8 @@ func TestBenchScoresReadingOrder(t *testing.T) {
 		for _, line := range strings.Split(out.String(), "\n") {
 			if rest, ok := strings.CutPrefix(line, "reading order"); ok {
 				f := strings.Fields(rest)
-				// Only 003 has a transcript: "003 S | mean S over 1 images ...".
-				if len(f) < 7 || f[0] != "003" || f[2] != "|" || f[6] != "1" {
+				// Only the photo has a transcript: "photo S | mean S over 1 images ...".
+				if len(f) < 7 || f[0] != "photo" || f[2] != "|" || f[6] != "1" {
 					t.Fatalf("reading order line %q", line)
 				}
 				v, err := strconv.ParseFloat(f[1], 64)
@@ -119,7 +119,7 @@ func TestBenchScoresReadingOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(lines []string) {
-		if err := os.WriteFile(filepath.Join(dir, "order", "003.txt"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "order", "photo.txt"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestBenchScoresReadingOrder(t *testing.T) {
 	}
 }
 
-// receipts makes a dataset directory of the images ids of testdata/sroie.
+// receipts makes a dataset directory of the images ids of testdata/receipts.
 func receipts(t *testing.T, ids ...string) string {
 	testenv.Models(t)
 	dir := t.TempDir()

@@ -427,7 +427,7 @@ func pct(d []time.Duration, p float64) time.Duration {
 func loadBodies(dataset string) ([][]byte, error) {
 	paths, _ := filepath.Glob(filepath.Join(dataset, "img", "*"))
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("no images in %s/img: give -dataset DIR (make: DATASET=DIR), a directory with an img/ folder; testdata/sroie in the repository is a small one", dataset)
+		return nil, fmt.Errorf("no images in %s/img: give -dataset DIR (make: DATASET=DIR), a directory with an img/ folder; testdata/receipts in the repository is a small one", dataset)
 	}
 	slices.Sort(paths)
 	var bodies [][]byte

@@ -29,10 +29,10 @@ import (
 	"github.com/ocrgate/ocrgate/service/server"
 )
 
-// receipt and second are SROIE receipts the repository carries (testdata/sroie, see internal/testenv).
+// receipt and second are receipts the repository renders (testdata/receipts, see internal/testenv).
 const (
-	receipt = "../../testdata/sroie/img/003.jpg"
-	second  = "../../testdata/sroie/img/583.jpg"
+	receipt = "../../testdata/receipts/img/photo.jpg"
+	second  = "../../testdata/receipts/img/thermal.jpg"
 )
 
 // env is the process environment with some settings replaced. Unless the environment or over
@@ -279,7 +279,7 @@ func TestExtractCommand(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{
 			"id": "c1", "object": "chat.completion", "created": time.Now().Unix(), "model": "stand-in",
 			"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{
-				"role": "assistant", "content": `{"company": "YONGFATT ENTERPRISE", "date": "25/12/2018", "address": null, "total": "80.90"}`}}},
+				"role": "assistant", "content": `{"company": "KEDAI KOPI SERI MURNI", "date": "25/12/2018", "address": null, "total": "77.55"}`}}},
 		})
 	}))
 	defer chat.Close()
@@ -289,7 +289,7 @@ func TestExtractCommand(t *testing.T) {
 	if r.code != exitOK || json.Unmarshal([]byte(r.stdout), &got) != nil {
 		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
-	if got["total"] != "80.90" || !sawOCR.Load() {
+	if got["total"] != "77.55" || !sawOCR.Load() {
 		t.Errorf("object %v; the OCR text reached the model: %v", got, sawOCR.Load())
 	}
 }

@@ -8,15 +8,16 @@
 //     [Models] then fails a test whose models or ONNX Runtime are missing, saying how to fetch
 //     them (make models): a missing install step must never pass as a skip.
 //
-// Test data lives in the repository, so a lone clone passes both tiers. A fixture that one
-// package's tests read sits in that package's testdata/ folder; the SROIE receipts that several
-// packages read sit once in testdata/sroie at the repository root (SROIE's img/, box/, key/
-// layout, so the scorer and ocrgate bench read it as a dataset) and are reached through [SROIE]
-// and [Receipt]. Every testdata folder has a README saying where each file comes from and under
-// which terms.
+// Test data lives in the repository, so a lone clone passes both tiers, and it is the project's
+// own: written by the tests, or by the project's scripts and commands (the repository holds
+// nothing fetched from elsewhere). A fixture that one package's tests read sits in that package's
+// testdata/ folder; the receipts that several packages read sit once in testdata/receipts at the
+// repository root, rendered with their ground truth by cmd/ocrgate-receipts (SROIE's img/, box/,
+// key/ layout, so the scorer and ocrgate bench read it as a dataset), and are reached through
+// [Receipts] and [Receipt]. Every testdata folder has a README saying how each file is made.
 //
-// Whole datasets are for benchmarks only: [Dataset] finds one for a benchmark, and no test calls
-// it.
+// Real receipts and whole datasets are for benchmarks only: [Dataset] finds one for a benchmark
+// (../shared/datasets, never committed), and no test calls it.
 //
 // Nothing in the service imports this package.
 package testenv
@@ -168,28 +169,32 @@ func Root(tb testing.TB) string {
 	return root
 }
 
-// SROIE is the absolute path of testdata/sroie, the receipts of SROIE's development subset that
-// the repository carries: img/<id>.jpg, box/<id>.csv and key/<id>.json (see its README).
-func SROIE(tb testing.TB) string {
+// Receipts is the absolute path of testdata/receipts: the receipts the project renders, with
+// their ground truth, in SROIE's layout (img/<id>.jpg, box/<id>.csv, key/<id>.json; see its
+// README, and internal/receipts for how they are made).
+func Receipts(tb testing.TB) string {
 	tb.Helper()
-	return filepath.Join(Root(tb), "testdata", "sroie")
+	return filepath.Join(Root(tb), "testdata", "receipts")
 }
 
-// ReceiptIDs are the receipts in testdata/sroie, in id order. Each is there for a case:
+// ReceiptIDs are the receipts in testdata/receipts, in id order. Each is there for a case:
 //
-//	003  461×933 phone photo, the receipt most tests read (date 25/12/2018, total 80.90)
-//	034  1080×1527, 107 lines: the densest page, and the slowest to read
-//	282  4961×7016: a 600-dpi A4 scan, the receipt filling a small part of the page
-//	583  532×1271, ground truth with CRLF line ends and commas inside a line's text
-var ReceiptIDs = []string{"003", "034", "282", "583"}
+//	a4scan   4961×7016: a 600-dpi A4 scan, a small receipt on it (lines about 95 px tall): the
+//	         JPEG's preview in the first detection pass, half-size decoding, a second pass,
+//	         a 35-megapixel page's cost
+//	dense    1080×1527, 111 segments: the densest page, and the slowest to read
+//	photo    470×940 phone photo, the receipt most tests read (date 25/12/2018, total 77.55)
+//	thermal  540×1200 worn thermal print; its truth has CRLF line ends and commas inside a
+//	         segment's text
+var ReceiptIDs = []string{"a4scan", "dense", "photo", "thermal"}
 
-// ReceiptPath is the path of testdata/sroie/img/<id>.jpg.
+// ReceiptPath is the path of testdata/receipts/img/<id>.jpg.
 func ReceiptPath(tb testing.TB, id string) string {
 	tb.Helper()
-	return filepath.Join(SROIE(tb), "img", id+".jpg")
+	return filepath.Join(Receipts(tb), "img", id+".jpg")
 }
 
-// Receipt reads testdata/sroie/img/<id>.jpg.
+// Receipt reads testdata/receipts/img/<id>.jpg.
 func Receipt(tb testing.TB, id string) []byte {
 	tb.Helper()
 	data, err := os.ReadFile(ReceiptPath(tb, id))
@@ -206,8 +211,8 @@ const DatasetEnv = "OCRGATE_DATASET"
 // DatasetHint says how to get a dataset; a benchmark that has none fails with it.
 const DatasetHint = "a dataset is a directory in SROIE's layout (img/<id>.jpg, box/<id>.csv, key/<id>.json): " +
 	"set " + DatasetEnv + "=DIR (make: DATASET=DIR), or place the team's development set at " +
-	"../shared/datasets/<name> beside the checkout; testdata/sroie, the receipts the repository " +
-	"carries, is a small one, and SROIE itself is published by the ICDAR 2019 Robust Reading " +
+	"../shared/datasets/<name> beside the checkout; testdata/receipts, the receipts the repository " +
+	"renders, is a small one, and SROIE itself is published by the ICDAR 2019 Robust Reading " +
 	"Challenge on Scanned Receipts OCR and Information Extraction"
 
 // Dataset finds a whole dataset for a benchmark: $OCRGATE_DATASET when set, else

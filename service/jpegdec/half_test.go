@@ -106,7 +106,7 @@ func TestDecodeHalf(t *testing.T) {
 
 // BenchmarkDecodeHalf is BenchmarkDecode's scan at half size.
 func BenchmarkDecodeHalf(b *testing.B) {
-	data, err := os.ReadFile(testenv.ReceiptPath(b, "282"))
+	data, err := os.ReadFile(testenv.ReceiptPath(b, "a4scan"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -177,10 +177,10 @@ func TestParallel(t *testing.T) {
 	}
 }
 
-// TestScans checks real receipts: a 600-dpi A4 scan (the case this package exists for) and a
-// phone photo, from the receipts the repository carries (testdata/sroie).
+// TestScans checks receipts: a 600-dpi A4 scan (the case this package exists for) and a phone
+// photo, from the receipts the repository renders (testdata/receipts).
 func TestScans(t *testing.T) {
-	for _, id := range []string{"282", "034"} {
+	for _, id := range []string{"a4scan", "dense"} {
 		t.Run(id, func(t *testing.T) {
 			equalToStdlib(t, testenv.Receipt(t, id))
 		})
@@ -322,10 +322,10 @@ func addFixtures(t *testing.T, inputs map[string][]byte, names ...string) {
 	}
 }
 
-// BenchmarkDecode compares this package with image/jpeg on a 600-dpi A4 receipt scan (282 of
-// testdata/sroie).
+// BenchmarkDecode compares this package with image/jpeg on a 600-dpi A4 receipt scan (a4scan of
+// testdata/receipts).
 func BenchmarkDecode(b *testing.B) {
-	data, err := os.ReadFile(testenv.ReceiptPath(b, "282"))
+	data, err := os.ReadFile(testenv.ReceiptPath(b, "a4scan"))
 	if err != nil {
 		b.Fatal(err)
 	}

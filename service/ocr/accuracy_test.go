@@ -16,13 +16,13 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// TestDetPreviewKeepsAccuracy reads the 600-dpi A4 scans of the receipts the repository carries
-// (testdata/sroie) with the first detection pass on the JPEG preview (the default) and on the full
+// TestDetPreviewKeepsAccuracy reads the 600-dpi A4 scans of the receipts the repository renders
+// (testdata/receipts) with the first detection pass on the JPEG preview (the default) and on the full
 // page, and requires the preview to score as well within a small margin: it only steers the second
 // pass, which reads the full page. `make bench-accuracy` measures the same over a whole dataset.
 func TestDetPreviewKeepsAccuracy(t *testing.T) {
 	base := pipeline(t)
-	dataset := testenv.SROIE(t)
+	dataset := testenv.Receipts(t)
 	samples, err := ocrscore.Images(dataset)
 	if err != nil {
 		t.Fatalf("dataset: %v", err)

@@ -20,8 +20,9 @@ import (
 const atRestEmbedded = 200 << 20
 
 // TestReceiptsFitTheDefaultBudget guards the cost model against charging ordinary documents for
-// what they cannot need: under the default plan (no container limit, so 1 GiB) every SROIE receipt
-// the repository carries (testdata/sroie), its 600-dpi A4 scan included, must be admitted rather than refused with a 413, and its cost must
+// what they cannot need: under the default plan (no container limit, so 1 GiB) every receipt the
+// repository renders (testdata/receipts), its 600-dpi A4 scan included, must be admitted rather
+// than refused with a 413, and its cost must
 // not grow with the core count (recognition batches in flight are bounded by pixels, not cores).
 func TestReceiptsFitTheDefaultBudget(t *testing.T) {
 	var paths []string

@@ -95,14 +95,14 @@ func costChild(path string) int {
 	return 0
 }
 
-// costImages are the images the cost model is checked on: real receipts (phone photos and a
-// 35-megapixel A4 scan, from testdata/sroie), the same receipt as 16-bit RGBA PNG and turned by
+// costImages are the images the cost model is checked on: receipts (phone photos and a
+// 35-megapixel A4 scan, from testdata/receipts), the same receipt as 16-bit RGBA PNG and turned by
 // EXIF, and the heavy hostile-but-legal files: a progressive JPEG of 60 scans, a progressive header
 // whose data is cut short (image/jpeg allocates everything first), and a PNG bomb within the pixel
 // limit.
 func costImages(b *testing.B) map[string][]byte {
 	read := func(id string) []byte { return testenv.Receipt(b, id) }
-	photo := read("034")
+	photo := read("dense")
 	src, err := jpeg.Decode(bytes.NewReader(photo))
 	if err != nil {
 		b.Fatal(err)
@@ -114,11 +114,11 @@ func costImages(b *testing.B) map[string][]byte {
 		b.Fatal(err)
 	}
 	return map[string][]byte{
-		"photo 461×933 (003)":                read("003"),
-		"photo 1080×1527 (034)":              photo,
-		"A4 scan 4961×7016 (282)":            read("282"),
-		"034 as 16-bit RGBA PNG":             png16.Bytes(),
-		"034 turned 90° by EXIF":             withOrientation(b, photo, 6),
+		"photo 470×940 (photo)":              read("photo"),
+		"photo 1080×1527 (dense)":            photo,
+		"A4 scan 4961×7016 (a4scan)":         read("a4scan"),
+		"dense as 16-bit RGBA PNG":           png16.Bytes(),
+		"dense turned 90° by EXIF":           withOrientation(b, photo, 6),
 		"progressive 6000², 60 scans":        hostile.ScanBomb(6000, 6000, 60),
 		"progressive 4:4:4 4000², cut short": hostile.HugeProgressive(4000, 4000),
 		"16-bit PNG bomb 5000²":              hostile.PNG16Bomb(5000, 5000, 5000),

@@ -277,7 +277,7 @@ func TestCanceledContext(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	p := pipeline(t)
-	data := testenv.Receipt(t, "003")
+	data := testenv.Receipt(t, "photo")
 	a, err := p.Run(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestDeterministic(t *testing.T) {
 // (the service's default) read.
 func TestRecParallelSameResult(t *testing.T) {
 	base := pipeline(t)
-	data := testenv.Receipt(t, "034")
+	data := testenv.Receipt(t, "dense")
 	want, err := base.Run(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)

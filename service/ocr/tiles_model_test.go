@@ -10,7 +10,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// TestTiledDetectionReadsTheSame runs real receipts with detection forced into tiles of 400 000
+// TestTiledDetectionReadsTheSame runs the rendered receipts with detection forced into tiles of 400 000
 // pixels (every pass split, seams through the text) and compares with one run per pass. The
 // network sees less context near a seam, so boxes there move by a pixel or two and a few lines read
 // differently; the stitched map must still find every line in place. Over all of sroie-dev the
@@ -23,7 +23,7 @@ func TestTiledDetectionReadsTheSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"003", "034", "282"} {
+	for _, id := range []string{"photo", "dense", "a4scan"} {
 		t.Run(id, func(t *testing.T) {
 			data := testenv.Receipt(t, id)
 			opt := base.Options()
@@ -60,7 +60,8 @@ func TestTiledDetectionReadsTheSame(t *testing.T) {
 					same++
 				}
 			}
-			if same*3 < len(b)*2 { // 38 of 50 on 034, the least alike
+			t.Logf("%d of %d lines read the same tiled", same, len(b))
+			if same*3 < len(b)*2 {
 				t.Errorf("%d of %d lines read the same tiled:\n%s\n---- one run:\n%s", same, len(b), got.Text, want.Text)
 			}
 		})

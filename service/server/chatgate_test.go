@@ -48,7 +48,7 @@ func hugeChatServer(t *testing.T, announce bool, calls *atomic.Int64) *httptest.
 // TestChatAnswerTooLarge: a chat server answering 300 MB gets a 502 with its own code, after one
 // call (nothing is sent back to it), having cost the service about the cap, not the answer.
 func TestChatAnswerTooLarge(t *testing.T) {
-	img := readImage(t, "583.jpg")
+	img := readImage(t, "thermal.jpg")
 	for _, announce := range []bool{false, true} {
 		t.Run(fmt.Sprintf("Content-Length %v", announce), func(t *testing.T) {
 			var calls atomic.Int64
@@ -111,7 +111,7 @@ func TestChatDoesNotHoldOCR(t *testing.T) {
 	}
 	gate := admission.New(admission.Options{Budget: 1 << 30, MaxRunning: 1, MaxQueue: 0, MaxWait: time.Second})
 	app := newApp(t, server.Options{Extractor: ex, Gate: gate}, nil)
-	img := readImage(t, "583.jpg")
+	img := readImage(t, "thermal.jpg")
 	done := make(chan int)
 	go func() {
 		resp, err := app.Test(ocrJSONRequest(t, img, map[string]any{"template": "receipt"}), -1)
@@ -145,7 +145,7 @@ func TestChatGateFull(t *testing.T) {
 	}
 	chat := admission.New(admission.Options{Budget: 1, MaxRunning: 1, MaxQueue: 0, MaxWait: time.Second})
 	app := newApp(t, server.Options{Extractor: ex, ChatGate: chat}, nil)
-	img := readImage(t, "583.jpg")
+	img := readImage(t, "thermal.jpg")
 	done := make(chan int)
 	go func() {
 		resp, err := app.Test(ocrJSONRequest(t, img, map[string]any{"template": "receipt"}), -1)

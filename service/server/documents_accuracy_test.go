@@ -15,7 +15,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/server"
 )
 
-// TestScannedPDFReadsLikeTheJPEGs sends the SROIE receipts the repository carries (testdata/sroie)
+// TestScannedPDFReadsLikeTheJPEGs sends the receipts the repository renders (testdata/receipts)
 // through POST /ocr twice: each JPEG
 // alone, and all of them as the pages of one scanned PDF with a vector speck on each page, so
 // that PDFium renders every page (a page that is only a JPEG is read from the file, pixel for
@@ -26,14 +26,14 @@ import (
 // TestRenderedScansScoreLikeTheirJPEGs covers it, capped as the service caps it.
 func TestScannedPDFReadsLikeTheJPEGs(t *testing.T) {
 	needModels(t)
-	dataset := testenv.SROIE(t)
+	dataset := testenv.Receipts(t)
 	all, err := ocrscore.Images(dataset)
 	if err != nil {
 		t.Fatalf("dataset: %v", err)
 	}
 	var images []ocrscore.Image
 	for _, im := range all {
-		if im.ID != "282" { // the A4 scan
+		if im.ID != "a4scan" {
 			images = append(images, im)
 		}
 	}

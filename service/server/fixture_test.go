@@ -17,8 +17,8 @@ import (
 )
 
 // The HTTP tests run in two tiers (see internal/testenv). The full tier (make test) serves them from
-// the real models on the embedded ONNX Runtime and the SROIE receipts the repository carries
-// (testdata/sroie); the fast tier (go test -short) has neither, and
+// the real models on the embedded ONNX Runtime and the receipts the repository renders
+// (testdata/receipts); the fast tier (go test -short) has neither, and
 // serves them from ocrtest's stand-in runtime, which turns synthetic pages into real regions through
 // the real pipeline. A fixture holds what a test reads in the tier it runs in.
 type fixture struct {
@@ -66,12 +66,12 @@ func fixtures(t testing.TB) fixture {
 	}
 	return fixture{
 		engine:  embeddedEngine(t),
-		receipt: readImage(t, "583.jpg"),
-		text:    "DION REALTIES",
-		jpeg:    readImage(t, "583.jpg"),
-		fields:  readImage(t, "003.jpg"),
+		receipt: readImage(t, "thermal.jpg"),
+		text:    "SENTOSA HEALTHCARE",
+		jpeg:    readImage(t, "thermal.jpg"),
+		fields:  readImage(t, "photo.jpg"),
 		date:    "25/12/2018",
-		total:   "80.90",
+		total:   "77.55",
 		says:    "JOHOR BAHRU",
 	}
 }
@@ -95,12 +95,12 @@ func needModels(t testing.TB) {
 	testenv.Models(t)
 }
 
-// readImage reads a receipt of testdata/sroie by file name (full tier only: the fast tier has no
-// models to read it with).
+// readImage reads a receipt of testdata/receipts by file name (full tier only: the fast tier has
+// no models to read it with).
 func readImage(t testing.TB, name string) []byte {
 	t.Helper()
 	needModels(t)
-	data, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "img", name))
+	data, err := os.ReadFile(filepath.Join(testenv.Receipts(t), "img", name))
 	if err != nil {
 		t.Fatal(err)
 	}

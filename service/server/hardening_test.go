@@ -188,7 +188,7 @@ func TestFaultsLeaveNothingBehind(t *testing.T) {
 	small := fixtures(t).receipt
 	big, slowRuntime := small, fakeEngine(&ocrtest.Runtime{Delay: time.Hour})
 	if !testing.Short() {
-		big, slowRuntime = readImage(t, "034.jpg"), embeddedEngine(t)
+		big, slowRuntime = readImage(t, "dense.jpg"), embeddedEngine(t)
 	}
 	slowChat := newChatServer(t, receiptReader)
 	slowChat.delay = 20 * time.Second

@@ -93,7 +93,7 @@ type ocrBody struct {
 }
 
 func TestOCRHappyPath(t *testing.T) {
-	img := readImage(t, "003.jpg")
+	img := readImage(t, "photo.jpg")
 	tests := []struct {
 		name, image string
 	}{
@@ -113,12 +113,12 @@ func TestOCRHappyPath(t *testing.T) {
 			if err := json.Unmarshal(raw, &got); err != nil {
 				t.Fatal(err)
 			}
-			if got.Version != server.Version || got.ImageInfo.Width != 461 || got.ImageInfo.Height != 933 ||
+			if got.Version != server.Version || got.ImageInfo.Width != 470 || got.ImageInfo.Height != 940 ||
 				got.ImageInfo.Bytes != len(img) || got.ImageInfo.Format != "jpeg" {
 				t.Errorf("header fields: %+v %+v", got.Version, got.ImageInfo)
 			}
 			if len(got.Regions) < 40 {
-				t.Fatalf("only %d regions on a receipt with 60 lines", len(got.Regions))
+				t.Fatalf("only %d regions on a receipt of 59 segments", len(got.Regions))
 			}
 			for i, r := range got.Regions {
 				if r.RegionID != i || r.ReadingOrder != i+1 || len(r.BoundingShape.Points) != 4 ||
@@ -126,12 +126,12 @@ func TestOCRHappyPath(t *testing.T) {
 					t.Errorf("region %d malformed: %+v", i, r)
 				}
 				for _, p := range r.BoundingShape.Points {
-					if p.X < 0 || p.Y < 0 || p.X > 461 || p.Y > 933 {
+					if p.X < 0 || p.Y < 0 || p.X > 470 || p.Y > 940 {
 						t.Errorf("region %d point %v outside the image", i, p)
 					}
 				}
 			}
-			for _, want := range []string{"ENTERPRISE", "JOHOR BAHRU", "80.90", "100.00"} {
+			for _, want := range []string{"SERI MURNI", "JOHOR BAHRU", "77.55", "100.00"} {
 				if !strings.Contains(got.Text, want) {
 					t.Errorf("text lacks %q:\n%s", want, got.Text)
 				}

@@ -132,7 +132,7 @@ func TestTritonMatchesEmbedded(t *testing.T) {
 	if code, body := call(t, app, get("/readyz")); code != 200 {
 		t.Fatalf("/readyz = %d %s", code, body)
 	}
-	samples, err := ocrscore.Images(testenv.SROIE(t))
+	samples, err := ocrscore.Images(testenv.Receipts(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestTritonDownAtStart(t *testing.T) {
 	if want := `{"error":"not ready: triton_unreachable","code":"not_ready"}`; string(body) != want {
 		t.Errorf("/readyz body %s, want %s", body, want)
 	}
-	code, body = call(t, app, ocrRequest(readImage(t, "583.jpg")))
+	code, body = call(t, app, ocrRequest(readImage(t, "thermal.jpg")))
 	checkJSONError(t, code, body, 503, "runtime_unavailable")
 }
 
@@ -254,7 +254,7 @@ func TestTritonKilledDuringBurst(t *testing.T) {
 	checkGoroutines(t)
 	srv := startTriton(t, nil)
 	app, closeApp := openTritonApp(t, srv.Addr(), 3*time.Minute)
-	img := readImage(t, "583.jpg")
+	img := readImage(t, "thermal.jpg")
 
 	const clients, perClient = 4, 3
 	type result struct {
@@ -322,7 +322,7 @@ func TestTritonSlowerThanDeadline(t *testing.T) {
 	checkGoroutines(t)
 	srv := startTriton(t, nil)
 	app, closeApp := openTritonApp(t, srv.Addr(), 700*time.Millisecond)
-	img := readImage(t, "583.jpg")
+	img := readImage(t, "thermal.jpg")
 	srv.SetDelay(5 * time.Second)
 	start := time.Now()
 	code, body := call(t, app, ocrRequest(img))

@@ -2,6 +2,7 @@ package tiffdec
 
 import (
 	"context"
+	"image"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,8 @@ import (
 // FuzzDecode opens a TIFF, plans and decodes its first pages within small limits. Whatever the
 // bytes, the reader returns a page or an error: no panic (Decode turns one into an error that says
 // "the decoder failed", which fails here as the bug it is), a page of the size its plan gave, and
-// only the errors this package documents. Seeds: the test set's small files and the hostile generators.
+// only the errors this package documents. Seeds: the test set's small files, a G3 page without
+// EOLs as TestG3WithoutEOL writes one, and the hostile generators.
 func FuzzDecode(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.tif"))
 	for _, name := range files {
@@ -26,6 +28,16 @@ func FuzzDecode(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	fax := image.NewGray(image.Rect(0, 0, 96, 40))
+	src := readPNG(f, filepath.Join("testdata", "src-fax.png"))
+	for y := range 40 {
+		for x := range 96 {
+			if r, _, _, _ := src.At(src.Bounds().Min.X+20+x, src.Bounds().Min.Y+20+y).RGBA(); r >= 0x8000 {
+				fax.Pix[y*fax.Stride+x] = 255
+			}
+		}
+	}
+	f.Add(g3NoEOLTIFF(fax, 16, 1))
 	f.Add(hostile.TIFFOverlappingIFDs(20, 41))
 	f.Add(hostile.TIFFDeflateBomb(64, 64, 8, 1<<16))
 	f.Add(chain(5, 3, false))

@@ -35,7 +35,7 @@ const apiKey = "page-test-key"
 
 // TestPageInChromium opens the demo page in headless Chromium (Debian's package, driven by
 // playwright-core; nothing downloads a browser) against the real service with the real models,
-// uploads a SROIE receipt through the file input and checks what a person sees: as many boxes as
+// uploads a receipt (testdata/receipts) through the file input and checks what a person sees: as many boxes as
 // the API found regions, the receipt's text, the 401 and 415 answers explained, the extraction
 // result, keyboard and narrow-window use, a two-page PDF shown page by page with its text, and a
 // PDF with a page that cannot be read shown with that page's reason (browsertest/page.test.mjs
@@ -53,9 +53,9 @@ func TestPageInChromium(t *testing.T) {
 	}
 
 	// Strings of the receipt's ground truth the page must show.
-	receipt := testenv.ReceiptPath(t, "003")
-	known := []string{"SIMPLIFIED TAX INVOICE", "81100 JOHOR BAHRU"}
-	gt, err := os.ReadFile(filepath.Join(testenv.SROIE(t), "box", "003.csv"))
+	receipt := testenv.ReceiptPath(t, "photo")
+	known := []string{"SIMPLIFIED TAX INVOICE", "KEDAI KOPI SERI MURNI"}
+	gt, err := os.ReadFile(filepath.Join(testenv.Receipts(t), "box", "photo.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +63,10 @@ func TestPageInChromium(t *testing.T) {
 		if !strings.Contains(string(gt), ","+k+"\n") {
 			t.Fatalf("%q is not a line of the receipt's ground truth", k)
 		}
+	}
+	var key struct{ Total string }
+	if data, err := os.ReadFile(filepath.Join(testenv.Receipts(t), "key", "photo.json")); err != nil || json.Unmarshal(data, &key) != nil || key.Total == "" {
+		t.Fatalf("the receipt's key file: %v", err)
 	}
 
 	// A born-digital PDF of two pages, written here: the page must show both pages (boxes on
@@ -74,6 +78,12 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
+	if dir := os.Getenv("OCRGATE_SCREENSHOTS"); dir != "" { // docs/page.png is made from page.png
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out = dir
+	}
 	pdfPath := filepath.Join(out, "invoice.pdf")
 	if err := os.WriteFile(pdfPath, pdf, 0o644); err != nil {
 		t.Fatal(err)
@@ -93,7 +103,7 @@ func TestPageInChromium(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "page.test.mjs")
 	cmd.Dir = "browsertest"
 	cmd.Env = append(os.Environ(),
-		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt),
+		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt), "TOTAL="+key.Total,
 		"KNOWN="+strings.Join(known, "\n"), "OUT_DIR="+out, "CHROMIUM="+browser,
 		"PDF="+pdfPath, "PDF_TEXT="+strings.Join(pdfText, "\n"), "PDF_FAILING="+failingPath)
 	output, err := cmd.CombinedOutput()

@@ -14,7 +14,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// TestRenderedScansScoreLikeTheirJPEGs wraps every receipt of testdata/sroie as a scanned page with a
+// TestRenderedScansScoreLikeTheirJPEGs wraps every receipt of testdata/receipts as a scanned page with a
 // vector mark on it, so PDFium has to render the page (at the scan's resolution, capped for the
 // 600-dpi A4 scans) instead of handing over the JPEG: OCR through the real pipeline must score
 // (detection hmean, case-insensitive word F1, with the project's scorer) within 0.01 of the JPEGs
@@ -47,7 +47,7 @@ func TestRenderedScansScoreLikeTheirJPEGs(t *testing.T) {
 		writePred(t, filepath.Join(pred, "pdf"), r.ID, res)
 		writePred(t, filepath.Join(pred, "jpeg"), r.ID, alone)
 	}
-	dataset := testenv.SROIE(t)
+	dataset := testenv.Receipts(t)
 	p, err := ocrscore.Score(ctx, dataset, filepath.Join(pred, "pdf"), ocrscore.Options{OnlyPredicted: true})
 	if err != nil {
 		t.Fatal(err)

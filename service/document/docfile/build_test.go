@@ -22,9 +22,9 @@ import (
 )
 
 // The documents of these tests are written by the tests: born-digital PDFs with go-pdf/fpdf,
-// scanned PDFs wrapping the SROIE receipts, hostile PDFs by hand (raw objects and a computed
+// scanned PDFs wrapping the rendered receipts, hostile PDFs by hand (raw objects and a computed
 // cross-reference table), multi-page TIFFs with x/image/tiff plus a hand-built IFD chain. The
-// receipts are the ones the repository carries (testdata/sroie, see internal/testenv).
+// receipts are the ones the repository renders (testdata/receipts, see internal/testenv).
 
 // One Reader (one compiled engine) for the whole package, as in the service.
 var (
@@ -113,30 +113,36 @@ func scanned(t testing.TB, jpegs [][]byte, extra []drawn, mark bool) []byte {
 	return data
 }
 
-// receipt is one SROIE receipt of testdata/sroie.
-type receipt struct {
+// scan is one receipt of testdata/receipts.
+type scan struct {
 	ID   string
 	JPEG []byte
 }
 
-// receipts reads the first n receipts of testdata/sroie (all when n <= 0), in id order.
-func receipts(t testing.TB, n int) []receipt {
+// receipt reads the receipt id of testdata/receipts.
+func receipt(t testing.TB, id string) scan {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(testenv.SROIE(t), "img", "*.jpg"))
+	return scan{ID: id, JPEG: testenv.Receipt(t, id)}
+}
+
+// receipts reads the first n receipts of testdata/receipts (all when n <= 0), in id order.
+func receipts(t testing.TB, n int) []scan {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(testenv.Receipts(t), "img", "*.jpg"))
 	if err != nil || len(paths) == 0 {
-		t.Fatalf("no receipts in testdata/sroie: %v", err)
+		t.Fatalf("no receipts in testdata/receipts: %v", err)
 	}
 	sort.Strings(paths)
 	if n > 0 && n < len(paths) {
 		paths = paths[:n]
 	}
-	out := make([]receipt, len(paths))
+	out := make([]scan, len(paths))
 	for i, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[i] = receipt{ID: strings.TrimSuffix(filepath.Base(p), ".jpg"), JPEG: data}
+		out[i] = scan{ID: strings.TrimSuffix(filepath.Base(p), ".jpg"), JPEG: data}
 	}
 	return out
 }

@@ -167,7 +167,7 @@ func TestDetect(t *testing.T) {
 		{"pdf after junk", junk, docfile.FormatPDF},
 		{"two-page tiff", two, docfile.FormatTIFF},
 		{"one-page tiff is an image", one, ""},
-		{"jpeg", receipts(t, 1)[0].JPEG, ""},
+		{"jpeg", receipt(t, "photo").JPEG, ""},
 		{"empty", nil, ""},
 		{"text", []byte("hello"), ""},
 	} {
@@ -220,7 +220,7 @@ func encryptedPDF(t testing.TB) []byte {
 // than the bound a caller can charge before opening anything.
 func TestPageSizeAndCost(t *testing.T) {
 	born, _ := bornDigital(t, bornDigitalPage)
-	rec := receipts(t, 1)[0]
+	rec := receipt(t, "photo")
 	bound := docfile.Limits{}.MaxPageCost()
 	// A TIFF page at the raster limit: 20 bytes a pixel at most (8 samples of 16 bits in one
 	// strip, and the output), and the decoder's state.

@@ -63,7 +63,7 @@ func ocrPage(ctx context.Context, t testing.TB, doc *docfile.Document, n int) (*
 	return res, page
 }
 
-// TestScannedReceiptsReadLikeTheirJPEGs wraps every receipt of testdata/sroie as a page of a scanned
+// TestScannedReceiptsReadLikeTheirJPEGs wraps every receipt of testdata/receipts as a page of a scanned
 // PDF as a scanner writes it (one JPEG filling each page): the page's JPEG is read from the file,
 // and the pixels must be exactly those of the JPEG sent alone. (TestRenderedScansScoreLikeTheirJPEGs,
 // an accuracy test, covers the pages PDFium has to render.)
@@ -138,7 +138,7 @@ func samePixels(a, b image.Image) error {
 // second reads from its text layer, and both read what they hold.
 func TestMixedDocument(t *testing.T) {
 	testenv.Models(t)
-	rec := receipts(t, 1)[0]
+	rec := receipt(t, "photo")
 	doc := open(t, scannedPDF(t, [][]byte{rec.JPEG}, bornDigitalPage))
 	ctx := ctxFor(t, 5*time.Minute)
 	scan, err := doc.Page(ctx, 1)
