@@ -585,3 +585,36 @@ func centre(q geom.Quad) geom.Point {
 	}
 	return c
 }
+
+// TestUprightGridOfTallCharacters reads a grid of single characters set apart, each at least twice
+// as tall as wide ("1", "I", "l": a table of digits, a form's column of marks). Their boxes have the
+// shapes of lines on a page lying on its side, and the page was answered rotation 90; read turned,
+// they hold one character each, so the page is read as it stands: rotation 0, and its characters
+// read as such (turned, a "1" lying down reads "一").
+func TestUprightGridOfTallCharacters(t *testing.T) {
+	p := pipeline(t)
+	const chars = "1Il1I"
+	page := canvas(1000, 900)
+	for row := range 5 {
+		for col := range 6 {
+			glyph, ink := renderLine(t, string(chars[(row+col)%len(chars)]), 64)
+			paste(page, glyph.SubImage(ink), 60+col*148, 40+row*170)
+		}
+	}
+	res, err := p.Run(context.Background(), encodePNG(t, page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rotation != 0 {
+		t.Errorf("rotation %d, want 0: an upright grid is not a page on its side", res.Rotation)
+	}
+	read := 0
+	for _, c := range res.Text {
+		if strings.ContainsRune("1IlL|", c) {
+			read++
+		}
+	}
+	if read < 10 {
+		t.Errorf("%d of 30 characters read: %q", read, res.Text)
+	}
+}

@@ -66,7 +66,8 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 	rotation := 0
 	columns, lying := false, false
 	few := false
-	if sideways(quads, p.opt.CropRotateRatio) {
+	onSide := sideways(quads, p.opt.CropRotateRatio)
+	if onSide {
 		// A page of vertical CJK columns has the shapes of a page on its side. Its characters
 		// stand upright (see readsColumns): only such a page is read as it stands, column by
 		// column. Only pages that look sideways pay for the look.
@@ -81,7 +82,19 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 				quads = joinColumns(quads)
 			}
 		}
-	} else {
+		if !columns {
+			// So has a grid of single characters taller than wide (a table of digits, a
+			// form's column of ticks), whose boxes hold no line: it is read as it stands.
+			var err error
+			if onSide, err = p.linesOnTheirSide(ctx, img, quads, tm); err != nil {
+				return pageCrops{}, err
+			}
+			if !onSide {
+				rotation = 0
+			}
+		}
+	}
+	if !onSide {
 		quads = stacks(quads, p.opt.CropRotateRatio)
 		if few = len(quads) < minPageVotes; few && p.opt.ReadColumns && slices.ContainsFunc(quads, func(q geom.Quad) bool {
 			return q.Height() >= p.opt.CropRotateRatio*q.Width()
@@ -170,6 +183,96 @@ func sideways(quads []geom.Quad, ratio float64) bool {
 		}
 	}
 	return n >= 2 && up > 2*across
+}
+
+// sidewaysSample is how many of the tall boxes of a page that looks sideways linesOnTheirSide
+// reads.
+const sidewaysSample = 8
+
+// linesOnTheirSide reports whether the tall boxes of a page that looks sideways (see sideways)
+// are lines of text on their side, as on a page turned a quarter, rather than characters that
+// stand upright, each in a box of its own, taller than wide (a grid of digits or letters in a
+// narrow face: a box around "1" or "I" is three times taller than wide). The recognizer tells
+// them apart: a few of the tall boxes (up to sidewaysSample, the tallest) are read as they stand
+// and turned a quarter each way. A line on its side reads as several characters turned the right
+// way, and as little or nothing as it stands; an upright character reads as itself standing, and
+// as one character at most turned ("1" and "I" lying down read "一" or "-"). The page is on its
+// side when most of the boxes read, turned, as more than one character and better than they
+// read as they stand. A box of one character either way has no say; when no box has one, no box
+// is shown to be a line, and the page is read as it stands.
+func (p *Pipeline) linesOnTheirSide(ctx context.Context, img image.Image, quads []geom.Quad, tm *Timings) (bool, error) {
+	var tall []geom.Quad
+	for _, q := range quads {
+		if w, h := q.Width(), q.Height(); w >= 1 && h >= max(2, p.opt.CropRotateRatio)*w {
+			tall = append(tall, q)
+		}
+	}
+	slices.SortFunc(tall, func(a, b geom.Quad) int { return -cmpFloat(a.Height(), b.Height()) })
+	tall = tall[:min(len(tall), sidewaysSample)]
+	side := p.opt.RecHeight
+	widest := p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]
+	var crops []*crop // triples: as it stands, turned a quarter clockwise, counterclockwise
+	for _, q := range tall {
+		stand := max(side/4, int(math.Round(float64(side)*q.Width()/q.Height())))
+		length := min(widest, max(side, int(math.Round(float64(side)*q.Height()/q.Width()))))
+		col := imaging.Warp(img, q, side, length)
+		cw, ok1 := imaging.Turn(col, 90).(*image.RGBA)
+		ccw, ok2 := imaging.Turn(col, 270).(*image.RGBA)
+		if !ok1 || !ok2 {
+			continue
+		}
+		up := framed(imaging.Warp(img, q, stand, side), side)
+		crops = append(crops,
+			&crop{img: up, width: up.Bounds().Dx(), natural: up.Bounds().Dx()},
+			&crop{img: cw, width: length, natural: length},
+			&crop{img: ccw, width: length, natural: length})
+	}
+	if len(crops) == 0 {
+		return true, nil
+	}
+	order := make([]int, len(crops))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return crops[a].width - crops[b].width })
+	if err := p.read(ctx, img, crops, order, tm); err != nil {
+		return false, err
+	}
+	lines, said := 0, 0
+	for i := 0; i+2 < len(crops); i += 3 {
+		stand, turned := crops[i], crops[i+1]
+		if better(crops[i+2], turned) {
+			turned = crops[i+2]
+		}
+		if len(inkRunes(turned.text)) < 2 && len(inkRunes(stand.text)) < 2 {
+			continue // one character: no say
+		}
+		said++
+		if len(inkRunes(turned.text)) >= 2 && better(turned, stand) {
+			lines++
+		}
+	}
+	return 2*lines > said, nil
+}
+
+// framed returns a crop narrower than side set in the middle of a side-wide strip of its own
+// background (its first pixel): the recognizer reads a character from a crop a quarter as wide
+// as it is high as nothing, and the same character with room around it as itself.
+func framed(c *image.RGBA, side int) *image.RGBA {
+	b := c.Bounds()
+	if b.Dx() >= side {
+		return c
+	}
+	out := image.NewRGBA(image.Rect(0, 0, side, b.Dy()))
+	bg := c.Pix[0:4]
+	for i := 0; i < len(out.Pix); i += 4 {
+		copy(out.Pix[i:i+4], bg)
+	}
+	left := (side - b.Dx()) / 2
+	for y := range b.Dy() {
+		copy(out.Pix[y*out.Stride+4*left:], c.Pix[y*c.Stride:y*c.Stride+4*b.Dx()])
+	}
+	return out
 }
 
 // stacks returns the boxes of a page that holds fewer than minPageVotes of them once the boxes
