@@ -91,34 +91,49 @@ func containerOf(t *testing.T, spec *corev1.PodSpec, name string) *corev1.Contai
 // fsGroup, and gives a new volume the owner and mode of the first container that mounts it: its
 // user's, or its image's directory at the mount path when the image has one. Which container
 // that is and what its image holds would then decide whether the pod's user may write there.
-// A kubelet makes each emptyDir a new directory (a tmpfs for medium: Memory) owned by root, mode
-// 0777; with fsGroup, of that group and with the set-group-ID bit (2777). Here each is a new tmpfs
-// with that owner, group and mode, set in its options (with uid= and gid= podman never changes
-// them). sizeLimit is left out: podman 4.3 takes size= on a volume for a disk quota and refuses it
-// on a tmpfs. The emptyDirs that a cluster keeps on the node's disk are in memory here, which
-// nothing in the test depends on.
+//
+// A kubelet makes each emptyDir a new directory (with medium: Memory, a tmpfs mounted there) owned
+// by root, mode 0777; with fsGroup, of that group and with the set-group-ID bit (2777). Here:
+//   - medium: Memory: a new tmpfs with that owner, group and mode in its options (with uid= and
+//     gid= podman never changes them). sizeLimit is left out: podman 4.3 takes size= on a volume
+//     for a disk quota and refuses it on a tmpfs;
+//   - the others: a new directory on disk, owner and group in its options, its mode set here as a
+//     kubelet sets it. (A tmpfs volume lives only while a container mounts it, so the init
+//     container's copy would be gone before Triton starts.)
 func emptyDirsAsVolumes(t *testing.T, spec *corev1.PodSpec, prefix string) (volumes []string, shm string) {
 	t.Helper()
-	mode, gid := "777", int64(0)
+	mode, gid := os.FileMode(0o777), int64(0)
 	if sc := spec.SecurityContext; sc != nil && sc.FSGroup != nil {
-		mode, gid = "2777", *sc.FSGroup
+		mode, gid = 0o777|os.ModeSetgid, *sc.FSGroup
+	}
+	octal := fmt.Sprintf("%o", mode.Perm()) // as stat's %a writes it
+	if mode&os.ModeSetgid != 0 {
+		octal = "2" + octal
 	}
 	for i := range spec.Volumes {
 		v := &spec.Volumes[i]
 		if v.EmptyDir == nil {
 			continue
 		}
-		if v.EmptyDir.Medium != "" && v.EmptyDir.Medium != corev1.StorageMediumMemory {
-			t.Fatalf("volume %s: emptyDir medium %q is not translated", v.Name, v.EmptyDir.Medium)
-		}
 		name := prefix + "-" + v.Name
 		removeStale("volume:" + name)
-		eng(t, "volume", "create", "--opt", "type=tmpfs", "--opt", "device=tmpfs",
-			"--opt", fmt.Sprintf("o=mode=%s,uid=0,gid=%d", mode, gid), name)
+		switch v.EmptyDir.Medium {
+		case corev1.StorageMediumMemory:
+			eng(t, "volume", "create", "--opt", "type=tmpfs", "--opt", "device=tmpfs",
+				"--opt", fmt.Sprintf("o=mode=%s,uid=0,gid=%d", octal, gid), name)
+		case corev1.StorageMediumDefault:
+			eng(t, "volume", "create", "--opt", fmt.Sprintf("o=uid=0,gid=%d", gid), name)
+			dir := strings.TrimSpace(eng(t, "volume", "inspect", "--format", "{{.Mountpoint}}", name))
+			if err := os.Chmod(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("volume %s: emptyDir medium %q is not translated", v.Name, v.EmptyDir.Medium)
+		}
 		volumes = append(volumes, "volume:"+name)
 		v.VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}
 	}
-	return volumes, fmt.Sprintf("tmpfs %s 0:%d", mode, gid)
+	return volumes, fmt.Sprintf("tmpfs %s 0:%d", octal, gid)
 }
 
 // TestChartPod renders helm/ocrgate with the Triton test stand-in in place of tritonserver and runs
