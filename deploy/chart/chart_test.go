@@ -484,6 +484,29 @@ func checkSidecar(t *testing.T, r release, variant string, native bool) corev1.C
 			t.Errorf("%s mounts dshm at %q, want /dev/shm", c.Name, p)
 		}
 	}
+	// The kubelet makes the emptyDir mode 0777, of the pod's fsGroup. ocrgate makes its regions
+	// there its user's alone (0600), and Triton has no capabilities: it must run as ocrgate's user.
+	if pod.SecurityContext == nil || pod.SecurityContext.FSGroup == nil {
+		t.Errorf("the pod has no fsGroup for its volumes")
+	}
+	runAs := func(c corev1.Container) (uid, gid *int64) {
+		if psc := pod.SecurityContext; psc != nil {
+			uid, gid = psc.RunAsUser, psc.RunAsGroup
+		}
+		if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
+			uid = sc.RunAsUser
+		}
+		if sc := c.SecurityContext; sc != nil && sc.RunAsGroup != nil {
+			gid = sc.RunAsGroup
+		}
+		return uid, gid
+	}
+	ou, og := runAs(oc)
+	tu, tg := runAs(triton)
+	if ou == nil || tu == nil || *ou != *tu || og == nil || tg == nil || *og != *tg {
+		t.Errorf("triton runs as %v:%v and ocrgate as %v:%v (nil: the image's user): Triton must run as ocrgate's user and group to open its shared-memory regions",
+			deref(tu), deref(tg), deref(ou), deref(og))
+	}
 
 	// ocrgate waits for Triton's models and calls it on localhost.
 	if p, _ := probePath(t, oc, oc.StartupProbe, "startup"); p != "/readyz" {
@@ -858,4 +881,12 @@ func TestLint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deref prints a security context's optional ID.
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -675,20 +675,7 @@ func TestCompose(t *testing.T) {
 			t.Errorf("ocrgate %s=%v, want %q", k, got, v)
 		}
 	}
-	// POSIX shared memory: one tmpfs volume at /dev/shm in both, which survives either one's
-	// restart (a joined IPC namespace does not survive Triton's).
-	dshm, ok := p.Volumes["dshm"]
-	if !ok || dshm.DriverOpts["type"] != "tmpfs" || dshm.DriverOpts["device"] != "tmpfs" || !strings.Contains(dshm.DriverOpts["o"], "mode=1777") {
-		t.Errorf("volume dshm %+v, want a tmpfs with mode=1777 (the non-root service creates its regions there)", dshm)
-	}
-	for _, s := range []types.ServiceConfig{triton, oc} {
-		if v, ok := mounts(s)["dshm"]; !ok || v.Target != "/dev/shm" || v.ReadOnly {
-			t.Errorf("%s mounts dshm as %+v, want it writable at /dev/shm", s.Name, v)
-		}
-		if s.Ipc != "" {
-			t.Errorf("%s ipc %q: /dev/shm is shared through the dshm volume", s.Name, s.Ipc)
-		}
-	}
+	checkSharedMemory(t, p)
 	if p := loadCompose(t, []string{"OCRGATE_PORT=18080"}, "compose.yaml"); composeService(t, p, "ocrgate").Ports[0].Published != "18080" {
 		t.Errorf("OCRGATE_PORT does not pick the host port")
 	}
@@ -706,8 +693,44 @@ func TestCompose(t *testing.T) {
 	}
 }
 
+// checkSharedMemory checks the /dev/shm that Triton and ocrgate share: one tmpfs volume at
+// /dev/shm in both, which survives either one's restart (a joined IPC namespace does not survive
+// Triton's), with its owner and mode set in the file and nothing taken from an image.
+func checkSharedMemory(t *testing.T, p *types.Project) {
+	t.Helper()
+	dshm, ok := p.Volumes["dshm"]
+	if !ok || dshm.DriverOpts["type"] != "tmpfs" || dshm.DriverOpts["device"] != "tmpfs" {
+		t.Fatalf("volume dshm %+v, want a tmpfs", dshm)
+	}
+	// mode: any user creates its regions there (ocrgate runs as 65532); uid and gid: podman leaves
+	// a volume with an owner set as it is, where it would otherwise give it the owner and mode of
+	// the first container's directory at /dev/shm.
+	opts := strings.Split(dshm.DriverOpts["o"], ",")
+	for _, want := range []string{"mode=1777", "uid=0", "gid=0"} {
+		if !slices.Contains(opts, want) {
+			t.Errorf("volume dshm o=%q lacks %s", dshm.DriverOpts["o"], want)
+		}
+	}
+	for _, name := range []string{"triton", "ocrgate"} {
+		s := composeService(t, p, name)
+		i := slices.IndexFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool { return v.Source == "dshm" })
+		if i < 0 {
+			t.Errorf("%s does not mount dshm", name)
+			continue
+		}
+		// nocopy: Docker would give the empty volume the owner and mode of the image's /dev/shm.
+		if v := s.Volumes[i]; v.Type != types.VolumeTypeVolume || v.Target != "/dev/shm" || v.ReadOnly || v.Volume == nil || !v.Volume.NoCopy {
+			t.Errorf("%s mounts dshm as %+v, want it writable at /dev/shm, nocopy", name, v)
+		}
+		if s.Ipc != "" {
+			t.Errorf("%s ipc %q: /dev/shm is shared through the dshm volume", name, s.Ipc)
+		}
+	}
+}
+
 func TestComposeGPU(t *testing.T) {
 	p := loadCompose(t, nil, "compose.yaml", "compose.gpu.yaml")
+	checkSharedMemory(t, p)
 	img := "ocrgate:gpu-" + version
 	for _, name := range []string{"model-repository", "ocrgate"} {
 		if s := composeService(t, p, name); s.Image != img {

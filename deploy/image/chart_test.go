@@ -80,6 +80,62 @@ func containerOf(t *testing.T, spec *corev1.PodSpec, name string) *corev1.Contai
 	return nil
 }
 
+// emptyDirsAsVolumes gives kube play the pod's emptyDir volumes as a cluster makes them: each
+// becomes a volume of the engine made for this test (prefix + the volume's name), which the pod
+// claims (kube play's persistentVolumeClaim is a volume of the engine's). They are removed when the
+// test ends. It returns their names for removal and what devShm reads in a container where the
+// one of medium Memory is mounted.
+//
+// podman 4.3's kube play makes an emptyDir a volume on disk named after it (an older volume of that
+// name in the engine's storage is used as it is), ignores medium: Memory, sizeLimit and the pod's
+// fsGroup, and gives a new volume the owner and mode of the first container that mounts it: its
+// user's, or its image's directory at the mount path when the image has one. Which container
+// that is and what its image holds would then decide whether the pod's user may write there.
+//
+// A kubelet makes each emptyDir a new directory (with medium: Memory, a tmpfs mounted there) owned
+// by root, mode 0777; with fsGroup, of that group and with the set-group-ID bit (2777). Here:
+//   - medium: Memory: a new tmpfs with that owner, group and mode in its options (with uid= and
+//     gid= podman never changes them). sizeLimit is left out: podman 4.3 takes size= on a volume
+//     for a disk quota and refuses it on a tmpfs;
+//   - the others: a new directory on disk, owner and group in its options, its mode set here as a
+//     kubelet sets it. (A tmpfs volume lives only while a container mounts it, so the init
+//     container's copy would be gone before Triton starts.)
+func emptyDirsAsVolumes(t *testing.T, spec *corev1.PodSpec, prefix string) (volumes []string, shm string) {
+	t.Helper()
+	mode, gid := os.FileMode(0o777), int64(0)
+	if sc := spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		mode, gid = 0o777|os.ModeSetgid, *sc.FSGroup
+	}
+	octal := fmt.Sprintf("%o", mode.Perm()) // as stat's %a writes it
+	if mode&os.ModeSetgid != 0 {
+		octal = "2" + octal
+	}
+	for i := range spec.Volumes {
+		v := &spec.Volumes[i]
+		if v.EmptyDir == nil {
+			continue
+		}
+		name := prefix + "-" + v.Name
+		removeStale("volume:" + name)
+		switch v.EmptyDir.Medium {
+		case corev1.StorageMediumMemory:
+			eng(t, "volume", "create", "--opt", "type=tmpfs", "--opt", "device=tmpfs",
+				"--opt", fmt.Sprintf("o=mode=%s,uid=0,gid=%d", octal, gid), name)
+		case corev1.StorageMediumDefault:
+			eng(t, "volume", "create", "--opt", fmt.Sprintf("o=uid=0,gid=%d", gid), name)
+			dir := strings.TrimSpace(eng(t, "volume", "inspect", "--format", "{{.Mountpoint}}", name))
+			if err := os.Chmod(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("volume %s: emptyDir medium %q is not translated", v.Name, v.EmptyDir.Medium)
+		}
+		volumes = append(volumes, "volume:"+name)
+		v.VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}
+	}
+	return volumes, fmt.Sprintf("tmpfs %s 0:%d", octal, gid)
+}
+
 // TestChartPod renders helm/ocrgate with the Triton test stand-in in place of tritonserver and runs
 // its Deployment with `podman kube play`: the init container's model copy, the shared /dev/shm
 // emptyDir, the environment from the ConfigMap, the ports and the probes, as written.
@@ -89,6 +145,8 @@ func containerOf(t *testing.T, spec *corev1.PodSpec, name string) *corev1.Contai
 //     the pod is rendered with triton.nativeSidecar=false; the native form stays under the chart
 //     tests (deploy/chart TestSidecar);
 //   - it has no --publish: the test adds hostPorts (127.0.0.1) to the rendered ports;
+//   - it makes emptyDirs differently (emptyDirsAsVolumes): the test gives it each as a cluster
+//     makes it, in a volume of its own;
 //   - it does not act on probes (no startup gating, no endpoint removal, no restart on liveness
 //     failure): the test sends each probe's request as the kubelet would and checks the answers;
 //   - Service, ServiceAccount, PodDisruptionBudget, HPA, ServiceMonitor and preStop hooks have no
@@ -133,6 +191,10 @@ triton:
 	}
 	dep.Annotations["io.podman.annotations.init.container.type"] = "always"
 	spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	pod := dep.Name + "-pod-0"
+	removeStale("pod:" + pod) // before its volumes: a pod left behind holds them
+	volumes, shmWant := emptyDirsAsVolumes(t, spec, "ocrgate-image-test-pod")
+	removeOnCleanup(t, volumes...) // after kube down, which is registered later
 	dir := t.TempDir()
 	kube, cmFile := filepath.Join(dir, "deployment.yaml"), filepath.Join(dir, "configmap.yaml")
 	for f, obj := range map[string]any{kube: dep, cmFile: cm} {
@@ -144,8 +206,6 @@ triton:
 			t.Fatal(err)
 		}
 	}
-	pod := dep.Name + "-pod-0"
-	removeStale("pod:" + pod)
 	start := time.Now()
 	out, err := exec.Command(engine, "kube", "play", "--configmap", cmFile, kube).CombinedOutput()
 	if err != nil {
@@ -222,6 +282,11 @@ triton:
 	})
 
 	t.Run("shared /dev/shm", func(t *testing.T) {
+		for _, c := range []string{"ocrgate", "triton"} {
+			if got := devShm(t, name(c)); got != shmWant {
+				t.Errorf("%s: /dev/shm is %q, want %q (the dshm emptyDir as a cluster makes it)", c, got, shmWant)
+			}
+		}
 		eng(t, "exec", name("ocrgate"), "sh", "-c", "echo from-ocrgate > /dev/shm/image-test")
 		if got := strings.TrimSpace(eng(t, "exec", name("triton"), "cat", "/dev/shm/image-test")); got != "from-ocrgate" {
 			t.Errorf("triton reads %q from the shared /dev/shm", got)
@@ -237,7 +302,7 @@ triton:
 		if dInfers < 3 || dSHM < dInfers {
 			t.Errorf("%v inferences, %v outputs through shared memory; want all", dInfers, dSHM)
 		}
-		note(t, "check: chart pod: /ocr = embedded runtime's text over gRPC on localhost:8001, %v of %v outputs through the dshm emptyDir", dSHM, dInfers)
+		note(t, "check: chart pod: /dev/shm in both containers is %q (the dshm emptyDir as a cluster makes it); /ocr = embedded runtime's text over gRPC on localhost:8001, %v of %v outputs through it", shmWant, dSHM, dInfers)
 	})
 
 	t.Run("ports and probes as written", func(t *testing.T) {

@@ -63,6 +63,9 @@ func composeUp(t *testing.T, env map[string]string, extra map[string][]string) m
 	eng(t, "network", "create", network)
 	for _, name := range slices.Sorted(maps.Keys(p.Volumes)) {
 		v := p.Volumes[name]
+		if bool(v.External) || v.Name != "" && v.Name != composeProject+"_"+name || len(v.Labels) > 0 {
+			t.Fatalf("volume %s: %+v is not translated", name, v)
+		}
 		args := []string{"volume", "create"}
 		for _, k := range slices.Sorted(maps.Keys(v.DriverOpts)) {
 			args = append(args, "--opt", k+"="+v.DriverOpts[k])
@@ -137,9 +140,20 @@ func runFlags(t *testing.T, s types.ServiceConfig, container, network string, ex
 		if v.Type != types.VolumeTypeVolume {
 			t.Fatalf("%s: volume type %q is not translated", s.Name, v.Type)
 		}
-		m := composeProject + "_" + v.Source + ":" + v.Target
+		if v.Bind != nil || v.Tmpfs != nil || v.Image != nil || v.Consistency != "" ||
+			(v.Volume != nil && (v.Volume.Subpath != "" || len(v.Volume.Labels) > 0)) {
+			t.Fatalf("%s: the options of volume %s are not translated: %+v", s.Name, v.Source, v)
+		}
+		var opts []string
 		if v.ReadOnly {
-			m += ":ro"
+			opts = append(opts, "ro")
+		}
+		if v.Volume != nil && v.Volume.NoCopy {
+			opts = append(opts, "nocopy")
+		}
+		m := composeProject + "_" + v.Source + ":" + v.Target
+		if len(opts) > 0 {
+			m += ":" + strings.Join(opts, ",")
 		}
 		args = append(args, "-v", m)
 	}
@@ -234,6 +248,21 @@ func TestComposeSidecar(t *testing.T) {
 		}
 	})
 
+	// compose.yaml sets the shared /dev/shm's owner and mode; the stand-in's image holds a /dev/shm
+	// of root 0755 on purpose, and mounts the volume first.
+	t.Run("shared /dev/shm as compose.yaml sets it", func(t *testing.T) {
+		img := imageDevShm(t, standinImage)
+		if img == "" {
+			t.Errorf("the stand-in's image has no /dev/shm of its own, so this no longer shows that the volume takes nothing from an image")
+		}
+		for _, c := range []string{names["triton"], names["ocrgate"]} {
+			if got := devShm(t, c); got != "tmpfs 1777 0:0" {
+				t.Errorf("%s: /dev/shm is %q, want %q (the dshm volume's options)", c, got, "tmpfs 1777 0:0")
+			}
+		}
+		note(t, "check: compose: /dev/shm in the stand-in and ocrgate is the dshm tmpfs, mode 1777, root, as compose.yaml sets it (the stand-in's image has a /dev/shm of %s)", img)
+	})
+
 	t.Run("shared memory and gRPC", func(t *testing.T) {
 		want := hostText(t, "receipt.jpg", receipt(t))
 		infers, shm := st.infers(), st.value("triton_standin_shm_outputs_total")
@@ -300,6 +329,9 @@ func TestComposeSidecar(t *testing.T) {
 		}
 		if v := st.value("triton_standin_ready"); v != 1 {
 			t.Errorf("ocrgate said ready while the stand-in says ready=%v", v)
+		}
+		if got := devShm(t, triton); got != "tmpfs 1777 0:0" {
+			t.Errorf("after its restart the stand-in's /dev/shm is %q, want %q", got, "tmpfs 1777 0:0")
 		}
 		want := hostText(t, "receipt.jpg", receipt(t))
 		shm := st.value("triton_standin_shm_outputs_total")

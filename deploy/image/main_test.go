@@ -15,6 +15,7 @@
 package image
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
@@ -365,4 +366,54 @@ func removeStale(things ...string) {
 func inspect(t testing.TB, what, format string) string {
 	t.Helper()
 	return strings.TrimSpace(eng(t, "inspect", "--format", format, what))
+}
+
+// ---- /dev/shm --------------------------------------------------------------------------------------
+
+// devShm describes the /dev/shm that a running container sees: the type of the file system mounted
+// there, its mode in octal and its owner, e.g. "tmpfs 1777 0:0".
+func devShm(t testing.TB, container string) string {
+	t.Helper()
+	return strings.Join(strings.Fields(eng(t, "exec", container, "sh", "-c",
+		`grep ' /dev/shm ' /proc/mounts | tail -n 1 | cut -d ' ' -f 3; stat -c '%a %u:%g' /dev/shm`)), " ")
+}
+
+// imageDevShm describes the /dev/shm directory that an image itself holds, under what the engine
+// mounts there at run time, e.g. "755 0:0", or "" when the image has none. It is read from the
+// export of a container that is created, never started.
+func imageDevShm(t testing.TB, image string) string {
+	t.Helper()
+	name := fmt.Sprintf("ocrgate-image-test-devshm-%d", time.Now().UnixNano())
+	eng(t, "create", "--name", name, image)
+	defer func() { _ = remove(name) }()
+	cmd := exec.Command(engine, "export", name)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := tar.NewReader(out)
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%s export %s: %v: %s", engine, image, err, strings.TrimSpace(stderr.String()))
+			}
+			return ""
+		}
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("%s export %s: %v: %s", engine, image, err, strings.TrimSpace(stderr.String()))
+		}
+		if strings.TrimSuffix(strings.TrimPrefix(h.Name, "./"), "/") == "dev/shm" {
+			_ = cmd.Process.Kill() // the rest of the file system is not needed
+			_ = cmd.Wait()
+			return fmt.Sprintf("%o %d:%d", h.Mode&0o7777, h.Uid, h.Gid) // permission, set-ID and sticky bits
+		}
+	}
 }
