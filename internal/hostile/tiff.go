@@ -83,3 +83,215 @@ func TIFFDeflateBomb(width, height, bitsPerSample int, inflated int64) []byte {
 	b.Write(le.AppendUint32(nil, 0))
 	return b.Bytes()
 }
+
+// ifdEntry is one directory entry to write: its values, encoded in the file's byte order (little
+// endian), written in its value field when they fit in four bytes and after the IFD otherwise; or,
+// when at is not 0, a count of values that lie at offset at already (arrays several pages share).
+type ifdEntry struct {
+	tag, typ uint16
+	count    uint32
+	values   []byte
+	at       uint32
+}
+
+func shorts(tag uint16, v ...uint16) ifdEntry {
+	b := make([]byte, 0, 2*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint16(b, x)
+	}
+	return ifdEntry{tag: tag, typ: 3, count: uint32(len(v)), values: b}
+}
+
+func longs(tag uint16, v ...uint32) ifdEntry {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return ifdEntry{tag: tag, typ: 4, count: uint32(len(v)), values: b}
+}
+
+// writeTIFF writes a little-endian TIFF: its header, data from offset 8 (so that a byte at i in
+// data is at 8+i in the file), then each IFD's out-of-line values and the IFD, chained in order.
+// Each IFD's entries must be in ascending tag order.
+func writeTIFF(data []byte, ifds ...[]ifdEntry) []byte {
+	le := binary.LittleEndian
+	b := append([]byte("II*\x00\x08\x00\x00\x00"), data...)
+	next := 4 // where the offset of the next IFD goes
+	for _, entries := range ifds {
+		vals := make([]uint32, len(entries))
+		for i, e := range entries {
+			if e.at != 0 || len(e.values) <= 4 {
+				continue
+			}
+			if len(b)%2 == 1 {
+				b = append(b, 0)
+			}
+			vals[i] = uint32(len(b))
+			b = append(b, e.values...)
+		}
+		if len(b)%2 == 1 {
+			b = append(b, 0)
+		}
+		le.PutUint32(b[next:], uint32(len(b)))
+		b = le.AppendUint16(b, uint16(len(entries)))
+		for i, e := range entries {
+			b = le.AppendUint16(b, e.tag)
+			b = le.AppendUint16(b, e.typ)
+			b = le.AppendUint32(b, e.count)
+			switch {
+			case e.at != 0:
+				b = le.AppendUint32(b, e.at)
+			case len(e.values) <= 4:
+				var field [4]byte
+				copy(field[:], e.values)
+				b = append(b, field[:]...)
+			default:
+				b = le.AppendUint32(b, vals[i])
+			}
+		}
+		next = len(b)
+		b = le.AppendUint32(b, 0)
+	}
+	return b
+}
+
+// bitString appends codes given as strings of '0' and '1', most significant bit first, as CCITT
+// data is written (FillOrder 1).
+type bitString struct {
+	out  []byte
+	acc  byte
+	nacc int
+}
+
+func (w *bitString) code(c string) {
+	for i := 0; i < len(c); i++ {
+		w.acc = w.acc<<1 | (c[i] - '0')
+		if w.nacc++; w.nacc == 8 {
+			w.out = append(w.out, w.acc)
+			w.acc, w.nacc = 0, 0
+		}
+	}
+}
+
+func (w *bitString) bytes() []byte {
+	if w.nacc > 0 {
+		w.out = append(w.out, w.acc<<(8-w.nacc))
+		w.acc, w.nacc = 0, 0
+	}
+	return w.out
+}
+
+// CCITT codes (ITU-T T.4, tables 1 to 3) the generators below write.
+const (
+	eol             = "000000000001"
+	whiteMakeup1728 = "010011011"
+	white0          = "00110101"
+	white18         = "0100111"
+	black0          = "0000110111"
+)
+
+// TIFFG3NoEOLStrips returns a page of one-dimensional T.4 (Group 3) data written without EOLs
+// (T4Options 0; libtiff writes such files and reads them since 4.7.1), 1746 px wide and strips
+// rows high, in strips of one row. Its data is coded bytes of rows of white, each row 16 bits
+// (make-up 1728, terminating 18); strip i starts at row i and its byte count runs to the end of
+// the data, as a writer that does not know where a row ends might say. Each strip decodes its one
+// row from its first two bytes, while a reader that looks through a strip's whole extent first
+// (for an EOL, or to copy it) reads strips×coded/2 bytes: at 10 000 strips and 4 MB, 20 GB.
+func TIFFG3NoEOLStrips(strips, coded int) []byte {
+	coded = max(coded, 2*strips)
+	var w bitString
+	for range coded / 2 {
+		w.code(whiteMakeup1728 + white18)
+	}
+	data := w.bytes()
+	offsets := make([]uint32, strips)
+	counts := make([]uint32, strips)
+	for i := range strips {
+		offsets[i] = uint32(8 + 2*i)
+		counts[i] = uint32(len(data) - 2*i)
+	}
+	return writeTIFF(data, []ifdEntry{
+		longs(256, 1746), longs(257, uint32(strips)), shorts(258, 1), shorts(259, 3), shorts(262, 0),
+		longs(273, offsets...), shorts(277, 1), longs(278, 1), longs(279, counts...), longs(292, 0),
+	})
+}
+
+// TIFFCCITTZeroRuns returns a 1728-px wide page of height rows of one-dimensional T.4 with EOLs,
+// in one strip, each row pairs pairs of zero-length runs (white 0, black 0: 18 bits that move
+// nothing) before a white run of the whole row. The codes are valid; a decoder that keeps one
+// changing element a run holds 2×pairs of them for a row of 1728 pixels: at 500 000 pairs, 4 MB
+// for a row that needs 7 KB.
+func TIFFCCITTZeroRuns(height, pairs int) []byte {
+	var w bitString
+	for range height {
+		w.code(eol)
+		for range pairs {
+			w.code(white0 + black0)
+		}
+		w.code(whiteMakeup1728 + white0)
+	}
+	data := w.bytes()
+	return writeTIFF(data, []ifdEntry{
+		longs(256, 1728), longs(257, uint32(height)), shorts(258, 1), shorts(259, 3), shorts(262, 0),
+		longs(273, 8), shorts(277, 1), longs(278, uint32(height)), longs(279, uint32(len(data))), longs(292, 0),
+	})
+}
+
+// TIFFPaletteExtraPlanar returns a valid width×height page of 8-bit palette indexes with an extra
+// sample of unspecified meaning (ExtraSamples 0), stored in separate planes (planar configuration
+// 2), uncompressed: plane 0 holds index (x+y) mod 256, plane 1 holds 255. Its palette maps index i
+// to (i, 255−i, i/2). A reader writes the indexes, one byte a pixel, and skips the extra plane.
+func TIFFPaletteExtraPlanar(width, height int) []byte {
+	plane := width * height
+	data := make([]byte, 2*plane)
+	for y := range height {
+		for x := range width {
+			data[y*width+x] = byte(x + y)
+			data[plane+y*width+x] = 255
+		}
+	}
+	cmap := make([]uint16, 3*256)
+	for i := range 256 {
+		cmap[i], cmap[256+i], cmap[512+i] = uint16(i)*257, uint16(255-i)*257, uint16(i/2)*257
+	}
+	return writeTIFF(data, []ifdEntry{
+		longs(256, uint32(width)), longs(257, uint32(height)), shorts(258, 8, 8), shorts(259, 1), shorts(262, 3),
+		longs(273, 8, uint32(8+plane)), shorts(277, 2), longs(278, uint32(height)),
+		longs(279, uint32(plane), uint32(plane)), shorts(284, 2), shorts(320, cmap...), shorts(338, 0),
+	})
+}
+
+// TIFFZeroBitSamples returns an 8×8 gray page whose BitsPerSample is 0: not a depth any TIFF may
+// have, so the file is corrupt (not a valid file in a depth a reader lacks).
+func TIFFZeroBitSamples() []byte {
+	return writeTIFF(make([]byte, 64), []ifdEntry{
+		longs(256, 8), longs(257, 8), shorts(258, 0), shorts(259, 1), shorts(262, 1),
+		longs(273, 8), shorts(277, 1), longs(278, 8), longs(279, 64),
+	})
+}
+
+// TIFFManyPages returns pages pages of side×side 8-bit gray pixels, uncompressed, in tiles of one
+// pixel: side² tiles a page, whose offsets are one array of side² bytes (BYTE values, each tile's
+// pixel among the first 256 bytes of the file) that every page's TileOffsets names. The file is
+// about side² bytes and 150 a page; a reader that goes through a page's tiles to plan it does
+// side² steps a page, pages×side² for the document: at 2 000 pages of 2 000², 8 billion.
+func TIFFManyPages(pages, side int) []byte {
+	n := side * side
+	data := make([]byte, 256+n)
+	for i := range 256 {
+		data[i] = byte(i)
+	}
+	for i := range n {
+		data[256+i] = byte(8 + i*7%248) // a pixel among the file's bytes 8 to 255
+	}
+	ifd := []ifdEntry{
+		longs(256, uint32(side)), longs(257, uint32(side)), shorts(258, 8), shorts(259, 1), shorts(262, 1),
+		shorts(277, 1), longs(322, 1), longs(323, 1),
+		{tag: 324, typ: 1, count: uint32(n), at: 8 + 256},
+	}
+	ifds := make([][]ifdEntry, pages)
+	for i := range ifds {
+		ifds[i] = ifd
+	}
+	return writeTIFF(data, ifds...)
+}
