@@ -237,27 +237,36 @@ func TIFFCCITTZeroRuns(height, pairs int) []byte {
 	})
 }
 
-// TIFFPaletteExtraPlanar returns a valid width×height page of 8-bit palette indexes with an extra
-// sample of unspecified meaning (ExtraSamples 0), stored in separate planes (planar configuration
-// 2), uncompressed: plane 0 holds index (x+y) mod 256, plane 1 holds 255. Its palette maps index i
-// to (i, 255−i, i/2). A reader writes the indexes, one byte a pixel, and skips the extra plane.
-func TIFFPaletteExtraPlanar(width, height int) []byte {
+// TIFFPaletteExtra returns a valid width×height page of 8-bit palette indexes with an extra
+// sample of unspecified meaning (ExtraSamples 0), uncompressed, in separate planes (planar
+// configuration 2: all indexes, then all extra samples) or contiguous (index and extra sample
+// pixel by pixel). Indexes are (x+y) mod 256, extra samples 255; the palette maps index i to
+// (i, 255−i, i/2). Both layouts show the same page: the indexes through the palette, the extra
+// sample ignored (libtiff's tiff2rgba reads the contiguous one so, and refuses the planar one).
+func TIFFPaletteExtra(width, height int, planar bool) []byte {
 	plane := width * height
 	data := make([]byte, 2*plane)
 	for y := range height {
 		for x := range width {
-			data[y*width+x] = byte(x + y)
-			data[plane+y*width+x] = 255
+			i := y*width + x
+			if planar {
+				data[i], data[plane+i] = byte(x+y), 255
+			} else {
+				data[2*i], data[2*i+1] = byte(x+y), 255
+			}
 		}
 	}
 	cmap := make([]uint16, 3*256)
 	for i := range 256 {
 		cmap[i], cmap[256+i], cmap[512+i] = uint16(i)*257, uint16(255-i)*257, uint16(i/2)*257
 	}
+	strips := []ifdEntry{longs(273, 8), longs(279, uint32(2*plane)), shorts(284, 1)}
+	if planar {
+		strips = []ifdEntry{longs(273, 8, uint32(8+plane)), longs(279, uint32(plane), uint32(plane)), shorts(284, 2)}
+	}
 	return writeTIFF(data, []ifdEntry{
 		longs(256, uint32(width)), longs(257, uint32(height)), shorts(258, 8, 8), shorts(259, 1), shorts(262, 3),
-		longs(273, 8, uint32(8+plane)), shorts(277, 2), longs(278, uint32(height)),
-		longs(279, uint32(plane), uint32(plane)), shorts(284, 2), shorts(320, cmap...), shorts(338, 0),
+		strips[0], shorts(277, 2), longs(278, uint32(height)), strips[1], strips[2], shorts(320, cmap...), shorts(338, 0),
 	})
 }
 
