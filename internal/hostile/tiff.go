@@ -191,14 +191,14 @@ const (
 )
 
 // TIFFG3NoEOLStrips returns a page of one-dimensional T.4 (Group 3) data written without EOLs
-// (T4Options 0; libtiff writes such files and reads them since 4.7.1), 1746 px wide and strips
-// rows high, in strips of one row. Its data is coded bytes of rows of white, each row 16 bits
-// (make-up 1728, terminating 18); strip i starts at row i and its byte count runs to the end of
-// the data, as a writer that does not know where a row ends might say. Each strip decodes its one
-// row from its first two bytes, while a reader that looks through a strip's whole extent first
-// (for an EOL, or to copy it) reads strips×coded/2 bytes: at 10 000 strips and 4 MB, 20 GB.
-func TIFFG3NoEOLStrips(strips, coded int) []byte {
-	coded = max(coded, 2*strips)
+// (T4Options 0; libtiff writes such files and reads them since 4.7.1), 1746 px wide, in strips of
+// rows rows each. Its data is coded bytes of rows of white, each row 16 bits (make-up 1728,
+// terminating 18); strip i starts at row i×rows and its byte count runs to the end of the data,
+// as a writer that does not know where its rows end might say. Each strip decodes its rows from
+// its first 2×rows bytes, while a reader that looks through a strip's whole extent first (for an
+// EOL, or to copy it) reads about strips×coded/2 bytes: at 10 000 one-row strips and 4 MB, 20 GB.
+func TIFFG3NoEOLStrips(strips, rows, coded int) []byte {
+	coded = max(coded, 2*strips*rows)
 	var w bitString
 	for range coded / 2 {
 		w.code(whiteMakeup1728 + white18)
@@ -207,12 +207,12 @@ func TIFFG3NoEOLStrips(strips, coded int) []byte {
 	offsets := make([]uint32, strips)
 	counts := make([]uint32, strips)
 	for i := range strips {
-		offsets[i] = uint32(8 + 2*i)
-		counts[i] = uint32(len(data) - 2*i)
+		offsets[i] = uint32(8 + 2*rows*i)
+		counts[i] = uint32(len(data) - 2*rows*i)
 	}
 	return writeTIFF(data, []ifdEntry{
-		longs(256, 1746), longs(257, uint32(strips)), shorts(258, 1), shorts(259, 3), shorts(262, 0),
-		longs(273, offsets...), shorts(277, 1), longs(278, 1), longs(279, counts...), longs(292, 0),
+		longs(256, 1746), longs(257, uint32(strips*rows)), shorts(258, 1), shorts(259, 3), shorts(262, 0),
+		longs(273, offsets...), shorts(277, 1), longs(278, uint32(rows)), longs(279, counts...), longs(292, 0),
 	})
 }
 

@@ -1,0 +1,167 @@
+package tiffdec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
+)
+
+// underBudget runs fn under a CPU budget of limit and fails the test when fn needs more: the way
+// a speed bound is held without a timed test (a decode that rescans its input needs minutes of
+// CPU where it should need milliseconds; the limit is far from both).
+func underBudget(t *testing.T, limit time.Duration, fn func(ctx context.Context) error) {
+	t.Helper()
+	ctx := cpubudget.With(context.Background(), cpubudget.New(limit))
+	used, err := cpubudget.Run(ctx, fn)
+	if errors.Is(err, cpubudget.ErrExceeded) {
+		t.Fatalf("stopped after %v of CPU: %v", used, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v of CPU", used)
+}
+
+// TestG3WithoutEOLOverOverlappingStrips (issue 33, C1): one-dimensional T.4 without EOLs in 2 000
+// one-row strips whose byte counts each run to the end of 2 MB of data. Each strip decodes from
+// its first two bytes; a decoder that looked through each strip's whole extent for an EOL first
+// read 2 GB at 35 ns a byte (70 CPU-s; the issue's 10 000 strips of 4 MB took 1 470). The bytes
+// a decode reads are bounded by its output, strip by strip.
+func TestG3WithoutEOLOverOverlappingStrips(t *testing.T) {
+	data := hostile.TIFFG3NoEOLStrips(2000, 1, 2<<20)
+	underBudget(t, 10*time.Second, func(ctx context.Context) error {
+		f, err := Open(ctx, data, Limits{})
+		if err != nil {
+			return err
+		}
+		img, err := f.Decode(ctx, &f.Pages[0])
+		if err != nil {
+			return err
+		}
+		// Every row is white.
+		g := img.(*image.Gray)
+		if g.Rect.Dx() != 1746 || g.Rect.Dy() != 2000 || bytes.Count(g.Pix, []byte{255}) != len(g.Pix) {
+			t.Errorf("decoded %v, not a white page", g.Rect)
+		}
+		return nil
+	})
+}
+
+// TestPlanIsCheap (issue 33, H2): pages whose tiles are one pixel each, every page's offsets one
+// shared array of 4 million entries. Planning went through every tile of every page (27–68 ms a
+// page here, 0.5 s in the issue's 2 000-page file: 960 CPU-s before the survey could refuse
+// the request); a page's plan now costs the same whatever its tile count.
+func TestPlanIsCheap(t *testing.T) {
+	data := hostile.TIFFManyPages(300, 2000)
+	underBudget(t, 5*time.Second, func(ctx context.Context) error {
+		f, err := Open(ctx, data, Limits{})
+		if err != nil {
+			return err
+		}
+		for i := range f.Pages {
+			if _, err := f.Pages[i].Plan(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// countdown is a context that reports itself canceled from its n-th look on: a decode that looks
+// at its context only between strips decodes a one-strip page whole whatever its context says.
+type countdown struct {
+	context.Context
+	looks atomic.Int64
+	n     int64
+}
+
+func (c *countdown) Err() error {
+	if c.looks.Add(1) >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestDecodeLooksAtItsContextInsideAStrip: a decode stops within a bounded amount of work after
+// its context ends, inside one strip as between strips. Each page here is one strip of
+// megabytes, which the decoder looked at its context only before.
+func TestDecodeLooksAtItsContextInsideAStrip(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"Deflate, 4000×4000 gray", hostile.TIFFDeflateBomb(4000, 4000, 8, 16_000_000)},
+		{"T.4 with EOLs, 1728×8000", hostile.TIFFCCITTZeroRuns(8000, 0)},
+		{"T.4 without EOLs, 1746×8000", hostile.TIFFG3NoEOLStrips(1, 8000, 16_000)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Open(context.Background(), tt.data, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := &countdown{Context: context.Background(), n: 3}
+			_, err = f.Decode(ctx, &f.Pages[0])
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Decode: %v after %d looks at its context; want it to stop at the 3rd", err, ctx.looks.Load())
+			}
+		})
+	}
+}
+
+// TestZeroBitSamplesAreCorrupt (issue 33): no TIFF has samples of 0 bits, so such a page is
+// corrupt, not a valid file in a depth this reader lacks (which was answered 415).
+func TestZeroBitSamplesAreCorrupt(t *testing.T) {
+	f, err := Open(context.Background(), hostile.TIFFZeroBitSamples(), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Pages[0].Plan()
+	var pe *PageError
+	if !errors.As(err, &pe) || pe.Kind() != ErrCorrupt || errors.Is(err, ErrUnsupported) {
+		t.Fatalf("Plan: %v; want a *PageError wrapping ErrCorrupt", err)
+	}
+}
+
+// TestPaletteWithAnExtraPlane (issue 33, L1): a palette page with an extra sample in separate
+// planes panicked ("index out of range [600] with length 600": the palette's indexes written
+// as RGBA). It decodes as the same page stored contiguously does, which is what libtiff's
+// tiff2rgba gives for that one (it refuses the planar one: "Sorry, can not handle image"):
+// the indexes through the palette, the extra sample ignored.
+func TestPaletteWithAnExtraPlane(t *testing.T) {
+	decode := func(planar bool) *image.Paletted {
+		t.Helper()
+		f, err := Open(context.Background(), hostile.TIFFPaletteExtra(150, 20, planar), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := f.Decode(context.Background(), &f.Pages[0])
+		if err != nil {
+			t.Fatalf("planar %v: %v", planar, err)
+		}
+		p, ok := img.(*image.Paletted)
+		if !ok {
+			t.Fatalf("planar %v: decoded a %T", planar, img)
+		}
+		return p
+	}
+	planar, contig := decode(true), decode(false)
+	if !bytes.Equal(planar.Pix, contig.Pix) || len(planar.Palette) != len(contig.Palette) {
+		t.Fatal("the planar page decodes otherwise than the contiguous one")
+	}
+	for i, v := range contig.Pix {
+		x, y := i%150, i/150
+		if v != byte(x+y) {
+			t.Fatalf("pixel (%d, %d) is index %d, want %d", x, y, v, byte(x+y))
+		}
+	}
+	if r, g, b, _ := contig.Palette[200].RGBA(); r>>8 != 200 || g>>8 != 55 || b>>8 != 100 {
+		t.Errorf("palette entry 200 is %v", contig.Palette[200])
+	}
+}
