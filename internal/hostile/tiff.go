@@ -304,3 +304,38 @@ func TIFFManyPages(pages, side int) []byte {
 	}
 	return writeTIFF(data, ifds...)
 }
+
+// TIFFCMYKAlpha returns a valid width×height CMYK page with unassociated alpha (five 8-bit
+// samples a pixel, ExtraSamples 2), uncompressed, in separate planes or contiguous: cyan x mod
+// 256, magenta y mod 256, yellow 64, black 32, alpha 128. libtiff's tiff2rgba shows such a page
+// opaque, its alpha ignored (and refuses the planar one); a reader that takes the fifth plane
+// for the fourth channel shows alpha where black belongs.
+func TIFFCMYKAlpha(width, height int, planar bool) []byte {
+	plane := width * height
+	data := make([]byte, 5*plane)
+	for y := range height {
+		for x := range width {
+			i := y*width + x
+			for k, v := range [5]byte{byte(x), byte(y), 64, 32, 128} {
+				if planar {
+					data[k*plane+i] = v
+				} else {
+					data[5*i+k] = v
+				}
+			}
+		}
+	}
+	offsets, counts, config := []uint32{8}, []uint32{uint32(5 * plane)}, uint16(1)
+	if planar {
+		offsets, counts, config = nil, nil, 2
+		for k := range 5 {
+			offsets = append(offsets, uint32(8+k*plane))
+			counts = append(counts, uint32(plane))
+		}
+	}
+	return writeTIFF(data, []ifdEntry{
+		longs(256, uint32(width)), longs(257, uint32(height)), shorts(258, 8, 8, 8, 8, 8), shorts(259, 1), shorts(262, 5),
+		longs(273, offsets...), shorts(277, 5), longs(278, uint32(height)), longs(279, counts...), shorts(284, config),
+		shorts(338, 2),
+	})
+}

@@ -165,3 +165,63 @@ func TestPaletteWithAnExtraPlane(t *testing.T) {
 		t.Errorf("palette entry 200 is %v", contig.Palette[200])
 	}
 }
+
+// TestCMYKWithAlpha (issue 33, L1's audit): a CMYK page with an alpha sample shows as libtiff's
+// tiff2rgba shows it, opaque, its alpha ignored, in either planar layout. Stored in separate
+// planes, the alpha plane was written over black (127 levels off libtiff's pixels); stored
+// contiguously, its alpha was applied (128 off).
+func TestCMYKWithAlpha(t *testing.T) {
+	for _, planar := range []bool{false, true} {
+		f, err := Open(context.Background(), hostile.TIFFCMYKAlpha(64, 32, planar), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := f.Decode(context.Background(), &f.Pages[0])
+		if err != nil {
+			t.Fatalf("planar %v: %v", planar, err)
+		}
+		for y := range 32 {
+			for x := range 64 {
+				r, g, b := cmyk(byte(x), byte(y), 64, 32)
+				if got, want := overWhite(img.At(x, y)), [3]int{int(r), int(g), int(b)}; got != want {
+					t.Fatalf("planar %v: pixel (%d, %d) shows %v, want %v", planar, x, y, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestReadsLinearInOutput (issue 33, C1): what a decode reads of the file is bounded by what it
+// writes, whatever the strips' byte counts claim and however they overlap. 2 000 one-row strips,
+// each claiming the rest of 2 MB, read 2 GB before (see TestG3WithoutEOLOverOverlappingStrips).
+func TestReadsLinearInOutput(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"G3 without EOLs, 2000 strips over 2 MB", hostile.TIFFG3NoEOLStrips(2000, 1, 2<<20)},
+		{"G3 without EOLs, one strip of 8000 rows", hostile.TIFFG3NoEOLStrips(1, 8000, 16_000)},
+		{"Deflate bomb", hostile.TIFFDeflateBomb(2000, 2000, 8, 64<<20)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Open(context.Background(), tt.data, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &f.Pages[0]
+			l, err := p.layout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pc := &pace{ctx: context.Background()}
+			if _, err := f.decode(pc, p); err != nil {
+				t.Fatal(err)
+			}
+			out := int64(l.rowBytes) * int64(l.h) // the page decompressed
+			if pc.read > 16*out+int64(len(tt.data)) {
+				t.Errorf("read %d bytes of a %d-byte file for %d bytes of output", pc.read, len(tt.data), out)
+			}
+			t.Logf("read %d bytes of a %d-byte file for %d bytes of output", pc.read, len(tt.data), out)
+		})
+	}
+}
