@@ -142,7 +142,7 @@ func Decode(data []byte, lim Limits) (Decoded, error) {
 	if err != nil {
 		return Decoded{}, err
 	}
-	return decodeChecked(data, h)
+	return decodeChecked(context.Background(), data, h)
 }
 
 // Lease is the admission a decode's memory is counted under (the service's is
@@ -159,10 +159,16 @@ type Lease interface {
 // admission the decode runs under, until it really ends; a nil lease holds nothing. The result
 // keeps lease for Whole.
 func DecodeContext(ctx context.Context, data []byte, lim Limits, lease Lease) (Decoded, error) {
-	h, err := Inspect(data, lim)
+	h, err := InspectContext(ctx, data, lim)
 	if err != nil {
 		return Decoded{}, err
 	}
+	return decodeAsync(ctx, data, h, lease)
+}
+
+// DecodeHeader is DecodeContext for data whose header InspectContext has read: the header is not
+// read again (a TIFF's directories are walked once a request), and the decode is held to it.
+func DecodeHeader(ctx context.Context, data []byte, h Header, lease Lease) (Decoded, error) {
 	return decodeAsync(ctx, data, h, lease)
 }
 
@@ -182,7 +188,7 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 	}
 	out := make(chan result, 1) // buffered: an abandoned decoder must not block on its send
 	go func() {
-		dec, err := decodeChecked(data, h) // safely: a decoder's panic is an error here
+		dec, err := decodeChecked(ctx, data, h) // safely: a decoder's panic is an error here
 		if err == nil && h.scratchBytes() >= memlimit.ReleaseScratch {
 			releaseToOS()
 		}
@@ -207,8 +213,9 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 var releaseToOS = memlimit.Release
 
 // decodeChecked decodes an image whose header Inspect has checked, refusing pixels of any other
-// size than the header's before anything is built on them.
-func decodeChecked(data []byte, h Header) (Decoded, error) {
+// size than the header's before anything is built on them. ctx reaches the decoders that look at
+// it (TIFF's, which also charges ctx's CPU budget).
+func decodeChecked(ctx context.Context, data []byte, h Header) (Decoded, error) {
 	cfg := image.Config{Width: h.Width, Height: h.Height}
 	var img, preview image.Image
 	// A file jpegdec declines is decoded by image/jpeg at full size, which its admitted cost
@@ -239,7 +246,7 @@ func decodeChecked(data []byte, h Header) (Decoded, error) {
 			}
 		}
 		if h.Format == "tiff" {
-			img, err = decodeTIFF(data)
+			img, err = decodeTIFF(ctx, data, h)
 			return err
 		}
 		img, _, err = image.Decode(bytes.NewReader(data))

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 )
 
 // Limits bound the page chain walk. Zero fields take the defaults below.
@@ -38,6 +39,14 @@ func (l Limits) withDefaults() Limits {
 	}
 	return l
 }
+
+// walks counts Open's page-chain walks in this process (see Walks).
+var walks atomic.Int64
+
+// Walks is how many page-chain walks Open has begun in this process. What a walk learns (a
+// *File, its pages) is meant to be passed from stage to stage of a request, never found again:
+// tests hold a request to its walks by this count.
+func Walks() int64 { return walks.Load() }
 
 // File is a TIFF whose page chain has been walked. Its data must not change while it is used.
 type File struct {
@@ -87,6 +96,7 @@ func Open(ctx context.Context, data []byte, lim Limits) (*File, error) {
 		return nil, ErrFormat
 	}
 	f := &File{data: data, bo: bo}
+	walks.Add(1)
 	seen := map[uint32]bool{}
 	// entryBytes bounds the directory bytes read over the whole walk by the file's length (plus
 	// slack): IFDs of a valid file do not overlap, and a chain built to overlap gains nothing.

@@ -1,11 +1,13 @@
 package docfile_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 )
@@ -47,5 +49,46 @@ func TestHostileTIFFs(t *testing.T) {
 				t.Errorf("resident memory grew by %d MiB; the bound is %d MiB", grew>>20, bound>>20)
 			}
 		})
+	}
+}
+
+// TestTIFFPageEndsWithItsContext (issue 33, H2): reading a TIFF page's facts is cheap, and stops
+// when its context has ended, so a survey of thousands of pages ends at its deadline, the client's
+// hang-up or the shutdown. It ignored its context: the survey of a 2 000-page TIFF ran on for
+// 960 CPU-s.
+func TestTIFFPageEndsWithItsContext(t *testing.T) {
+	doc := open(t, hostile.TIFFManyPages(3, 100))
+	if _, err := doc.Page(ctxFor(t, time.Minute), 1); err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := doc.Page(ended, 2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Page under a context that has ended: %v", err)
+	}
+}
+
+// TestTIFFPageChargesCPU: drawing a TIFF page is priced against the request's CPU budget before
+// it is decoded (a budget its estimate does not fit refuses it, nothing spent), and what the
+// decode uses is charged.
+func TestTIFFPageChargesCPU(t *testing.T) {
+	doc := open(t, tiffPages(t, stripes(400, 300, 0), stripes(400, 300, 1)))
+	ctx := ctxFor(t, time.Minute)
+	page, err := doc.Page(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := cpubudget.New(time.Nanosecond)
+	_, err = doc.Render(cpubudget.With(ctx, none), page, 1, nil)
+	if !errors.Is(err, cpubudget.ErrExceeded) || none.Spent() != 0 {
+		t.Fatalf("a budget of 1 ns: %v, %v spent; want it refused before the decode", err, none.Spent())
+	}
+	b := cpubudget.New(time.Minute)
+	dec, err := doc.Render(cpubudget.With(ctx, b), page, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dec.Width != 400 || dec.Height != 300 || b.Spent() <= 0 || b.Planned() <= 0 {
+		t.Errorf("decoded %d×%d; spent %v, planned %v", dec.Width, dec.Height, b.Spent(), b.Planned())
 	}
 }
