@@ -106,8 +106,8 @@ type layout struct {
 	// (what the chunks could hold) for more.
 	readBytes, maxRead int64
 	chunkBytes         int64 // one decompressed chunk (one plane)
-	jpegTables    []byte
-	ojpeg         []byte // compression 6: the whole image's JPEG stream
+	jpegTables         []byte
+	ojpeg              []byte // compression 6: the whole image's JPEG stream
 
 	out     int
 	palette color.Palette
