@@ -12,11 +12,12 @@ import (
 	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
-// TestHostileTIFFs: the TIFFs of issue 24, written by the test. A 1.2 MB chain of 50 000
+// TestHostileTIFFs: the TIFFs of issues 24 and 33, written by the test. A 1.2 MB chain of 50 000
 // overlapping directories of 4095 entries (9.3 s a walk, walked three times a request, the
 // first before admission) is refused at once: Detect reads at most a few directories, and Open's
 // walk stops when the directories' entries overlap. A Deflate strip that inflates to 290 MB
-// for a 1-bit page (1 075 MiB allocated before) decodes within its page and strip.
+// for a 1-bit page (1 075 MiB allocated before) decodes within its page and strip. Each is read
+// within its deadline and within its resident-memory bound.
 func TestHostileTIFFs(t *testing.T) {
 	chain := hostile.TIFFOverlappingIFDs(50_000, 4095)
 	if f := docfile.Detect(chain); f != docfile.FormatTIFF {
@@ -31,6 +32,12 @@ func TestHostileTIFFs(t *testing.T) {
 	}{
 		{"50000 overlapping directories", chain, docfile.ErrCorrupt, 64 << 20},
 		{"Deflate strip of 290 MB for a 7000×7000 1-bit page", hostile.TIFFDeflateBomb(7000, 7000, 1, 290<<20), nil, 49<<20 + 6<<20 + 64<<20},
+		// Issue 33, M1: rows of 500 000 zero-length CCITT runs (resident memory grew 219 MiB a
+		// request); they are refused, as libtiff refuses them, within the page's plan.
+		{"CCITT rows of zero-length runs", hostile.TIFFCCITTZeroRuns(8, 500_000), docfile.ErrCorrupt, 64 << 20},
+		// Issue 33, C1: G3 without EOLs in 10 000 one-row strips whose counts each claim the rest
+		// of 4 MB (1 470 CPU-s by the issue's probe): decoded from what each strip's row needs.
+		{"G3 without EOLs over 10000 overlapping strips", hostile.TIFFG3NoEOLStrips(10_000, 1, 4<<20), nil, 64 << 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := ctxFor(t, 30*time.Second)
