@@ -3,6 +3,7 @@ package hostile
 import (
 	"bytes"
 	"encoding/binary"
+	"image"
 )
 
 // TIFFOverlappingIFDs returns a TIFF whose chain holds ifds image directories that overlap, each
@@ -337,5 +338,27 @@ func TIFFCMYKAlpha(width, height int, planar bool) []byte {
 		longs(256, uint32(width)), longs(257, uint32(height)), shorts(258, 8, 8, 8, 8, 8), shorts(259, 1), shorts(262, 5),
 		longs(273, offsets...), shorts(277, 5), longs(278, uint32(height)), longs(279, counts...), shorts(284, config),
 		shorts(338, 2),
+	})
+}
+
+// TIFFJPEGStrip returns a width×height gray page of JPEG compression (7) in one strip: a valid
+// baseline stream whose every block is "DC difference 0, end of block", two bits, so that a few
+// hundred kilobytes hold a page of tens of megapixels. A decoder that hands the strip to a JPEG
+// decoder in one call without a way to stop it decodes the whole page whatever its context says.
+func TIFFJPEGStrip(width, height int) []byte {
+	var b bytes.Buffer
+	b.Write([]byte{0xFF, 0xD8})
+	quantization(&b)
+	huffman(&b, 0, []uint8{0})    // DC: category 0 only, code "0"
+	huffman(&b, 0x10, []uint8{0}) // AC: end of block only, code "0"
+	segment(&b, 0xC0, frame(image.Pt(width, height), 1, 0x11))
+	segment(&b, 0xDA, []byte{1, 1, 0x00, 0, 63, 0})
+	blocks := int64((width+7)/8) * int64((height+7)/8)
+	b.Write(make([]byte, (2*blocks+7)/8))
+	b.Write([]byte{0xFF, 0xD9})
+	stream := b.Bytes()
+	return writeTIFF(stream, []ifdEntry{
+		longs(256, uint32(width)), longs(257, uint32(height)), shorts(258, 8), shorts(259, 7), shorts(262, 1),
+		longs(273, 8), shorts(277, 1), longs(278, uint32(height)), longs(279, uint32(len(stream))),
 	})
 }

@@ -100,11 +100,15 @@ func TestDecodeLooksAtItsContextInsideAStrip(t *testing.T) {
 		{"Deflate, 4000×4000 gray", hostile.TIFFDeflateBomb(4000, 4000, 8, 16_000_000)},
 		{"T.4 with EOLs, 1728×8000", hostile.TIFFCCITTZeroRuns(8000, 0)},
 		{"T.4 without EOLs, 1746×8000", hostile.TIFFG3NoEOLStrips(1, 8000, 16_000)},
+		{"JPEG, 6000×4000 gray", hostile.TIFFJPEGStrip(6000, 4000)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := Open(context.Background(), tt.data, Limits{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if _, err := f.Decode(context.Background(), &f.Pages[0]); err != nil {
+				t.Fatalf("the page does not decode: %v", err)
 			}
 			ctx := &countdown{Context: context.Background(), n: 3}
 			_, err = f.Decode(ctx, &f.Pages[0])

@@ -101,7 +101,7 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 		return corrupt("a sequential JPEG stream of %d scans for %d components", info.Scans, info.Components)
 	}
 	c.pc.read += 3 * int64(len(stream)) // scanFrame, Inspect and image/jpeg each read it
-	img, err := jpeg.Decode(bytes.NewReader(stream))
+	img, err := jpeg.Decode(&stopReader{r: bytes.NewReader(stream), pc: c.pc})
 	if err != nil {
 		var ue jpeg.UnsupportedError
 		if errors.As(err, &ue) {
@@ -121,6 +121,9 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 	switch m := img.(type) {
 	case *image.Gray:
 		for y := range h {
+			if err := c.pc.add(w); err != nil {
+				return err
+			}
 			src := m.Pix[y*m.Stride : y*m.Stride+w]
 			c.put8(src, 1, plane, x0, y0+y, w)
 		}
@@ -132,6 +135,9 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 		// chroma samples; new-style JPEG is converted by libjpeg.
 		up := newUpsampler(m, w, l.compression == compOJPEG)
 		for y := range h {
+			if err := c.pc.add(4 * w); err != nil {
+				return err
+			}
 			d := c.pix[(y0+y)*c.str+4*x0:]
 			yrow := m.Y[m.YOffset(0, y):]
 			if l.photometric == photoRGB {
@@ -173,6 +179,22 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 		return unsupported("a JPEG stream of an unexpected colour model")
 	}
 	return nil
+}
+
+// stopReader is a JPEG stream that ends when the decode's context does. image/jpeg reads its
+// input a few KiB at a time and decodes as it reads, so it stops within milliseconds of the
+// context's end, not after the whole strip. (A stream it decodes to RGBA, an Adobe RGB one, is
+// then converted in one pass that cannot be stopped: 10 ns a pixel.)
+type stopReader struct {
+	r  *bytes.Reader
+	pc *pace
+}
+
+func (s *stopReader) Read(p []byte) (int, error) {
+	if err := s.pc.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return s.r.Read(p)
 }
 
 // put8 writes w 8-bit samples of one plane (or gray pixels, or palette indexes) at (x0, y).

@@ -121,8 +121,12 @@ type yccParams struct {
 	ref        [6]float64
 }
 
-// Plan checks page's directory and prices its decode. Errors are a *PageError wrapping
-// ErrUnsupported (a valid layout this package does not read) or ErrCorrupt.
+// Plan checks page's directory and prices its decode, in memory and CPU time. It costs the same
+// whatever the page's strip or tile count: up to 16 384 strips or tiles are each checked against
+// the file and priced at what they hold; more (a page of one-pixel tiles has millions, and pages
+// may share one array of them) are priced at what they could hold, and checked as they are
+// decoded. Errors are a *PageError wrapping ErrUnsupported (a valid layout this package does not
+// read) or ErrCorrupt.
 func (p *Page) Plan() (Plan, error) {
 	l, err := p.layout()
 	if err != nil {
