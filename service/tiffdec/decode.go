@@ -11,10 +11,9 @@ import (
 // Decode decodes page p of f. The caller checks p.Plan against its limits first: Decode
 // allocates what the plan says and nothing more, and reads no more of the file than the plan
 // priced. It looks at ctx between strips and tiles and, inside one, every paceBytes of work (see
-// pace), so that it stops within milliseconds of ctx's end; a JPEG strip or tile, decoded by
-// image/jpeg in one call, is the exception. Errors are a *PageError (ErrCorrupt, ErrUnsupported),
-// or ctx's. A panic is not recovered here: it is a bug, which the caller's unit of work reports
-// (see service/work).
+// pace; a JPEG strip's stream ends with ctx), so that it stops within milliseconds of ctx's end.
+// Errors are a *PageError (ErrCorrupt, ErrUnsupported), or ctx's. A panic is not recovered here:
+// it is a bug, which the caller's unit of work reports (see service/work).
 func (f *File) Decode(ctx context.Context, p *Page) (image.Image, error) {
 	return f.decode(&pace{ctx: ctx}, p)
 }

@@ -29,7 +29,7 @@
 // at most what the most wasteful encoder of its compression writes for its rows, whatever its
 // byte count claims and however strips overlap, and a CCITT line holds at most libtiff's bound of
 // changing elements. It looks at its context between strips and every 256 KiB of work inside one
-// (a JPEG strip or tile, decoded by image/jpeg in one call, is the one exception), and refuses
-// data that decodes to fewer bytes than the layout says. A panic is not recovered here: it is a
+// (image/jpeg reads a JPEG strip through a reader that ends with the context), and refuses data
+// that decodes to fewer bytes than the layout says. A panic is not recovered here: it is a
 // bug, reported by the caller's unit of work (service/work), never turned into ErrCorrupt.
 package tiffdec
