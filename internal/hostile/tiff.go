@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"image"
 )
@@ -360,5 +361,53 @@ func TIFFJPEGStrip(width, height int) []byte {
 	return writeTIFF(stream, []ifdEntry{
 		longs(256, uint32(width)), longs(257, uint32(height)), shorts(258, 8), shorts(259, 7), shorts(262, 1),
 		longs(273, 8), shorts(277, 1), longs(278, uint32(height)), longs(279, uint32(len(stream))),
+	})
+}
+
+// TIFFYCbCrSubsampled returns a valid width×height YCbCr page subsampled subH×subV (not JPEG:
+// units of subH×subV luma samples, then Cb and Cr), Deflate-compressed in one strip, with
+// horizontal differencing (predictor 2) or without. libtiff differences such data as it is
+// stored, three bytes apart (the samples a pixel), in rows of its scanline size: a row of units
+// divided by subV. At 4×1 subsampling a row holds 1.5 bytes a pixel, half what a reader that
+// differences 3 bytes a pixel walks through. Luma steps by 4 from 16 along x+y, Cb is 100 and Cr
+// 150; width must be a multiple of subH.
+func TIFFYCbCrSubsampled(width, height, subH, subV int, predictor bool) []byte {
+	units := (width + subH - 1) / subH
+	unit := subH*subV + 2
+	rowBytes := units * unit
+	rowsOfUnits := (height + subV - 1) / subV
+	raw := make([]byte, rowBytes*rowsOfUnits)
+	for uy := range rowsOfUnits {
+		row := raw[uy*rowBytes : (uy+1)*rowBytes]
+		for ux := range units {
+			u := row[ux*unit : (ux+1)*unit]
+			for j := range subV {
+				for i := range subH {
+					u[j*subH+i] = byte(16 + 4*((ux*subH+i+uy*subV+j)%56))
+				}
+			}
+			u[unit-2], u[unit-1] = 100, 150
+		}
+	}
+	pred := uint16(1)
+	if predictor {
+		pred = 2
+		scanline := rowBytes / subV
+		for r := 0; r+scanline <= len(raw); r += scanline {
+			row := raw[r : r+scanline]
+			for i := len(row) - 1; i >= 3; i-- {
+				row[i] -= row[i-3]
+			}
+		}
+	}
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	_, _ = zw.Write(raw) // a bytes.Buffer does not fail
+	_ = zw.Close()
+	strip := z.Bytes()
+	return writeTIFF(strip, []ifdEntry{
+		longs(256, uint32(width)), longs(257, uint32(height)), shorts(258, 8, 8, 8), shorts(259, 8), shorts(262, 6),
+		longs(273, 8), shorts(277, 3), longs(278, uint32(height)), longs(279, uint32(len(strip))),
+		shorts(317, pred), shorts(530, uint16(subH), uint16(subV)),
 	})
 }

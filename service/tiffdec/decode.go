@@ -179,7 +179,7 @@ func (l *layout) decode(pc *pace, data []byte, bo binary.ByteOrder) (image.Image
 					return nil, fmt.Errorf("strip or tile %d: %w", i+1, err)
 				}
 				if l.predictor == 2 {
-					l.undoPredictor(out, units, bo)
+					l.undoPredictor(out, bo)
 				}
 				if l.subH > 1 || l.subV > 1 {
 					err = c.putYCbCrUnits(out, x0, y0, visW, visH)
@@ -211,23 +211,23 @@ func reverseBits(dst, src []byte) []byte {
 	return dst[:len(src)]
 }
 
-// undoPredictor reverses horizontal differencing (TIFF 6.0, section 14) row by row.
-func (l *layout) undoPredictor(buf []byte, rows int, bo binary.ByteOrder) {
+// undoPredictor reverses horizontal differencing (TIFF 6.0, section 14), libtiff's way: over
+// rows of predRow bytes, each sample added to the one a pixel before it.
+func (l *layout) undoPredictor(buf []byte, bo binary.ByteOrder) {
 	stride := l.spp
 	if l.planar == 2 {
 		stride = 1
 	}
-	for y := range rows {
-		row := buf[y*l.rowBytes : (y+1)*l.rowBytes]
+	for r := 0; r+l.predRow <= len(buf); r += l.predRow {
+		row := buf[r : r+l.predRow]
 		if l.bps == 8 {
-			for i := stride; i < l.cw*stride; i++ {
+			for i := stride; i < len(row); i++ {
 				row[i] += row[i-stride]
 			}
 			continue
 		}
-		for i := stride; i < l.cw*stride; i++ {
-			v := bo.Uint16(row[2*i:]) + bo.Uint16(row[2*(i-stride):])
-			bo.PutUint16(row[2*i:], v)
+		for i := 2 * stride; i+1 < len(row); i += 2 {
+			bo.PutUint16(row[i:], bo.Uint16(row[i:])+bo.Uint16(row[i-2*stride:]))
 		}
 	}
 }

@@ -35,6 +35,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(hostile.TIFFCMYKAlpha(8, 4, true))
 	f.Add(hostile.TIFFManyPages(3, 4))
 	f.Add(hostile.TIFFJPEGStrip(64, 32))
+	f.Add(hostile.TIFFYCbCrSubsampled(16, 8, 4, 1, true))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

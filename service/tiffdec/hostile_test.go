@@ -229,3 +229,38 @@ func TestReadsLinearInOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestSubsampledYCbCrPredicted (issue 33, L1's audit): horizontal differencing of subsampled
+// YCbCr runs as libtiff runs it, over its scanlines (a row of units divided by the vertical
+// subsampling), a pixel's three samples apart: each page decodes as the same page stored without
+// differencing does (and as libtiff's tiff2rgba decodes both). It ran over 3 bytes a pixel of
+// the page's width instead: past the row at 4×1 (a panic, "index out of range [96] with length
+// 96"), and across two scanlines at 2×2. Rows that are not whole pixels (2×1 and 1×2: 4-byte
+// units) are corrupt, as libtiff refuses them ("horAcc8: (cc%stride)!=0").
+func TestSubsampledYCbCrPredicted(t *testing.T) {
+	decode := func(data []byte) (image.Image, error) {
+		f, err := Open(context.Background(), data, Limits{})
+		if err != nil {
+			return nil, err
+		}
+		return f.Decode(context.Background(), &f.Pages[0])
+	}
+	for _, s := range [][2]int{{4, 1}, {2, 2}, {4, 4}} {
+		want, err := decode(hostile.TIFFYCbCrSubsampled(64, 16, s[0], s[1], false))
+		if err != nil {
+			t.Fatalf("%d×%d: %v", s[0], s[1], err)
+		}
+		got, err := decode(hostile.TIFFYCbCrSubsampled(64, 16, s[0], s[1], true))
+		if err != nil {
+			t.Fatalf("%d×%d, differenced: %v", s[0], s[1], err)
+		}
+		if !bytes.Equal(got.(*image.RGBA).Pix, want.(*image.RGBA).Pix) {
+			t.Errorf("%d×%d: the differenced page decodes otherwise", s[0], s[1])
+		}
+	}
+	for _, s := range [][2]int{{2, 1}, {1, 2}} {
+		if _, err := decode(hostile.TIFFYCbCrSubsampled(64, 16, s[0], s[1], true)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%d×%d, differenced over 4-byte units: %v; want ErrCorrupt", s[0], s[1], err)
+		}
+	}
+}

@@ -98,6 +98,7 @@ type layout struct {
 	counts       intArray // empty: each chunk runs to the end of the file
 	fileLen      int64
 	rowBytes     int // bytes of one decompressed row of a full-width chunk (one plane)
+	predRow      int // bytes horizontal differencing runs over at a time (see chunks)
 	// subH, subV: YCbCr subsampling of uncompressed/losslessly compressed YCbCr data (1 otherwise).
 	subH, subV int
 
@@ -617,6 +618,21 @@ func (p *Page) chunks(l *layout) error {
 		}
 		l.rowBytes = int(rb)
 		l.chunkBytes = rb * int64(l.ch)
+	}
+	if l.predictor == 2 {
+		// libtiff differences a row as stored, a pixel's samples apart; a row of subsampled
+		// YCbCr units is its scanline size times subV (as libtiff, it refuses rows that are
+		// not whole pixels).
+		l.predRow = l.rowBytes
+		if l.subV > 1 {
+			if l.rowBytes%l.subV != 0 {
+				return corrupt("horizontal differencing of %d-byte unit rows subsampled %d rows high", l.rowBytes, l.subV)
+			}
+			l.predRow = l.rowBytes / l.subV
+		}
+		if pixel := int(samples) * l.bps / 8; l.predRow%pixel != 0 {
+			return corrupt("horizontal differencing over rows of %d bytes, not whole %d-byte pixels", l.predRow, pixel)
+		}
 	}
 	if l.compression == compJPEG && p.jpegTables.present() {
 		if l.jpegTables, err = p.bytes(p.jpegTables); err != nil {
