@@ -220,14 +220,14 @@ type holding struct {
 	once              sync.Once
 }
 
-func (h *holding) RunAdmitted(ctx context.Context, image []byte, lease imaging.Lease) (*ocr.Result, error) {
+func (h *holding) RunAdmitted(ctx context.Context, image []byte, hd imaging.Header, lease imaging.Lease) (*ocr.Result, error) {
 	h.once.Do(func() { close(h.entered) })
 	select {
 	case <-h.release:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return h.rec.RunAdmitted(ctx, image, lease)
+	return h.rec.RunAdmitted(ctx, image, hd, lease)
 }
 
 // chatCompletions is an OpenAI-compatible chat-completions endpoint standing in for a model: it

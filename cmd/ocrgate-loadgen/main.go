@@ -101,6 +101,10 @@ func hostileBodies() []hostileFile {
 		{"progressive 4000² cut short", hostile.HugeProgressive(4000, 4000)},
 		{"TIFF of 50000 overlapping IFDs", hostile.TIFFOverlappingIFDs(50_000, 4095)},
 		{"TIFF Deflate strip of 290 MB", hostile.TIFFDeflateBomb(7000, 7000, 1, 290<<20)},
+		{"TIFF G3 without EOLs over 10000 overlapping strips", hostile.TIFFG3NoEOLStrips(10_000, 1, 4<<20)},
+		{"TIFF rows of zero-length CCITT runs", hostile.TIFFCCITTZeroRuns(4, 500_000)},
+		{"TIFF of 2000 pages of one-pixel tiles", hostile.TIFFManyPages(2000, 1000)},
+		{"TIFF palette with an extra plane", hostile.TIFFPaletteExtra(600, 400, true)},
 	}
 	out := make([]hostileFile, len(files))
 	for i, f := range files {

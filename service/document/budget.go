@@ -115,6 +115,23 @@ func (b *Budget) takePages(n int) error {
 func (b *Budget) takeOCRPages(n int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.fitOCRPages(n); err != nil {
+		return err
+	}
+	b.ocrPages += n
+	return nil
+}
+
+// expectOCRPages refuses, as takeOCRPages would (and everything later), n more pages that need
+// OCR, without taking them yet: a document all of whose pages need OCR (a TIFF) is refused as
+// soon as its selection is known, before any page is read.
+func (b *Budget) expectOCRPages(n int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fitOCRPages(n)
+}
+
+func (b *Budget) fitOCRPages(n int) error {
 	if b.over != nil {
 		return b.over
 	}
@@ -122,7 +139,6 @@ func (b *Budget) takeOCRPages(n int) error {
 		b.over = &docfile.PageCountError{Pages: b.ocrPages + n, Limit: b.lim.OCRPages, Selected: true, Request: true, OCR: true}
 		return b.over
 	}
-	b.ocrPages += n
 	return nil
 }
 

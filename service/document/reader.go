@@ -264,6 +264,8 @@ type pending struct {
 	// points is the page's size in points where the engine draws it (not a TIFF page), so that
 	// it can be drawn smaller when its OCR would not fit the request (see fit); zero otherwise.
 	points [2]float64
+	// raster is a TIFF page as the survey read it (its plan), for its job to decode.
+	raster *docfile.Page
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
@@ -430,6 +432,13 @@ func (r *Reader) survey(ctx context.Context, p Pipeline, adm Admitter, format do
 	if err := req.Budget.takePages(len(sel)); err != nil {
 		return nil, nil, nil, err
 	}
+	if doc.Format() == docfile.FormatTIFF {
+		// Every TIFF page needs OCR: a selection over the request's OCR page limit is refused
+		// now, before any of its pages is read.
+		if err := req.Budget.expectOCRPages(len(sel)); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	ctx, cancelSurvey := context.WithDeadline(ctx, r.Deadline(req, len(sel), 0))
 	defer cancelSurvey()
 	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
@@ -506,6 +515,8 @@ func (r *Reader) survey(ctx context.Context, p Pipeline, adm Admitter, format do
 		t := pending{slot: i, number: n, scale: scale, render: c, hidden: hidden, reason: reason, check: disagreed}
 		if !page.Raster {
 			t.points = [2]float64{page.Width, page.Height}
+		} else {
+			t.raster = page
 		}
 		todo = append(todo, t)
 		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden, Reason: reason, Check: disagreed}
@@ -705,10 +716,12 @@ func (r *Reader) render(ctx context.Context, data []byte, t pending, doc *docfil
 		defer func() { _ = doc.Close() }() // only read: closing frees the engine
 	}
 	var dec imaging.Decoded
-	err := r.op(ctx, t.number, func(ctx context.Context) error {
-		page, err := doc.Page(ctx, t.number)
-		if err != nil {
-			return err
+	err := r.op(ctx, t.number, func(ctx context.Context) (err error) {
+		page := t.raster
+		if page == nil {
+			if page, err = doc.Page(ctx, t.number); err != nil {
+				return err
+			}
 		}
 		dec, err = doc.Render(ctx, page, t.scale, lease)
 		return err

@@ -160,10 +160,16 @@ type Lease interface {
 // admission the decode runs under, until it really ends; a nil lease holds nothing. The result
 // keeps lease for Whole.
 func DecodeContext(ctx context.Context, data []byte, lim Limits, lease Lease) (Decoded, error) {
-	h, err := Inspect(data, lim)
+	h, err := InspectContext(ctx, data, lim)
 	if err != nil {
 		return Decoded{}, err
 	}
+	return decodeAsync(ctx, data, h, lease)
+}
+
+// DecodeHeader is DecodeContext for data whose header InspectContext has read: the header is not
+// read again (a TIFF's directories are walked once a request), and the decode is held to it.
+func DecodeHeader(ctx context.Context, data []byte, h Header, lease Lease) (Decoded, error) {
 	return decodeAsync(ctx, data, h, lease)
 }
 
@@ -214,7 +220,8 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 var releaseToOS = memlimit.Release
 
 // decodeChecked decodes an image whose header Inspect has checked, refusing pixels of any other
-// size than the header's before anything is built on them.
+// size than the header's before anything is built on them. ctx reaches the decoders that look at
+// it (TIFF's, which also charges ctx's CPU budget).
 //
 // A panic in a third-party decoder (the standard library's and x/image's, which hostile files
 // have made panic before) means the file could not be decoded: it is reported (see work) and
@@ -251,7 +258,7 @@ func decodeChecked(ctx context.Context, data []byte, h Header) (Decoded, error) 
 			}
 		}
 		if h.Format == "tiff" {
-			img, err = decodeTIFF(data)
+			img, err = decodeTIFF(ctx, data, h)
 			return err
 		}
 		err = safely(ctx, func() (err error) {

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"time"
 
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/jpegdec"
 	"github.com/ocrgate/ocrgate/service/tiffdec"
 )
@@ -39,6 +41,13 @@ type Header struct {
 	// figures above stay those of the full size: a file the fast decoder declines after all is
 	// decoded whole by image/jpeg.
 	Half bool
+	// CPU is what decoding costs in CPU time at most, where the decoder prices it (a TIFF page:
+	// tiffdec.Plan.CPU, its upright copies included); 0 where it does not. The decode charges it
+	// to the request's CPU budget before it starts (see cpubudget).
+	CPU time.Duration
+	// tiff is the page chain InspectContext walked, its first page the image: the decode reads
+	// it instead of walking the file's directories again.
+	tiff *tiffdec.File
 }
 
 // UprightSize returns the image's size as it is shown: after its orientation, and for a TIFF with
@@ -83,15 +92,22 @@ func (h Header) ResidentBytes() int64 {
 // coefficient per scan (a few kilobytes of tiny scans can ask for minutes of CPU).
 var ErrTooManyScans = fmt.Errorf("%w: too many scans", ErrUndecodable)
 
-// Inspect reads an image's header, checks it against lim and returns what decoding it will cost,
-// without allocating pixel memory. Its errors are those of Decode: ErrUnsupportedFormat,
-// ErrUndecodable (ErrTooManyScans among them) or ErrTooLarge.
+// Inspect is InspectContext for a caller without a request: tools and tests.
 func Inspect(data []byte, lim Limits) (Header, error) {
+	return InspectContext(context.Background(), data, lim)
+}
+
+// InspectContext reads an image's header, checks it against lim and returns what decoding it will
+// cost, without allocating pixel memory. What it learns travels in the Header to the decode (see
+// DecodeHeader), which does not read the header again: a TIFF's directories are walked here, once,
+// within ctx. Its errors are those of Decode: ErrUnsupportedFormat, ErrUndecodable
+// (ErrTooManyScans among them) or ErrTooLarge, or ctx's.
+func InspectContext(ctx context.Context, data []byte, lim Limits) (Header, error) {
 	if len(data) == 0 {
 		return Header{}, fmt.Errorf("%w: the body is empty", ErrUnsupportedFormat)
 	}
 	if tiffdec.IsTIFF(data) {
-		return inspectTIFF(data, lim)
+		return inspectTIFF(ctx, data, lim)
 	}
 	var (
 		cfg    image.Config
@@ -207,10 +223,14 @@ func bytesPerPixel(m color.Model) int64 {
 // inspectTIFF reads the first page of a TIFF (a multi-page TIFF sent as an image is read as its
 // first page; the document reader reads all of them) and prices its decode exactly (see
 // tiffdec.Page.Plan): the decoded page, one strip or tile at its real bit depth, the
-// decompressor's state. The walk stops at the first page: a few IFDs at most.
-func inspectTIFF(data []byte, lim Limits) (Header, error) {
-	f, err := tiffdec.Open(context.Background(), data, tiffdec.Limits{MaxPages: 1, FirstPage: true})
+// decompressor's state, and the CPU time. The walk stops at the first page: a few IFDs at most.
+// The walked chain travels in the Header, for the decode.
+func inspectTIFF(ctx context.Context, data []byte, lim Limits) (Header, error) {
+	f, err := tiffdec.Open(ctx, data, tiffdec.Limits{MaxPages: 1, FirstPage: true})
 	if err != nil {
+		if ctx.Err() != nil {
+			return Header{}, ctx.Err()
+		}
 		return Header{}, tiffError(err)
 	}
 	p := &f.Pages[0]
@@ -222,7 +242,8 @@ func inspectTIFF(data []byte, lim Limits) (Header, error) {
 		return Header{}, tiffError(err)
 	}
 	h := Header{Format: "tiff", Width: p.Width, Height: p.Height, Orientation: p.Orientation,
-		PixelBytes: plan.PixelBytes, WorkBytes: plan.WorkBytes, RotatedBytes: plan.UprightBytes}
+		PixelBytes: plan.PixelBytes, WorkBytes: plan.WorkBytes, RotatedBytes: plan.UprightBytes,
+		CPU: plan.CPU, tiff: f}
 	if p.StretchX > 1 || p.StretchY > 1 {
 		h.ShownW, h.ShownH = p.UprightSize()
 		if err := checkSize(h.ShownW, h.ShownH, lim); err != nil {
@@ -244,15 +265,41 @@ func tiffError(err error) error {
 	return fmt.Errorf("%w: %w", ErrUndecodable, err)
 }
 
-// decodeTIFF decodes the first page of a TIFF that inspectTIFF checked.
-func decodeTIFF(data []byte) (image.Image, error) {
-	f, err := tiffdec.Open(context.Background(), data, tiffdec.Limits{MaxPages: 1, FirstPage: true})
-	if err != nil {
-		return nil, tiffError(err)
+// decodeTIFF decodes the first page of a TIFF that inspectTIFF checked, from the page chain it
+// walked (h carries it; a Header made elsewhere has the file walked again). The decode is charged
+// to ctx's CPU budget: its estimate before it starts, the CPU it uses as it runs, and it stops
+// when the budget is spent or ctx ends (a *cpubudget.Error, or ctx's error, passes through).
+func decodeTIFF(ctx context.Context, data []byte, h Header) (image.Image, error) {
+	f := h.tiff
+	if f == nil || !sameBytes(f.Data(), data) {
+		var err error
+		if f, err = tiffdec.Open(ctx, data, tiffdec.Limits{MaxPages: 1, FirstPage: true}); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, tiffError(err)
+		}
 	}
-	img, err := f.Decode(context.Background(), &f.Pages[0])
-	if err != nil {
+	if err := cpubudget.From(ctx).Plan(h.CPU); err != nil {
+		return nil, fmt.Errorf("decoding the TIFF: %w", err)
+	}
+	var img image.Image
+	_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
+		img, err = f.Decode(ctx, &f.Pages[0])
+		return err
+	})
+	switch {
+	case errors.Is(err, cpubudget.ErrExceeded):
+		return nil, fmt.Errorf("decoding the TIFF: %w", err)
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
 		return nil, tiffError(err)
 	}
 	return img, nil
+}
+
+// sameBytes reports whether a and b are the same bytes in memory (not merely equal ones).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

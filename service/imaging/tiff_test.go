@@ -3,14 +3,19 @@ package imaging
 import (
 	"bytes"
 	"context"
+	"errors"
 	"image"
 	"image/png"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
+	"github.com/ocrgate/ocrgate/service/tiffdec"
 )
 
 // TestTIFFDeflateBombPriced: a 295 KB TIFF whose one Deflate strip inflates to 290 MB, for a
@@ -121,7 +126,7 @@ func TestTIFFFaxSquarePixels(t *testing.T) {
 	if w, ht := h.UprightSize(); w != 800 || ht != 306 || h.Width != 800 || h.Height != 147 || h.RotatedBytes != 800*306 {
 		t.Fatalf("header %+v: shown %d×%d", h, w, ht)
 	}
-	stored, err := decodeTIFF(data)
+	stored, err := decodeTIFF(context.Background(), data, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,5 +144,91 @@ func TestTIFFFaxSquarePixels(t *testing.T) {
 		if !bytes.Equal(g.Pix[y*g.Stride:y*g.Stride+800], s.Pix[sy*s.Stride:sy*s.Stride+800]) {
 			t.Fatalf("row %d is not stored row %d", y, sy)
 		}
+	}
+}
+
+// TestTIFFZeroBitSamplesUndecodable (issue 33): a TIFF whose samples have 0 bits is corrupt
+// (422), not a valid file in a format this service lacks (415, as it was answered).
+func TestTIFFZeroBitSamplesUndecodable(t *testing.T) {
+	_, err := Inspect(hostile.TIFFZeroBitSamples(), Limits{})
+	if !errors.Is(err, ErrUndecodable) || errors.Is(err, ErrUnsupportedFormat) {
+		t.Fatalf("Inspect: %v; want ErrUndecodable", err)
+	}
+}
+
+// TestTIFFWalkedOnce (issue 33): the directories InspectContext walks travel in the Header to
+// the decode, which reads the page from them. Inspect, then DecodeContext (which inspected the
+// file again and then reopened it to decode) walked the chain three times.
+func TestTIFFWalkedOnce(t *testing.T) {
+	data, err := os.ReadFile("../tiffdec/testdata/orient-gray8-lzw-3.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	before := tiffdec.Walks()
+	h, err := InspectContext(ctx, data, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeHeader(ctx, data, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := tiffdec.Walks() - before; n != 1 {
+		t.Errorf("inspecting and decoding a one-page TIFF walked its directories %d times; want 1", n)
+	}
+}
+
+// TestTIFFDecodeSeesTheRequestContext (issue 33): the request's context reaches the TIFF
+// decoder, which stops soon after it ends (the deadline, the client's hang-up, the shutdown). It
+// was handed context.Background(): a TIFF that decodes for minutes kept its admission and a core
+// that long after its request had been answered 504. The page here is one Deflate strip of
+// 48 MB, which the decoder used to look at its context only before.
+func TestTIFFDecodeSeesTheRequestContext(t *testing.T) {
+	data := hostile.TIFFDeflateBomb(8000, 6000, 8, 48_000_000)
+	h, err := Inspect(data, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := decodeChecked(ended, data, h); !errors.Is(err, context.Canceled) {
+		t.Fatalf("decoding under a context that has ended: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var cancelled atomic.Int64
+	time.AfterFunc(5*time.Millisecond, func() { cancelled.Store(time.Now().UnixNano()); cancel() })
+	_, err = decodeChecked(ctx, data, h)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("decoding while the context ends: %v", err)
+	}
+	// Measured generously: the decoder looks at its context every 256 KiB of work.
+	if late := time.Duration(time.Now().UnixNano() - cancelled.Load()); late > time.Second {
+		t.Errorf("the decode stopped %v after its context ended", late)
+	}
+}
+
+// TestTIFFDecodeChargesCPU: a TIFF decode is priced against the request's CPU budget before it
+// starts (a budget its estimate does not fit refuses it, nothing decoded), and what it uses is
+// charged.
+func TestTIFFDecodeChargesCPU(t *testing.T) {
+	data := hostile.TIFFDeflateBomb(4000, 4000, 8, 16_000_000)
+	h, err := Inspect(data, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.CPU <= 0 {
+		t.Fatalf("the header prices no CPU time: %+v", h)
+	}
+	small := cpubudget.New(h.CPU / 2)
+	_, err = DecodeHeader(cpubudget.With(context.Background(), small), data, h, nil)
+	if !errors.Is(err, cpubudget.ErrExceeded) || small.Spent() != 0 {
+		t.Fatalf("a budget of half the estimate: %v, %v spent; want it refused before it starts", err, small.Spent())
+	}
+	b := cpubudget.New(time.Minute)
+	if _, err := DecodeHeader(cpubudget.With(context.Background(), b), data, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b.Spent() <= 0 || b.Planned() != h.CPU {
+		t.Errorf("spent %v, planned %v; want the decode charged and its estimate %v planned", b.Spent(), b.Planned(), h.CPU)
 	}
 }

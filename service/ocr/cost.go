@@ -1,6 +1,7 @@
 package ocr
 
 import (
+	"context"
 	"math"
 
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -66,9 +67,10 @@ func (o Options) Cost(h imaging.Header) int64 {
 func (p *Pipeline) Cost(h imaging.Header) int64 { return p.opt.Cost(h) }
 
 // Inspect reads an image's header and checks it against the pipeline's limits without decoding it
-// (see imaging.Inspect); the header's cost is then Cost(h).
-func (p *Pipeline) Inspect(data []byte) (imaging.Header, error) {
-	return imaging.Inspect(data, p.opt.Limits)
+// (see imaging.InspectContext), within ctx; the header's cost is then Cost(h), and RunAdmitted
+// decodes the image from it without reading the header again.
+func (p *Pipeline) Inspect(ctx context.Context, data []byte) (imaging.Header, error) {
+	return imaging.InspectContext(ctx, data, p.opt.Limits)
 }
 
 // ModelBytes estimates the memory the model stages hold for an upright image of width×height, on

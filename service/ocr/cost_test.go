@@ -64,7 +64,7 @@ func costChild(path string) int {
 	}
 	p := eng.Pipeline
 	var m costMeasure
-	h, err := p.Inspect(data)
+	h, err := p.Inspect(context.Background(), data)
 	if err != nil {
 		m.Err = err.Error()
 	} else {

@@ -158,16 +158,21 @@ func (t *Timings) track(s Stage, start time.Time) time.Time {
 // sentinels; errors from the runtime wrap ErrRuntime*; a cancelled or expired ctx yields ctx.Err().
 // It is RunAdmitted with no admission to hold, for callers that admit nothing (tools, tests).
 func (p *Pipeline) Run(ctx context.Context, data []byte) (*Result, error) {
-	return p.RunAdmitted(ctx, data, nil)
+	h, err := p.Inspect(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.RunAdmitted(ctx, data, h, nil)
 }
 
-// RunAdmitted is Run for a job admitted under lease: decoding runs where the deadline can abandon
-// it (a 50-megapixel progressive JPEG takes seconds inside image/jpeg), and holds lease until it
-// really ends, so that its memory stays admitted that long.
-func (p *Pipeline) RunAdmitted(ctx context.Context, data []byte, lease imaging.Lease) (*Result, error) {
+// RunAdmitted is Run for a job admitted under lease by the cost of h, the header Inspect read from
+// data (which the decode is held to, and does not read again): decoding runs where the deadline
+// can abandon it (a 50-megapixel progressive JPEG takes seconds inside image/jpeg), and holds
+// lease until it really ends, so that its memory stays admitted that long.
+func (p *Pipeline) RunAdmitted(ctx context.Context, data []byte, h imaging.Header, lease imaging.Lease) (*Result, error) {
 	var tm Timings
 	start := time.Now()
-	dec, err := imaging.DecodeContext(ctx, data, p.opt.Limits, lease)
+	dec, err := imaging.DecodeHeader(ctx, data, h, lease)
 	if err != nil {
 		return nil, err
 	}

@@ -162,7 +162,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // handler would.
 type panicking struct{ *ocr.Pipeline }
 
-func (panicking) RunAdmitted(context.Context, []byte, imaging.Lease) (*ocr.Result, error) {
+func (panicking) RunAdmitted(context.Context, []byte, imaging.Header, imaging.Lease) (*ocr.Result, error) {
 	panic("boom")
 }
 

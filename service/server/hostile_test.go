@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"image"
@@ -102,7 +103,7 @@ func TestAdmittedHugeImageStaysWithinItsCost(t *testing.T) {
 	gate := admission.New(admission.Options{Budget: 2 << 30, MaxRunning: 2, MaxQueue: 4, MaxWait: 10 * time.Second})
 	app := newApp(t, server.Options{Gate: gate, MaxRequestCost: 2 << 30}, nil)
 	data := hostile.HugeProgressive(4000, 4000) // 16 MP at 4:4:4: 48 MB of planes, 192 MB of coefficients
-	h, err := eng.Pipeline.Inspect(data)
+	h, err := eng.Pipeline.Inspect(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,12 +125,12 @@ func (r *reading) image(ctx context.Context, data []byte, start time.Time) (*ocr
 	}
 	ctx, cancel := context.WithDeadline(ctx, start.Add(r.s.opt.RequestTimeout))
 	defer cancel()
-	lease, release, err := r.admitImage(ctx, data)
+	h, lease, release, err := r.admitImage(ctx, data)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return r.s.runOCR(ctx, r.rec, data, lease)
+	return r.s.runOCR(ctx, r.rec, data, h, lease)
 }
 
 // document reads a PDF or multi-page TIFF page by page (see package document), each page admitted
@@ -169,23 +169,24 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 //
 // The cost is the image's bytes (decoded from base64, or the body itself), what else the request
 // holds (held) and what the pipeline holds for this image at its peak (ocr.Options.Cost). The
-// body is admitted apart, by its own budget, while it is read and until the request ends.
-func (r *reading) admitImage(ctx context.Context, img []byte) (*admission.Lease, func(), error) {
-	h, err := r.rec.Inspect(img)
+// body is admitted apart, by its own budget, while it is read and until the request ends. The
+// header is returned for the decode, which reads the image from it.
+func (r *reading) admitImage(ctx context.Context, img []byte) (imaging.Header, *admission.Lease, func(), error) {
+	h, err := r.rec.Inspect(ctx, img)
 	if err != nil {
-		return nil, nil, err
+		return imaging.Header{}, nil, nil, err
 	}
 	cost := r.held + int64(len(img)) + r.rec.Cost(h)
 	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
 		r.s.rejected("too_costly")
-		return nil, nil, tooCostly(h, cost, max)
+		return imaging.Header{}, nil, nil, tooCostly(h, cost, max)
 	}
 	release, err := r.adm.Admit(ctx, cost)
 	if err != nil {
-		return nil, nil, err
+		return imaging.Header{}, nil, nil, err
 	}
 	lease, release := admission.Share(release)
-	return lease, release, nil
+	return h, lease, release, nil
 }
 
 // requestAdmission admits the jobs of one request: an image, a document's survey and pages, the
@@ -216,11 +217,12 @@ func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error
 	return release, nil
 }
 
-// runOCR runs one OCR job, admitted under lease, and records its stage metrics.
-func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, lease *admission.Lease) (*ocr.Result, error) {
+// runOCR runs one OCR job on the image whose header admission read, admitted under lease, and
+// records its stage metrics.
+func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, h imaging.Header, lease *admission.Lease) (*ocr.Result, error) {
 	s.metrics.JobStarted()
 	defer s.metrics.JobDone()
-	res, err := rec.RunAdmitted(ctx, img, lease)
+	res, err := rec.RunAdmitted(ctx, img, h, lease)
 	if err != nil {
 		return nil, err
 	}

@@ -32,9 +32,11 @@ import (
 // cost of an image before any work, then the work, on an image or on a rendered document page;
 // and, for a request that sends its own options, a pipeline that runs with them.
 type Recognizer interface {
-	Inspect(image []byte) (imaging.Header, error)
+	// Inspect reads an image's header (a TIFF's directories, walked once a request); Cost prices
+	// it, and RunAdmitted decodes the image from it, under the admission the cost bought.
+	Inspect(ctx context.Context, image []byte) (imaging.Header, error)
 	Cost(h imaging.Header) int64
-	RunAdmitted(ctx context.Context, image []byte, lease imaging.Lease) (*ocr.Result, error)
+	RunAdmitted(ctx context.Context, image []byte, h imaging.Header, lease imaging.Lease) (*ocr.Result, error)
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
 	Options() ocr.Options
 	With(opt ocr.Options) (*ocr.Pipeline, error)

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/server"
+	"github.com/ocrgate/ocrgate/service/tiffdec"
 )
 
 // tiffSet is the TIFF reader's test set (made with libtiff's tools; see its README).
@@ -45,9 +47,15 @@ func TestTIFFAnswers(t *testing.T) {
 		{"12-bit samples", "unsup-gray12.tif", 415, "unsupported_image_format", "12-bit samples"},
 		{"floating point", "unsup-float32.tif", 415, "unsupported_image_format", "floating-point"},
 		{"Zstandard", "unsup-zstd.tif", 415, "unsupported_image_format", "compression 50000"},
+		// Issue 33: no TIFF has 0-bit samples; such a file is corrupt, not unsupported.
+		{"0-bit samples", "", 422, "undecodable_image", "0-bit samples"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			code, body := call(t, app, readRequest(tiffFile(t, tt.file), nil))
+			data := hostile.TIFFZeroBitSamples()
+			if tt.file != "" {
+				data = tiffFile(t, tt.file)
+			}
+			code, body := call(t, app, readRequest(data, nil))
 			checkJSONError(t, code, body, tt.status, tt.code)
 			if !strings.Contains(string(body), "TIFF") || !strings.Contains(string(body), tt.says) || strings.Contains(string(body), "PDF") {
 				t.Errorf("message %s; want it to say TIFF and %q", body, tt.says)
@@ -125,4 +133,21 @@ func TestTIFFOrientationAnswers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTIFFDirectoriesReadOncePerRequest (issue 33): a one-page TIFF's directories are read twice
+// a request: once by the look that tells an image from a document before admission (at most 8
+// directories), once by the header that prices it, whose walked chain the decode then reads the
+// page from. They were read four times: that look, the header, the header again and the file
+// again inside the decode.
+func TestTIFFDirectoriesReadOncePerRequest(t *testing.T) {
+	app := docApp(t, server.Options{}, nil, nil)
+	before := tiffdec.Walks()
+	code, body := call(t, app, readRequest(tiffFile(t, "gray8-lzw.tif"), nil))
+	if code != 200 {
+		t.Fatalf("status %d: %.300s", code, body)
+	}
+	if n := tiffdec.Walks() - before; n != 2 {
+		t.Errorf("the request walked the TIFF's directories %d times; want 2", n)
+	}
 }

@@ -98,29 +98,70 @@ func (r *bitReader) decode(t *trie) (v int32, ok bool) {
 	}
 }
 
-// ccittDecoder decodes one strip or tile.
+// ccittDecoder decodes the strips or tiles of one page.
 type ccittDecoder struct {
 	compression uint32
 	t4          uint32
 	width       int
 	ref, cur    []int32 // changing elements of the reference and the coding line
+	// limit is the most changing elements a line may have (see maxChanges); ref and cur hold
+	// two more, and never grow.
+	limit int
+	// eols says whether the page's one-dimensional T.4 rows lead with EOLs: 0 until its first
+	// strip with data is seen, then 1 (they do) or 2 (written without).
+	eols int
 }
+
+// maxChanges is the most changing elements a line of width pixels may have: libtiff's bound on
+// its runs (twice the width rounded up to 32, and one), beyond which it refuses a line. A line
+// without zero-length runs has at most width+1; zero-length runs (white 0, black 0: 18 bits that
+// move nothing) are valid codes, and a decoder that kept every one would hold as many changes as
+// the data has bits.
+func maxChanges(width int) int { return 2 * ((width + 1 + 31) &^ 31) }
 
 func newCCITT(l *layout) *ccittDecoder {
-	return &ccittDecoder{compression: l.compression, t4: l.t4, width: l.cw,
-		ref: make([]int32, 0, l.cw+4), cur: make([]int32, 0, l.cw+4)}
+	n := maxChanges(l.cw)
+	return &ccittDecoder{compression: l.compression, t4: l.t4, width: l.cw, limit: n,
+		ref: make([]int32, 0, n+2), cur: make([]int32, 0, n+2)}
 }
 
-// decode fills dst, rows lines of rowBytes each, from src.
-func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int) error {
+var errTooManyChanges = corrupt("a CCITT line of more changes than it has room for")
+
+// change adds a changing element to the coding line.
+func (d *ccittDecoder) change(a int32) error {
+	if len(d.cur) >= d.limit {
+		return errTooManyChanges
+	}
+	d.cur = append(d.cur, a)
+	return nil
+}
+
+// decode fills dst, rows lines of rowBytes each, from src (cut to what rows lines can be coded
+// in: see layout.readCap), looking at the decode's context every few hundred KiB of work.
+func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) error {
 	r := &bitReader{src: src}
+	defer func() { pc.read += int64((r.pos + 7) / 8) }()
 	w := int32(d.width)
-	// One-dimensional T.4 written without EOLs (libtiff writes it, and reads it since 4.7.1):
-	// rows follow each other bit after bit. EOL's eleven zeros cannot occur inside coded lines,
-	// so a strip without one anywhere is such data.
-	noEOL := d.compression == compT4 && d.t4&1 == 0 && !syncEOL(&bitReader{src: src})
+	if d.compression == compT4 && d.t4&1 == 0 && d.eols == 0 && len(src) > 0 {
+		// One-dimensional T.4 written without EOLs (libtiff writes it, and reads it since
+		// 4.7.1): rows follow each other bit after bit. EOL's eleven zeros cannot occur inside
+		// coded rows, so data whose first row's worth of bits holds none is such data; a page's
+		// strips are all written one way.
+		look := &bitReader{src: src[:min(len(src), 8*rowBytes+96)]}
+		d.eols = 2
+		if syncEOL(look) {
+			d.eols = 1
+		}
+		pc.read += int64((look.pos + 7) / 8)
+	}
+	noEOL := d.eols == 2
 	d.ref = append(d.ref[:0], w, w) // an all-white line before the first
+	last := 0
 	for y := range rows {
+		if err := pc.add(rowBytes + (r.pos-last)/8); err != nil {
+			return err
+		}
+		last = r.pos
 		var err error
 		switch d.compression {
 		case compCCITTRLE, compRLEW:
@@ -211,8 +252,10 @@ func (d *ccittDecoder) run(r *bitReader, black bool) (int32, error) {
 			return 0, corrupt("an EOL inside a line")
 		}
 		total += v
-		if total > 1<<24 {
-			return 0, corrupt("a CCITT run longer than any line")
+		if total > int32(d.width)+2560 {
+			// Make-up codes past the line's end: no writer codes a run longer than its line
+			// (and one more make-up code), and bounding the run bounds the bits a line reads.
+			return 0, corrupt("a CCITT run longer than its line")
 		}
 		if v < 64 {
 			return total, nil
@@ -232,7 +275,9 @@ func (d *ccittDecoder) line1D(r *bitReader) error {
 			return err
 		}
 		a0 = min(a0+n, w)
-		d.cur = append(d.cur, a0)
+		if err := d.change(a0); err != nil {
+			return err
+		}
 		black = !black
 	}
 	return nil
@@ -279,14 +324,21 @@ func (d *ccittDecoder) line2D(r *bitReader) error {
 			}
 			a1 := min(start+n1, w)
 			a2 := min(a1+n2, w)
-			d.cur = append(d.cur, a1, a2)
+			if err := d.change(a1); err != nil {
+				return err
+			}
+			if err := d.change(a2); err != nil {
+				return err
+			}
 			a0 = a2
 		case modeV0, modeVR1, modeVR2, modeVR3, modeVL1, modeVL2, modeVL3:
 			a1 := b1 + [...]int32{modeV0: 0, modeVR1: 1, modeVR2: 2, modeVR3: 3, modeVL1: -1, modeVL2: -2, modeVL3: -3}[m]
 			if a1 < max(a0, 0) || a1 > w {
 				return corrupt("a CCITT vertical code off the line")
 			}
-			d.cur = append(d.cur, a1)
+			if err := d.change(a1); err != nil {
+				return err
+			}
 			a0 = a1
 			black = !black
 		case modeExtension:

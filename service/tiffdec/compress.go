@@ -7,10 +7,18 @@ import (
 	"io"
 )
 
-// unpackBits decodes PackBits (TIFF 6.0, section 9) from src into dst, which it must fill.
-func unpackBits(dst, src []byte) error {
-	n := 0
-	for i := 0; n < len(dst); {
+// unpackBits decodes PackBits (TIFF 6.0, section 9) from src into dst, which it must fill,
+// looking at the decode's context as it goes.
+func unpackBits(dst, src []byte, pc *pace) (err error) {
+	n, i, done := 0, 0, 0 // done: work (bytes read and written) counted so far
+	defer func() { pc.read += int64(i) }()
+	for n < len(dst) {
+		if w := i + n; w-done >= 4096 {
+			if err := pc.add(w - done); err != nil {
+				return err
+			}
+			done = w
+		}
 		if i >= len(src) {
 			return corrupt("PackBits data ends %d bytes short", len(dst)-n)
 		}
@@ -57,8 +65,9 @@ const (
 // decode fills dst from src; data after dst is full is ignored, as libtiff does. Data that
 // starts as libtiff recognizes the codes of writers before TIFF 6.0 (a clear code written least
 // significant bit first) is read that way: codes least significant bit first, widened when the
-// next code reaches 512, 1024 and 2048 rather than one code early.
-func (z *lzwDecoder) decode(dst, src []byte) error {
+// next code reaches 512, 1024 and 2048 rather than one code early. It looks at the decode's
+// context every 4 KiB of codes.
+func (z *lzwDecoder) decode(dst, src []byte, pc *pace) error {
 	compat := len(src) >= 2 && src[0] == 0 && src[1]&1 != 0
 	for i := range 256 {
 		z.suffix[i], z.first[i], z.length[i] = byte(i), byte(i), 1
@@ -71,8 +80,16 @@ func (z *lzwDecoder) decode(dst, src []byte) error {
 		next       = 258
 		prev       = -1
 		n     int
+		done  int // work (bytes read and written) counted so far
 	)
+	defer func() { pc.read += int64(pos) }()
 	for n < len(dst) {
+		if w := pos + n; w-done >= 4096 {
+			if err := pc.add(w - done); err != nil {
+				return err
+			}
+			done = w
+		}
 		for nbits < width {
 			if pos >= len(src) {
 				return corrupt("LZW data ends %d bytes short", len(dst)-n)
@@ -160,8 +177,10 @@ type inflater struct {
 	br bytes.Reader
 }
 
-func (f *inflater) decode(dst, src []byte) error {
+// decode fills dst from src, 64 KiB at a time, looking at the decode's context between.
+func (f *inflater) decode(dst, src []byte, pc *pace) error {
 	f.br.Reset(src)
+	defer func() { pc.read += int64(len(src) - f.br.Len()) }()
 	var err error
 	if f.r == nil {
 		f.r, err = zlib.NewReader(&f.br)
@@ -171,12 +190,20 @@ func (f *inflater) decode(dst, src []byte) error {
 	if err != nil {
 		return corrupt("bad Deflate header")
 	}
-	n, err := io.ReadFull(f.r, dst)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return corrupt("Deflate data ends %d bytes short", len(dst)-n)
+	for n, in := 0, f.br.Len(); n < len(dst); {
+		k, err := io.ReadFull(f.r, dst[n:n+min(len(dst)-n, 64<<10)])
+		n += k
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return corrupt("Deflate data ends %d bytes short", len(dst)-n)
+		case err != nil:
+			return corrupt("bad Deflate data")
+		}
+		left := f.br.Len()
+		if err := pc.add(k + in - left); err != nil {
+			return err
+		}
+		in = left
 	}
-	return corrupt("bad Deflate data")
+	return nil
 }

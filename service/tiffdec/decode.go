@@ -9,33 +9,57 @@ import (
 )
 
 // Decode decodes page p of f. The caller checks p.Plan against its limits first: Decode
-// allocates what the plan says and nothing more. It looks at ctx between strips and tiles.
-// Errors are a *PageError (ErrCorrupt, ErrUnsupported), or ctx's; a panic (which would be a bug
-// here) is a *PageError too.
-func (f *File) Decode(ctx context.Context, p *Page) (img image.Image, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			img, err = nil, &PageError{Page: p.Number, Err: corrupt("the decoder failed: %v", r)}
-		}
-	}()
+// allocates what the plan says and nothing more, and reads no more of the file than the plan
+// priced. It looks at ctx between strips and tiles and, inside one, every paceBytes of work (see
+// pace; a JPEG strip's stream ends with ctx), so that it stops within milliseconds of ctx's end.
+// Errors are a *PageError (ErrCorrupt, ErrUnsupported), or ctx's. A panic is not recovered here:
+// it is a bug, which the caller's unit of work reports (see service/work).
+func (f *File) Decode(ctx context.Context, p *Page) (image.Image, error) {
+	return f.decode(&pace{ctx: ctx}, p)
+}
+
+func (f *File) decode(pc *pace, p *Page) (image.Image, error) {
 	l, err := p.layout()
 	if err != nil {
 		return nil, &PageError{Page: p.Number, Err: err}
 	}
-	img, err = l.decode(ctx, f.data, f.bo)
+	img, err := l.decode(pc, f.data, f.bo)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := pc.ctx.Err(); err != nil {
+			return nil, err
 		}
 		return nil, &PageError{Page: p.Number, Err: err}
 	}
 	return img, nil
 }
 
+// paceBytes is how much work (bytes read from the file, plus bytes decompressed and written) a
+// decode does between looks at its context: a few milliseconds at the slowest codec's rate.
+const paceBytes = 256 << 10
+
+// pace is a decode's look at its context, every paceBytes of work, and its count of what it read:
+// the bytes of the file's strips and tiles its decompressors went through (a test's bound on
+// rescans).
+type pace struct {
+	ctx  context.Context
+	work int64 // done since the last look
+	read int64
+}
+
+// add counts n bytes of work and looks at the context once paceBytes have been done.
+func (p *pace) add(n int) error {
+	if p.work += int64(n); p.work < paceBytes {
+		return nil
+	}
+	p.work = 0
+	return p.ctx.Err()
+}
+
 // canvas is the page being written, with what each kind of sample maps to.
 type canvas struct {
 	l    *layout
 	bo   binary.ByteOrder
+	pc   *pace
 	img  image.Image
 	pix  []byte
 	str  int // stride
@@ -44,8 +68,8 @@ type canvas struct {
 	row  []byte        // one row of 8-bit samples (or raw sub-byte values)
 }
 
-func (l *layout) decode(ctx context.Context, data []byte, bo binary.ByteOrder) (image.Image, error) {
-	c := &canvas{l: l, bo: bo}
+func (l *layout) decode(pc *pace, data []byte, bo binary.ByteOrder) (image.Image, error) {
+	c := &canvas{l: l, bo: bo, pc: pc}
 	r := image.Rect(0, 0, l.w, l.h)
 	switch l.out {
 	case outGray:
@@ -93,35 +117,28 @@ func (l *layout) decode(ctx context.Context, data []byte, bo binary.ByteOrder) (
 		buf = make([]byte, l.chunkBytes)
 	}
 	if l.reverse {
-		rev = make([]byte, l.maxCompressed)
+		rev = make([]byte, l.maxRead)
 	}
 	per := l.across * l.down
 	for plane := range l.planes {
 		for cy := range l.down {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
 			for cx := range l.across {
+				if err := pc.ctx.Err(); err != nil {
+					return nil, err
+				}
 				i := plane*per + cy*l.across + cx
-				off, err := valueAt(data, bo, l.offsets, i)
+				src, err := l.chunk(data, i)
 				if err != nil {
 					return nil, err
 				}
-				size, err := l.compressedSizeAt(data, bo, i, off)
-				if err != nil {
-					return nil, err
-				}
-				src := data[off : int64(off)+size]
 				if l.reverse {
-					src = reverseBits(rev[:size], src)
+					src = reverseBits(rev[:len(src)], src)
 				}
 				x0, y0 := cx*l.cw, cy*l.ch
-				rows := l.ch
-				if !l.tiled {
-					rows = min(l.ch, l.h-y0)
-				}
+				rows := l.chunkRows(i)
 				visW, visH := min(l.cw, l.w-x0), min(rows, l.h-y0)
 				if l.compression == compJPEG {
+					pc.read += int64(len(src))
 					if err := c.jpeg(src, l.jpegTables, plane, x0, y0, visW, visH); err != nil {
 						return nil, fmt.Errorf("strip or tile %d: %w", i+1, err)
 					}
@@ -135,60 +152,52 @@ func (l *layout) decode(ctx context.Context, data []byte, bo binary.ByteOrder) (
 				var out []byte
 				switch l.compression {
 				case compNone:
+					pc.read += int64(len(src))
 					out = src[:need]
 					if buf != nil {
 						out = buf[:need]
 						copy(out, src)
 					}
+					err = pc.add(need)
 				case compPackBits:
 					out = buf[:need]
-					err = unpackBits(out, src)
+					err = unpackBits(out, src, pc)
 				case compLZW:
 					out = buf[:need]
-					err = lzw.decode(out, src)
+					err = lzw.decode(out, src, pc)
 				case compDeflate, compDeflateA:
 					out = buf[:need]
-					err = zlib.decode(out, src)
+					err = zlib.decode(out, src, pc)
 				default:
 					out = buf[:need]
-					err = ccitt.decode(out, src, rows, l.rowBytes)
+					err = ccitt.decode(out, src, rows, l.rowBytes, pc)
 				}
 				if err != nil {
+					if pc.ctx.Err() != nil {
+						return nil, pc.ctx.Err()
+					}
 					return nil, fmt.Errorf("strip or tile %d: %w", i+1, err)
 				}
 				if l.predictor == 2 {
-					l.undoPredictor(out, units, bo)
+					l.undoPredictor(out, bo)
 				}
 				if l.subH > 1 || l.subV > 1 {
-					c.putYCbCrUnits(out, x0, y0, visW, visH)
+					err = c.putYCbCrUnits(out, x0, y0, visW, visH)
 				} else {
-					c.put(out, plane, x0, y0, visW, visH)
+					err = c.put(out, plane, x0, y0, visW, visH)
+				}
+				if err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
 	if l.planar == 2 {
-		c.finishPlanes()
+		if err := c.finishPlanes(); err != nil {
+			return nil, err
+		}
 	}
 	return c.img, nil
-}
-
-// valueAt is Page.value without the page: entry e's i-th integer.
-func valueAt(data []byte, bo binary.ByteOrder, e entry, i int) (uint32, error) {
-	p := Page{f: &File{data: data, bo: bo}}
-	return p.value(e, i)
-}
-
-func (l *layout) compressedSizeAt(data []byte, bo binary.ByteOrder, i int, off uint32) (int64, error) {
-	p := &Page{f: &File{data: data, bo: bo}}
-	size, err := l.compressedSize(p, i, off)
-	if err != nil {
-		return 0, err
-	}
-	if int64(off)+size > int64(len(data)) {
-		return 0, corrupt("strip or tile %d lies outside the file", i+1)
-	}
-	return size, nil
 }
 
 // reverseBits copies src into dst with each byte's bits reversed (FillOrder 2).
@@ -202,23 +211,23 @@ func reverseBits(dst, src []byte) []byte {
 	return dst[:len(src)]
 }
 
-// undoPredictor reverses horizontal differencing (TIFF 6.0, section 14) row by row.
-func (l *layout) undoPredictor(buf []byte, rows int, bo binary.ByteOrder) {
+// undoPredictor reverses horizontal differencing (TIFF 6.0, section 14), libtiff's way: over
+// rows of predRow bytes, each sample added to the one a pixel before it.
+func (l *layout) undoPredictor(buf []byte, bo binary.ByteOrder) {
 	stride := l.spp
 	if l.planar == 2 {
 		stride = 1
 	}
-	for y := range rows {
-		row := buf[y*l.rowBytes : (y+1)*l.rowBytes]
+	for r := 0; r+l.predRow <= len(buf); r += l.predRow {
+		row := buf[r : r+l.predRow]
 		if l.bps == 8 {
-			for i := stride; i < l.cw*stride; i++ {
+			for i := stride; i < len(row); i++ {
 				row[i] += row[i-stride]
 			}
 			continue
 		}
-		for i := stride; i < l.cw*stride; i++ {
-			v := bo.Uint16(row[2*i:]) + bo.Uint16(row[2*(i-stride):])
-			bo.PutUint16(row[2*i:], v)
+		for i := 2 * stride; i+1 < len(row); i += 2 {
+			bo.PutUint16(row[i:], bo.Uint16(row[i:])+bo.Uint16(row[i-2*stride:]))
 		}
 	}
 }
@@ -263,14 +272,17 @@ func (c *canvas) samples8(row []byte, n int) []byte {
 }
 
 // put writes the visible w×h part of a decompressed chunk at (x0, y0): every sample of each pixel
-// (contiguous), or one plane's samples.
-func (c *canvas) put(chunk []byte, plane, x0, y0, w, h int) {
+// (contiguous), or one plane's samples. It stops when the decode's context has ended.
+func (c *canvas) put(chunk []byte, plane, x0, y0, w, h int) error {
 	l := c.l
 	samples := l.spp
 	if l.planar == 2 {
 		samples = 1
 	}
 	for y := range h {
+		if err := c.pc.add(w * samples); err != nil {
+			return err
+		}
 		if l.out == outGray && l.bps == 1 && samples == 1 && l.planar == 1 {
 			c.putBits(c.pix[(y0+y)*c.str+x0:(y0+y)*c.str+x0+w], chunk[y*l.rowBytes:])
 			continue
@@ -308,6 +320,7 @@ func (c *canvas) put(chunk []byte, plane, x0, y0, w, h int) {
 			c.putColor(dst[4*x0:4*(x0+w)], s, samples, w)
 		}
 	}
+	return nil
 }
 
 // putBits writes a row of 1-bit gray samples, eight pixels a byte through a table (bilevel pages
@@ -392,12 +405,18 @@ func clamp8(v float64) byte {
 // putPlane writes one plane's samples into their channel; finishPlanes converts afterwards.
 func (c *canvas) putPlane(dst, s []byte, plane, x0, w int) {
 	l := c.l
-	if l.out == outGray {
+	switch l.out {
+	case outGray:
 		if plane == 0 {
 			d := dst[x0 : x0+w]
 			for x, v := range s[:w] {
 				d[x] = c.gray[v]
 			}
+		}
+		return
+	case outPaletted: // indexes in plane 0; extra samples are not shown
+		if plane == 0 {
+			copy(dst[x0:x0+w], s[:w])
 		}
 		return
 	}
@@ -424,12 +443,15 @@ func (c *canvas) putPlane(dst, s []byte, plane, x0, w int) {
 }
 
 // finishPlanes converts pixels assembled plane by plane.
-func (c *canvas) finishPlanes() {
+func (c *canvas) finishPlanes() error {
 	l := c.l
-	if l.out == outGray {
-		return
+	if l.out == outGray || l.out == outPaletted {
+		return nil
 	}
 	for y := range l.h {
+		if err := c.pc.add(4 * l.w); err != nil {
+			return err
+		}
 		d := c.pix[y*c.str : y*c.str+4*l.w]
 		for x := 0; x < len(d); x += 4 {
 			p := d[x : x+4]
@@ -447,13 +469,17 @@ func (c *canvas) finishPlanes() {
 			}
 		}
 	}
+	return nil
 }
 
 // putYCbCrUnits writes subsampled YCbCr data: units of subH×subV luma samples, then Cb and Cr.
-func (c *canvas) putYCbCrUnits(chunk []byte, x0, y0, w, h int) {
+func (c *canvas) putYCbCrUnits(chunk []byte, x0, y0, w, h int) error {
 	l := c.l
 	uw := l.subH*l.subV + 2
 	for uy := 0; uy*l.subV < h; uy++ {
+		if err := c.pc.add(4 * w * l.subV); err != nil {
+			return err
+		}
 		row := chunk[uy*l.rowBytes:]
 		for ux := 0; ux*l.subH < w; ux++ {
 			u := row[ux*uw : (ux+1)*uw]
@@ -476,4 +502,5 @@ func (c *canvas) putYCbCrUnits(chunk []byte, x0, y0, w, h int) {
 			}
 		}
 	}
+	return nil
 }

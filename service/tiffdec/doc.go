@@ -12,8 +12,8 @@
 //
 // Why our own decoder, written from the TIFF 6.0 specification and ITU T.4/T.6, rather than
 // libtiff through cgo or golang.org/x/image/tiff: the input is hostile, and a decoder in Go is
-// memory-safe, interruptible between strips, and can price what it will allocate exactly before it
-// allocates anything (see [Page.Plan]); libtiff cannot be bounded that way from outside and would
+// memory-safe, interruptible, and can price what it will allocate and the CPU time it will take
+// before it starts (see [Page.Plan]); libtiff cannot be bounded that way from outside and would
 // add a C build dependency to every build; x/image/tiff lacks JPEG, CCITT, CMYK, YCbCr and
 // sub-byte palettes, and reads each strip into a doubling buffer whatever its size. The test set in
 // testdata (made with libtiff's own tools) checks that every page decodes to the pixels libtiff
@@ -21,8 +21,15 @@
 //
 // Nothing in a file is trusted. The page chain walk (Open) is bounded in IFDs (pages, thumbnails
 // and SubIFDs all count), in directory entries (no more entry bytes than the file holds, at most
-// 4096 an IFD, as libtiff), refuses loops and honours its context. A page's Plan prices its decode
-// exactly (the output image, one strip or tile buffer at its real bit depth, the decoders' state)
-// and Decode allocates nothing beyond it, checks the context between strips, and refuses data that
-// decodes to fewer bytes than the layout says.
+// 4096 an IFD, as libtiff), refuses loops and honours its context; [Walks] counts walks, which a
+// request makes once and passes on. A page's Plan prices its decode exactly (the output image,
+// one strip or tile buffer at its real bit depth, the decoders' state) and estimates its CPU
+// time; it costs the same whatever the page's strip or tile count. Decode allocates nothing beyond
+// the plan and reads no more of the file than its output warrants: each strip or tile is read for
+// at most what the most wasteful encoder of its compression writes for its rows, whatever its
+// byte count claims and however strips overlap, and a CCITT line holds at most libtiff's bound of
+// changing elements. It looks at its context between strips and every 256 KiB of work inside one
+// (image/jpeg reads a JPEG strip through a reader that ends with the context), and refuses data
+// that decodes to fewer bytes than the layout says. A panic is not recovered here: it is a
+// bug, reported by the caller's unit of work (service/work), never turned into ErrCorrupt.
 package tiffdec

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 )
 
 // Limits bound the page chain walk. Zero fields take the defaults below.
@@ -38,6 +39,14 @@ func (l Limits) withDefaults() Limits {
 	}
 	return l
 }
+
+// walks counts Open's page-chain walks in this process (see Walks).
+var walks atomic.Int64
+
+// Walks is how many page-chain walks Open has begun in this process. What a walk learns (a
+// *File, its pages) is meant to be passed from stage to stage of a request, never found again:
+// tests hold a request to its walks by this count.
+func Walks() int64 { return walks.Load() }
 
 // File is a TIFF whose page chain has been walked. Its data must not change while it is used.
 type File struct {
@@ -87,6 +96,7 @@ func Open(ctx context.Context, data []byte, lim Limits) (*File, error) {
 		return nil, ErrFormat
 	}
 	f := &File{data: data, bo: bo}
+	walks.Add(1)
 	seen := map[uint32]bool{}
 	// entryBytes bounds the directory bytes read over the whole walk by the file's length (plus
 	// slack): IFDs of a valid file do not overlap, and a chain built to overlap gains nothing.
@@ -469,4 +479,44 @@ func (p *Page) rationals(e entry, n int) ([]float64, error) {
 		out[i] = float64(num) / float64(den)
 	}
 	return out, nil
+}
+
+// intArray is the first values of a directory entry of integers (BYTE, SHORT, LONG or IFD), read
+// in place: the strip or tile offsets and byte counts a decode goes through one by one.
+type intArray struct {
+	b   []byte
+	typ uint16
+	bo  binary.ByteOrder
+	n   int
+}
+
+// array returns the first n values of e (all of them when it has fewer), checked against the
+// file's length.
+func (p *Page) array(e entry, n int64) (intArray, error) {
+	switch e.typ {
+	case typeByte, 7, typeShort, typeLong, typeIFD:
+	default:
+		return intArray{}, corrupt("a directory entry has type %d where integers belong", e.typ)
+	}
+	size := typeSize[e.typ]
+	start := int64(e.pos)
+	if size*int64(e.count) > 4 {
+		start = int64(p.f.bo.Uint32(p.f.data[e.pos:]))
+	}
+	k := min(int64(e.count), n)
+	if start+size*k > int64(len(p.f.data)) {
+		return intArray{}, corrupt("a directory entry's values lie outside the file")
+	}
+	return intArray{b: p.f.data[start : start+size*k], typ: e.typ, bo: p.f.bo, n: int(k)}, nil
+}
+
+// at is value i (i < n).
+func (a intArray) at(i int) uint32 {
+	switch a.typ {
+	case typeByte, 7:
+		return uint32(a.b[i])
+	case typeShort:
+		return uint32(a.bo.Uint16(a.b[2*i:]))
+	}
+	return a.bo.Uint32(a.b[4*i:])
 }

@@ -6,6 +6,8 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+
+	"github.com/ocrgate/ocrgate/service/jpegdec"
 )
 
 // jpegFrame is what a JPEG stream's frame header says, read before the stream is decoded.
@@ -84,11 +86,22 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 	if f.w < w || f.h < h || f.w > l.cw || f.h > l.ch || f.comps != comps {
 		return corrupt("a %d×%d JPEG frame of %d components in a %d×%d chunk of %d samples", f.w, f.h, f.comps, l.cw, l.ch, comps)
 	}
-	var img image.Image
-	err = safely(func() (err error) {
-		img, err = jpeg.Decode(bytes.NewReader(stream))
-		return err
-	})
+	if comps > 1 && (l.out == outGray || l.out == outPaletted) {
+		// A gray or palette page's extra samples coded as the components of one stream: the
+		// stream is colour, the page is not.
+		return unsupported("a JPEG stream of %d components on a gray or palette page", comps)
+	}
+	// image/jpeg decodes every scan of a sequential frame in full, and a frame codes each
+	// component in one scan: more scans (a few bytes each) would each be a pass over the chunk.
+	info, err := jpegdec.Inspect(stream)
+	if err != nil {
+		return corrupt("bad JPEG data: %v", err)
+	}
+	if info.Sequential && info.Scans > info.Components {
+		return corrupt("a sequential JPEG stream of %d scans for %d components", info.Scans, info.Components)
+	}
+	c.pc.read += 3 * int64(len(stream)) // scanFrame, Inspect and image/jpeg each read it
+	img, err := jpeg.Decode(&stopReader{r: bytes.NewReader(stream), pc: c.pc})
 	if err != nil {
 		var ue jpeg.UnsupportedError
 		if errors.As(err, &ue) {
@@ -108,6 +121,9 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 	switch m := img.(type) {
 	case *image.Gray:
 		for y := range h {
+			if err := c.pc.add(w); err != nil {
+				return err
+			}
 			src := m.Pix[y*m.Stride : y*m.Stride+w]
 			c.put8(src, 1, plane, x0, y0+y, w)
 		}
@@ -119,6 +135,9 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 		// chroma samples; new-style JPEG is converted by libjpeg.
 		up := newUpsampler(m, w, l.compression == compOJPEG)
 		for y := range h {
+			if err := c.pc.add(4 * w); err != nil {
+				return err
+			}
 			d := c.pix[(y0+y)*c.str+4*x0:]
 			yrow := m.Y[m.YOffset(0, y):]
 			if l.photometric == photoRGB {
@@ -162,17 +181,40 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 	return nil
 }
 
-// put8 writes w 8-bit samples of one plane (or gray pixels) at (x0, y).
+// stopReader is a JPEG stream that ends when the decode's context does. image/jpeg reads its
+// input a few KiB at a time and decodes as it reads, so it stops within milliseconds of the
+// context's end, not after the whole strip. (A stream it decodes to RGBA, an Adobe RGB one, is
+// then converted in one pass that cannot be stopped: 10 ns a pixel.)
+type stopReader struct {
+	r  *bytes.Reader
+	pc *pace
+}
+
+func (s *stopReader) Read(p []byte) (int, error) {
+	if err := s.pc.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return s.r.Read(p)
+}
+
+// put8 writes w 8-bit samples of one plane (or gray pixels, or palette indexes) at (x0, y).
 func (c *canvas) put8(s []byte, samples, plane, x0, y, w int) {
 	dst := c.pix[y*c.str:]
 	if c.l.planar == 2 {
 		c.putPlane(dst, s, plane, x0, w)
 		return
 	}
-	if c.l.out == outGray {
+	switch c.l.out {
+	case outGray:
 		d := dst[x0 : x0+w]
 		for x := range d {
 			d[x] = c.gray[s[x*samples]]
+		}
+		return
+	case outPaletted:
+		d := dst[x0 : x0+w]
+		for x := range d {
+			d[x] = s[x*samples]
 		}
 		return
 	}
@@ -181,16 +223,6 @@ func (c *canvas) put8(s []byte, samples, plane, x0, y, w int) {
 		o := 4 * (x0 + x)
 		dst[o], dst[o+1], dst[o+2], dst[o+3] = g, g, g, 255
 	}
-}
-
-// safely runs a third-party decoder and turns a panic into ErrCorrupt.
-func safely(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = corrupt("the JPEG decoder failed: %v", r)
-		}
-	}()
-	return fn()
 }
 
 // upsampler gives a YCbCr image's chroma at full resolution, row by row, interpolated the way

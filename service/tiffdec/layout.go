@@ -2,6 +2,8 @@ package tiffdec
 
 import (
 	"image/color"
+	"math"
+	"time"
 )
 
 // Compression schemes (TIFF 6.0 and its technical notes).
@@ -63,6 +65,12 @@ type Plan struct {
 	UprightBytes int64
 	// Width, Height are the page's size as stored.
 	Width, Height int
+	// CPU is what decoding the page costs in CPU time at most, upright copies included: the
+	// bytes it reads of the file, the bytes they decompress to, the pixels it writes and the
+	// strips or tiles it goes through, each at what the slowest of them costs on this
+	// machine's reference inputs (see cpuCost). A caller that decodes the page charges it
+	// against the request's CPU budget first (cpubudget.Budget.Plan).
+	CPU time.Duration
 }
 
 // Bytes is the most the decode holds at once, showing the page upright included (the decoder's
@@ -86,16 +94,21 @@ type layout struct {
 	cw, ch       int // a chunk's (strip's or tile's) width and height
 	across, down int // chunks across and down, per plane
 	planes       int
-	offsets      entry
-	counts       entry // absent: each chunk runs to the end of the file
-	rowBytes     int   // bytes of one decompressed row of a full-width chunk (one plane)
+	offsets      intArray
+	counts       intArray // empty: each chunk runs to the end of the file
+	fileLen      int64
+	rowBytes     int // bytes of one decompressed row of a full-width chunk (one plane)
+	predRow      int // bytes horizontal differencing runs over at a time (see chunks)
 	// subH, subV: YCbCr subsampling of uncompressed/losslessly compressed YCbCr data (1 otherwise).
 	subH, subV int
 
-	maxCompressed int64
-	chunkBytes    int64 // one decompressed chunk (one plane)
-	jpegTables    []byte
-	ojpeg         []byte // compression 6: the whole image's JPEG stream
+	// readBytes is what decoding reads of the file's strips or tiles (each cut to readCap), and
+	// maxRead the most one chunk reads: exact for a page of up to exactChunks chunks, bounds
+	// (what the chunks could hold) for more.
+	readBytes, maxRead int64
+	chunkBytes         int64 // one decompressed chunk (one plane)
+	jpegTables         []byte
+	ojpeg              []byte // compression 6: the whole image's JPEG stream
 
 	out     int
 	palette color.Palette
@@ -109,15 +122,19 @@ type yccParams struct {
 	ref        [6]float64
 }
 
-// Plan checks page's directory and prices its decode. Errors are a *PageError wrapping
-// ErrUnsupported (a valid layout this package does not read) or ErrCorrupt.
+// Plan checks page's directory and prices its decode, in memory and CPU time. It costs the same
+// whatever the page's strip or tile count: up to 16 384 strips or tiles are each checked against
+// the file and priced at what they hold; more (a page of one-pixel tiles has millions, and pages
+// may share one array of them) are priced at what they could hold, and checked as they are
+// decoded. Errors are a *PageError wrapping ErrUnsupported (a valid layout this package does not
+// read) or ErrCorrupt.
 func (p *Page) Plan() (Plan, error) {
 	l, err := p.layout()
 	if err != nil {
 		return Plan{}, &PageError{Page: p.Number, Err: err}
 	}
 	pl := l.plan()
-	copies := l.maxCompressed + int64(len(l.jpegTables))
+	copies := l.maxRead + int64(len(l.jpegTables))
 	if pl.Bytes()-copies > MaxBytesPerPixel*int64(l.w)*int64(l.h)+MaxStateBytes {
 		return Plan{}, &PageError{Page: p.Number, Err: unsupported("strips or tiles of %d×%d px that need %d MiB to decode a %d×%d page",
 			l.cw, l.ch, pl.Bytes()>>20, l.w, l.h)}
@@ -129,9 +146,15 @@ func (p *Page) Plan() (Plan, error) {
 	if p.Orientation > 1 {
 		pl.UprightBytes = bpp * int64(l.w) * int64(l.h)
 	}
+	upright := int64(0)
 	if w, h := p.UprightSize(); w*h != l.w*l.h {
 		pl.UprightBytes += bpp * int64(w) * int64(h)
+		upright = int64(w) * int64(h)
 	}
+	if p.Orientation > 1 {
+		upright += int64(l.w) * int64(l.h)
+	}
+	pl.CPU = l.cpu(upright)
 	return pl, nil
 }
 
@@ -148,7 +171,7 @@ func (l *layout) plan() Plan {
 		if l.planar == 2 {
 			comps = 1
 		}
-		work += jpegWork(l.cw, l.ch, comps) + int64(len(l.jpegTables)) + l.maxCompressed
+		work += jpegWork(l.cw, l.ch, comps) + int64(len(l.jpegTables)) + l.maxRead
 	case compOJPEG:
 		work += jpegWork(l.w, l.h, int64(l.spp))
 	default:
@@ -159,10 +182,10 @@ func (l *layout) plan() Plan {
 		}
 		work += int64(l.cw) * samples // one row as 8-bit samples
 		if l.reverse {
-			work += l.maxCompressed
+			work += l.maxRead
 		}
 		if l.compression == compT4 || l.compression == compT6 || l.compression == compCCITTRLE || l.compression == compRLEW {
-			work += 2 * 4 * int64(l.w+4) // the reference and coding lines' changing elements
+			work += 2 * 4 * int64(maxChanges(l.cw)+2) // the reference and coding lines' changing elements
 		}
 	}
 	pl.WorkBytes = work
@@ -223,11 +246,15 @@ func (p *Page) layout() (*layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	if spp == 0 || spp > 8 {
+	switch {
+	case spp == 0:
+		return nil, corrupt("0 samples a pixel")
+	case spp > 8:
 		return nil, unsupported("%d samples a pixel", spp)
 	}
 	l.spp = int(spp)
-	// Every sample has the same depth (libtiff reads one value for all of them too).
+	// Every sample has the same depth (libtiff reads one value for all of them too). No TIFF
+	// has samples of 0 bits: such a page is corrupt, not a depth this reader lacks.
 	bps := uint32(1)
 	if p.bitsPerSample.present() {
 		v, err := p.ints(p.bitsPerSample, l.spp)
@@ -235,7 +262,10 @@ func (p *Page) layout() (*layout, error) {
 			return nil, err
 		}
 		bps = v[0]
-		for _, b := range v[1:] {
+		for _, b := range v {
+			if b == 0 {
+				return nil, corrupt("0-bit samples")
+			}
 			if b != bps {
 				return nil, unsupported("samples of different bit depths")
 			}
@@ -415,6 +445,9 @@ func (p *Page) colorLayout(l *layout) error {
 		if l.bps != 8 {
 			return unsupported("%d-bit CMYK", l.bps)
 		}
+		// libtiff's RGBA reader shows CMYK opaque, whatever its extra samples say (tiff2rgba of
+		// a CMYK page with unassociated alpha is opaque): so do we, in either planar layout.
+		l.alpha = 0
 	case photoYCbCr:
 		if err := need(3); err != nil {
 			return err
@@ -520,10 +553,14 @@ func (p *Page) chunks(l *layout) error {
 	if l.planar == 2 {
 		l.planes = l.spp
 	}
+	l.fileLen = int64(len(p.f.data))
 	if l.compression == compOJPEG {
 		return p.ojpegStream(l)
 	}
-	var err error
+	var (
+		err             error
+		offsets, counts entry
+	)
 	if p.tileWidth.present() || p.tileLength.present() || p.tileOffsets.present() {
 		l.tiled = true
 		tw, err1 := p.scalarOr(p.tileWidth, 0)
@@ -537,7 +574,7 @@ func (p *Page) chunks(l *layout) error {
 		l.cw, l.ch = int(tw), int(th)
 		l.across = (l.w + l.cw - 1) / l.cw
 		l.down = (l.h + l.ch - 1) / l.ch
-		l.offsets, l.counts = p.tileOffsets, p.tileCounts
+		offsets, counts = p.tileOffsets, p.tileCounts
 	} else {
 		rps, err := p.scalarOr(p.rowsPerStrip, 1<<32-1)
 		if err != nil {
@@ -548,14 +585,22 @@ func (p *Page) chunks(l *layout) error {
 		}
 		l.cw, l.ch = l.w, int(min(rps, uint32(l.h)))
 		l.across, l.down = 1, (l.h+l.ch-1)/l.ch
-		l.offsets, l.counts = p.stripOffsets, p.stripCounts
+		offsets, counts = p.stripOffsets, p.stripCounts
 	}
 	if l.subV > 1 && !l.tiled && l.ch%l.subV != 0 && l.down > 1 {
 		return corrupt("strips of %d rows hold YCbCr subsampled %d rows high", l.ch, l.subV)
 	}
 	n := int64(l.across) * int64(l.down) * int64(l.planes)
-	if !l.offsets.present() || int64(l.offsets.count) < n {
+	if !offsets.present() || int64(offsets.count) < n {
 		return corrupt("the page has %d strips or tiles, its offsets list fewer", n)
+	}
+	if l.offsets, err = p.array(offsets, n); err != nil {
+		return err
+	}
+	if counts.present() {
+		if l.counts, err = p.array(counts, n); err != nil {
+			return err
+		}
 	}
 	// The decompressed size of a full chunk, one plane of it.
 	samples := int64(l.spp)
@@ -574,47 +619,125 @@ func (p *Page) chunks(l *layout) error {
 		l.rowBytes = int(rb)
 		l.chunkBytes = rb * int64(l.ch)
 	}
+	if l.predictor == 2 {
+		// libtiff differences a row as stored, a pixel's samples apart; a row of subsampled
+		// YCbCr units is its scanline size times subV (as libtiff, it refuses rows that are
+		// not whole pixels).
+		l.predRow = l.rowBytes
+		if l.subV > 1 {
+			if l.rowBytes%l.subV != 0 {
+				return corrupt("horizontal differencing of %d-byte unit rows subsampled %d rows high", l.rowBytes, l.subV)
+			}
+			l.predRow = l.rowBytes / l.subV
+		}
+		if pixel := int(samples) * l.bps / 8; l.predRow%pixel != 0 {
+			return corrupt("horizontal differencing over rows of %d bytes, not whole %d-byte pixels", l.predRow, pixel)
+		}
+	}
 	if l.compression == compJPEG && p.jpegTables.present() {
 		if l.jpegTables, err = p.bytes(p.jpegTables); err != nil {
 			return err
 		}
 	}
-	// Every chunk's bytes lie in the file. An uncompressed chunk is read for the size the layout
-	// gives whatever its byte count says (libtiff, too, mends wrong counts of uncompressed data).
-	for i := range n {
-		off, err := p.value(l.offsets, int(i))
+	if n > exactChunks {
+		// Too many chunks to look at one by one for a plan, which costs the same whatever a
+		// page's chunk count (a page of one-pixel tiles has millions, and pages can share one
+		// array of them): priced at the most each could be read for. Decode checks each.
+		l.maxRead = min(l.readCap(l.ch), l.fileLen)
+		l.readBytes = mulSat(n, l.maxRead)
+		return nil
+	}
+	// Every chunk's bytes lie in the file.
+	for i := range int(n) {
+		src, err := l.chunk(p.f.data, i)
 		if err != nil {
 			return err
 		}
-		size, err := l.compressedSize(p, int(i), off)
-		if err != nil {
-			return err
-		}
-		if int64(off)+size > int64(len(p.f.data)) {
-			return corrupt("strip or tile %d lies outside the file", i+1)
-		}
-		l.maxCompressed = max(l.maxCompressed, size)
+		l.readBytes += int64(len(src))
+		l.maxRead = max(l.maxRead, int64(len(src)))
 	}
 	return nil
 }
 
-// compressedSize is the number of bytes chunk i reads from the file at off.
-func (l *layout) compressedSize(p *Page, i int, off uint32) (int64, error) {
+// exactChunks is the most strips or tiles a page's plan looks at one by one: more than a page of
+// the largest side (10 000 px) in one-row strips has, and some 20 µs of work.
+const exactChunks = 16384
+
+func mulSat(a, b int64) int64 {
+	if b != 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// chunkRows is how many rows chunk i holds: a tile's all, a strip's up to the page's last row.
+func (l *layout) chunkRows(i int) int {
+	if l.tiled {
+		return l.ch
+	}
+	return min(l.ch, l.h-(i%l.down)*l.ch)
+}
+
+// readCap is the most bytes a chunk of rows rows is read for, whatever its byte count says: what
+// the most wasteful encoder of the compression writes for it, with room to spare. A byte count
+// larger than that (data the chunk cannot use, or strips whose counts all run to the end of the
+// file) is cut to it, so that a decode reads no more of the file than its output warrants,
+// however its chunks overlap.
+//
+//   - Uncompressed: the chunk's bytes, exactly (libtiff also reads them whatever the count).
+//   - PackBits, LZW, Deflate: twice the decompressed bytes and 1 KiB (a literal byte a byte and
+//     its headers; LZW's 12-bit codes, 1.5 bytes a byte; Deflate's stored blocks).
+//   - CCITT: 8 bytes for each decompressed byte (8 pixels: 6 bits a pixel is T.4's and T.6's
+//     worst), 32 a row (EOL, fill bits), 64 more (return to control).
+//   - JPEG: 4 bytes a sample of the chunk in whole MCUs (a block's 64 coefficients at 16-bit
+//     codes and 11-bit values are 3.4 bytes a sample) and 4 KiB of tables and markers.
+func (l *layout) readCap(rows int) int64 {
+	units := int64(rows)
+	if l.subV > 1 {
+		units = (units + int64(l.subV) - 1) / int64(l.subV)
+	}
+	need := int64(l.rowBytes) * units
+	switch l.compression {
+	case compNone:
+		return need
+	case compCCITTRLE, compRLEW, compT4, compT6:
+		return 8*need + 32*int64(rows) + 64
+	case compJPEG:
+		comps := int64(l.spp)
+		if l.planar == 2 {
+			comps = 1
+		}
+		return 4*comps*int64((l.cw+31)&^31)*int64((rows+31)&^31) + 4096
+	}
+	return 2*need + 1024
+}
+
+// compressedSize is the number of bytes chunk i says it has at off: an uncompressed chunk's
+// rows whatever its count says; a chunk without a count runs to the end of the file.
+func (l *layout) compressedSize(i int, off int64) int64 {
 	if l.compression == compNone {
-		rows := l.ch
-		if !l.tiled {
-			rows = min(l.ch, l.h-(i%l.down)*l.ch)
-		}
+		rows := l.chunkRows(i)
 		if l.subV > 1 {
-			return int64(l.rowBytes) * int64((rows+l.subV-1)/l.subV), nil
+			return int64(l.rowBytes) * int64((rows+l.subV-1)/l.subV)
 		}
-		return int64(l.rowBytes) * int64(rows), nil
+		return int64(l.rowBytes) * int64(rows)
 	}
-	if !l.counts.present() || int(l.counts.count) <= i {
-		return max(0, int64(len(p.f.data))-int64(off)), nil
+	if i >= l.counts.n {
+		return max(0, l.fileLen-off)
 	}
-	c, err := p.value(l.counts, i)
-	return int64(c), err
+	return int64(l.counts.at(i))
+}
+
+// chunk returns the compressed bytes of chunk i as the decoder reads them: checked against the
+// file, and cut to readCap.
+func (l *layout) chunk(data []byte, i int) ([]byte, error) {
+	off := int64(l.offsets.at(i))
+	size := l.compressedSize(i, off)
+	if off+size > int64(len(data)) {
+		return nil, corrupt("strip or tile %d lies outside the file", i+1)
+	}
+	size = min(size, l.readCap(l.chunkRows(i)))
+	return data[off : off+size], nil
 }
 
 // ojpegStream finds the JPEG stream of an old-style JPEG page: libtiff reads it from

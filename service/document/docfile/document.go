@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/pdfengine"
 	"github.com/ocrgate/ocrgate/service/tiffdec"
@@ -411,6 +412,11 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 		return nil, &SelectionError{Spec: fmt.Sprint(n), Pages: d.pages, Reason: "no such page"}
 	}
 	if d.format == FormatTIFF {
+		// A TIFF page's facts are read in Go, by the caller's goroutine, and cost little (see
+		// tiffdec.Page.Plan); a survey of thousands of them ends with its context all the same.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		tp := &d.tiff.Pages[n-1]
 		w, h := tp.UprightSize() // a page is laid out, and answered, the way its reader shows it
 		if err := checkRaster(tp.Width, tp.Height, d.lim.Raster); err != nil {
@@ -424,7 +430,7 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 			return nil, tiffError(err, d.lim.MaxDocumentPages)
 		}
 		return &Page{Number: n, Width: float64(w), Height: float64(h), Raster: true,
-			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(),
+			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(), raster: plan,
 			decision: TextDecision{Reason: "a raster page has no text layer", Code: ReasonRaster}}, nil
 	}
 	// The size first, from the page dictionary alone: a 200-inch page is refused before PDFium
@@ -516,18 +522,7 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64, lease ima
 		return imaging.Decoded{}, err
 	}
 	if d.format == FormatTIFF {
-		img, err := d.tiff.Decode(ctx, &d.tiff.Pages[p.Number-1])
-		if err != nil {
-			return imaging.Decoded{}, tiffError(err, d.lim.MaxDocumentPages)
-		}
-		img = toOrigin(img)
-		tp := &d.tiff.Pages[p.Number-1]
-		if tp.Orientation > 1 {
-			img = imaging.Orient(img, tp.Orientation)
-		}
-		img = imaging.Stretch(img, int(p.Width), int(p.Height)) // square pixels: a standard-resolution fax
-		b := img.Bounds()
-		return imaging.Decoded{Image: img, Format: string(FormatTIFF), Width: b.Dx(), Height: b.Dy()}, nil
+		return d.decodeTIFF(ctx, p)
 	}
 	c := p.RenderCost(scale)
 	if p.scan != nil && scale == p.ImageScale {
@@ -550,6 +545,37 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64, lease ima
 		return imaging.Decoded{}, pdfError(err)
 	}
 	return imaging.Decoded{Image: img, Format: string(FormatPDF), Width: c.Width, Height: c.Height}, nil
+}
+
+// decodeTIFF decodes TIFF page p from the chain Open walked, by the plan Page made: upright, its
+// pixels square. The decode and its upright copies are charged to ctx's CPU budget, their
+// estimate (tiffdec.Plan.CPU) before they start and the CPU they use as they run; they stop when
+// the budget is spent (a *cpubudget.Error, wrapped) or ctx ends (ctx's error).
+func (d *Document) decodeTIFF(ctx context.Context, p *Page) (imaging.Decoded, error) {
+	tp := &d.tiff.Pages[p.Number-1]
+	if err := cpubudget.From(ctx).Plan(p.raster.CPU); err != nil {
+		return imaging.Decoded{}, fmt.Errorf("page %d: %w", p.Number, err)
+	}
+	var img image.Image
+	_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
+		if img, err = d.tiff.Decode(ctx, tp); err != nil {
+			return err
+		}
+		img = toOrigin(img)
+		if tp.Orientation > 1 {
+			img = imaging.Orient(img, tp.Orientation)
+		}
+		img = imaging.Stretch(img, int(p.Width), int(p.Height)) // square pixels: a standard-resolution fax
+		return nil
+	})
+	switch {
+	case errors.Is(err, cpubudget.ErrExceeded):
+		return imaging.Decoded{}, fmt.Errorf("page %d: %w", p.Number, err)
+	case err != nil:
+		return imaging.Decoded{}, tiffError(err, d.lim.MaxDocumentPages)
+	}
+	b := img.Bounds()
+	return imaging.Decoded{Image: img, Format: string(FormatTIFF), Width: b.Dx(), Height: b.Dy()}, nil
 }
 
 // scanPixels decodes a scanned page's JPEG from the file.

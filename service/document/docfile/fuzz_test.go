@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 )
 
@@ -29,6 +30,9 @@ func FuzzDocument(f *testing.F) {
 	f.Add(born[:len(born)/2])
 	f.Add([]byte("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj"))
 	f.Add([]byte("II*\x00\x08\x00\x00\x00\x00\x00"))
+	f.Add(hostile.TIFFPaletteExtra(16, 8, true))
+	f.Add(hostile.TIFFG3NoEOLStrips(6, 2, 64))
+	f.Add(hostile.TIFFJPEGStrip(32, 16))
 
 	r := testReader(f).WithLimits(docfile.Limits{MaxRenderPixels: 1_000_000, MaxPages: 5})
 	sentinels := []error{docfile.ErrNotDocument, docfile.ErrEncrypted, docfile.ErrCorrupt, docfile.ErrDegenerate,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/pdfengine"
+	"github.com/ocrgate/ocrgate/service/tiffdec"
 )
 
 // Page is what one page holds, read without rendering it.
@@ -36,8 +37,10 @@ type Page struct {
 	// sees them; they are not in Chars, Lines or TextLayer.
 	Hidden Hidden
 
-	// rasterBytes is what decoding a TIFF page holds at its peak (tiffdec.Plan).
+	// rasterBytes is what decoding a TIFF page holds at its peak, and raster its whole plan
+	// (tiffdec.Plan), which Render charges to the request's CPU budget.
 	rasterBytes int64
+	raster      tiffdec.Plan
 
 	chars    []pdfengine.Char
 	decision TextDecision
