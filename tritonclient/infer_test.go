@@ -263,9 +263,14 @@ func TestOptionsDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.in.withDefaults()
-			if got.Timeout != tt.want.Timeout || got.MaxRecvBytes != tt.want.MaxRecvBytes || got.Retries != tt.want.Retries || got.RetryBackoff != tt.want.RetryBackoff || got.SharedMemory != tt.want.SharedMemory {
+			if got.Timeout != tt.want.Timeout || got.MaxRecvBytes != tt.want.MaxRecvBytes || got.Retries != tt.want.Retries || got.RetryBackoff != tt.want.RetryBackoff || !sameSHM(got.SharedMemory, tt.want.SharedMemory) {
 				t.Errorf("withDefaults() = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
+}
+
+// sameSHM compares shared-memory options but for OnFallback, a function.
+func sameSHM(a, b SharedMemoryOptions) bool {
+	return a.Mode == b.Mode && a.RegionBytes == b.RegionBytes && a.Regions == b.Regions && a.Dir == b.Dir
 }

@@ -75,6 +75,10 @@ type SharedMemoryOptions struct {
 	// is "/" + the file's name, which the server's shm_open looks up in /dev/shm, so any other
 	// Dir only works with a server that looks there too, such as tritontest.
 	Dir string
+	// OnFallback, when set, is told each failure that sends calls over gRPC in auto mode (a
+	// region that cannot be created, the server refusing to register one), so that the operator
+	// learns why shared memory is not in use; it must not block.
+	OnFallback func(err error)
 }
 
 func (o SharedMemoryOptions) withDefaults() SharedMemoryOptions {
@@ -135,6 +139,7 @@ type shmPool struct {
 	active     bool            // a region has been registered
 	lastErr    error           // the latest failure to set up a region
 	registered map[string]bool // names that may be registered at the server, for Close
+	onFallback func(error)     // SharedMemoryOptions.OnFallback
 }
 
 // shmRegion is one region. Only the call holding it touches its fields.
@@ -160,6 +165,7 @@ func newSHMPool(opt SharedMemoryOptions) (*shmPool, error) {
 		regionBytes: opt.RegionBytes,
 		free:        make(chan *shmRegion, opt.Regions),
 		registered:  make(map[string]bool),
+		onFallback:  opt.OnFallback,
 	}
 	for n := range opt.Regions {
 		p.free <- &shmRegion{name: fmt.Sprintf("ocrgate-%d-%s-%d", os.Getpid(), hex.EncodeToString(id[:]), n)}
@@ -197,6 +203,7 @@ func (p *shmPool) acquire(ctx context.Context, c *Client) (*shmRegion, error) {
 				p.release(r)
 				return nil, err
 			}
+			p.fellBack(err)
 			p.held.Done() // drop the region: the call and later ones go over gRPC
 			return nil, nil
 		}
@@ -260,13 +267,22 @@ func (p *shmPool) failed(r *shmRegion, err error) error {
 	}
 	refusal := regionError(r.name, "the server refused to register key "+r.key(), status.Convert(err).Message())
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.lastErr = refusal
 	if p.mode == SharedMemoryOn {
+		p.mu.Unlock()
 		return refusal
 	}
 	p.disabled = true
+	p.mu.Unlock()
+	p.fellBack(refusal)
 	return nil
+}
+
+// fellBack tells OnFallback why auto mode sends calls over gRPC.
+func (p *shmPool) fellBack(err error) {
+	if p.onFallback != nil {
+		p.onFallback(err)
+	}
 }
 
 // transient reports whether err says nothing about the server's ability to use shared memory.

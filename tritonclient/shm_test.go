@@ -346,7 +346,13 @@ func TestSharedMemorySetupFailures(t *testing.T) {
 		for _, mode := range []tritonclient.SharedMemoryMode{tritonclient.SharedMemoryAuto, tritonclient.SharedMemoryOn} {
 			t.Run(tt.name+"/"+string(mode), func(t *testing.T) {
 				srv := tritontest.StartServer(t, identityModel())
-				opt := tritonclient.SharedMemoryOptions{Mode: mode, RegionBytes: 1 << 16, Regions: 1}
+				var fallbacks []error
+				var mu sync.Mutex
+				opt := tritonclient.SharedMemoryOptions{Mode: mode, RegionBytes: 1 << 16, Regions: 1, OnFallback: func(err error) {
+					mu.Lock()
+					defer mu.Unlock()
+					fallbacks = append(fallbacks, err)
+				}}
 				if tt.dir != nil {
 					opt.Dir = tt.dir(t)
 				}
@@ -368,6 +374,19 @@ func TestSharedMemorySetupFailures(t *testing.T) {
 					if err := c.SharedMemoryError(); !errors.Is(err, tritonclient.ErrSharedMemory) || !strings.Contains(err.Error(), tt.msg) {
 						t.Errorf("SharedMemoryError() = %v, want %q", err, tt.msg)
 					}
+				}
+				// Auto mode tells OnFallback why it sends the call over gRPC; on mode fails the
+				// call instead, and a transient failure is no fallback.
+				mu.Lock()
+				told := len(fallbacks)
+				mu.Unlock()
+				switch {
+				case mode == tritonclient.SharedMemoryAuto && errors.Is(tt.onErr, tritonclient.ErrSharedMemory):
+					if told != 1 || !strings.Contains(fallbacks[0].Error(), tt.msg) {
+						t.Errorf("OnFallback told %v, want one error saying %q", fallbacks, tt.msg)
+					}
+				case told != 0:
+					t.Errorf("OnFallback told %v, want nothing", fallbacks)
 				}
 
 				out, err := c.Infer(t.Context(), "identity", in, "OUT")

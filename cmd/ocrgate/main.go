@@ -78,6 +78,7 @@ func run(args []string) int {
 		return 2
 	}
 	log := newLogger(cfg)
+	slog.SetDefault(log) // what the packages below log without a logger of their own goes the same way
 	if err := serve(cfg, log); err != nil {
 		log.Error("ocrgate stopped", "err", err)
 		return 1

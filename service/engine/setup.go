@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/ocrgate/ocrgate/service/config"
@@ -63,7 +64,14 @@ func Triton(cfg config.Config) (*Engine, error) {
 		Client: tritonclient.Options{
 			Timeout:      cfg.RequestTimeout,
 			MaxRecvBytes: cfg.TritonMaxRecvBytes,
-			SharedMemory: tritonclient.SharedMemoryOptions{Mode: tritonclient.SharedMemoryMode(cfg.TritonSHM)},
+			SharedMemory: tritonclient.SharedMemoryOptions{
+				Mode: tritonclient.SharedMemoryMode(cfg.TritonSHM),
+				// Auto mode falling back to gRPC is no error, but the operator who set up a
+				// shared /dev/shm wants to know why it is not used.
+				OnFallback: func(err error) {
+					slog.Warn("triton shared memory not used: tensors go over gRPC", "err", err)
+				},
+			},
 		},
 	})
 	if err != nil {
