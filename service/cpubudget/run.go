@@ -3,6 +3,7 @@ package cpubudget
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -17,9 +18,19 @@ const checkEvery = 20 * time.Millisecond
 // returns the CPU time fn used, and fn's error, or that *Error when fn stopped for it.
 //
 // Without a budget in ctx, Run only measures.
+//
+// Runs nest: a Run inside another on the same goroutine (a unit of work run in place, where it
+// could have had a goroutine of its own) measures, but charges nothing, since the enclosing Run
+// charges the same thread's time already. So every place that starts a goroutine for a request's
+// work can run it under Run, without knowing whether its caller does too.
 func Run(ctx context.Context, fn func(ctx context.Context) error) (used time.Duration, err error) {
 	b := From(ctx)
 	m := StartMeter()
+	if !enter(m.tid) {
+		err = fn(ctx)
+		return m.Stop(), err
+	}
+	defer leave(m.tid)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var charged time.Duration // written by the watcher, read once it has stopped
@@ -62,4 +73,40 @@ func Run(ctx context.Context, fn func(ctx context.Context) error) (used time.Dur
 		return used, over // done, but past the budget: what comes next is refused anyway
 	}
 	return used, err
+}
+
+// running holds the threads a Run is charging for. A goroutine under Run is locked to its
+// thread, and no other goroutine runs there until it is done, so a thread found here belongs to
+// the goroutine asking: its Run is nested.
+var running struct {
+	sync.Mutex
+	threads map[int]bool
+}
+
+// enter records that a Run charges for thread tid, and reports false when one already does (tid
+// 0, unknown, is never taken for nested).
+func enter(tid int) bool {
+	if tid == 0 {
+		return true
+	}
+	running.Lock()
+	defer running.Unlock()
+	if running.threads[tid] {
+		return false
+	}
+	if running.threads == nil {
+		running.threads = map[int]bool{}
+	}
+	running.threads[tid] = true
+	return true
+}
+
+// leave ends what enter recorded.
+func leave(tid int) {
+	if tid == 0 {
+		return
+	}
+	running.Lock()
+	delete(running.threads, tid)
+	running.Unlock()
 }
