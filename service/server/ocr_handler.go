@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -197,7 +198,24 @@ type requestAdmission struct {
 	admitted atomic.Bool
 }
 
+// Admit admits one job of the request (see requestAdmission). A job counts in
+// ocrgate_jobs_in_flight from its admission until its release: work the request
+// has abandoned but cannot stop (a decode holding the job's lease, see admitImage) keeps the job
+// admitted, and counted, until it really ends.
 func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error) {
+	release, err := a.admit(ctx, cost)
+	if err != nil {
+		return nil, err
+	}
+	m := a.s.metrics
+	m.JobStarted()
+	return sync.OnceFunc(func() {
+		m.JobDone()
+		release()
+	}), nil
+}
+
+func (a *requestAdmission) admit(ctx context.Context, cost int64) (func(), error) {
 	g := a.s.opt.Gate
 	if g == nil {
 		return func() {}, nil
@@ -218,8 +236,6 @@ func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error
 
 // runOCR runs one OCR job, admitted under lease, and records its stage metrics.
 func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, lease *admission.Lease) (*ocr.Result, error) {
-	s.metrics.JobStarted()
-	defer s.metrics.JobDone()
 	res, err := rec.RunAdmitted(ctx, img, lease)
 	if err != nil {
 		return nil, err
@@ -229,15 +245,13 @@ func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, lease *
 }
 
 // meteredPipeline is the request's pipeline as the document reader runs it on document pages, with the same
-// job and stage metrics as an image's run.
+// stage metrics as an image's run (its jobs are counted by their admission: see Admit).
 type meteredPipeline struct {
 	Recognizer
 	s *Server
 }
 
 func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error) {
-	m.s.metrics.JobStarted()
-	defer m.s.metrics.JobDone()
 	res, err := m.Recognizer.RunImage(ctx, dec)
 	if err != nil {
 		return nil, err
