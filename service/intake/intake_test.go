@@ -93,3 +93,23 @@ func TestHeldFollowsWhatArrived(t *testing.T) {
 		t.Errorf("300 KiB of a 20 MiB body held %d bytes at the peak", l.peak)
 	}
 }
+
+// TestSlowBodyHoldsLittle: a body announced at 20 MiB of which 9 KiB came (past what an HTTP
+// server reads before its handler runs) holds the first step, not a receipt's worth.
+func TestSlowBodyHoldsLittle(t *testing.T) {
+	l := &ledger{}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Read(context.Background(), pr, 20<<20, 20<<20, l)
+		done <- err
+	}()
+	pw.Write(make([]byte, 9<<10))
+	pw.CloseWithError(errors.New("client gone"))
+	if err := <-done; !errors.Is(err, ErrIncomplete) {
+		t.Fatalf("err %v", err)
+	}
+	if l.peak > 32<<10 {
+		t.Errorf("9 KiB of a 20 MiB body held %d KiB at the peak", l.peak>>10)
+	}
+}

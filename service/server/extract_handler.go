@@ -58,16 +58,20 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if s.extract == nil {
 		return extract.ErrNotConfigured
 	}
+	// As for /ocr: refused before the body is read when saturated, a place in the gate taken
+	// once the body is here.
+	if err := s.full(); err != nil {
+		return err
+	}
+	req, err := s.readRequest(c, extractEndpoint)
+	if err != nil {
+		return err
+	}
 	leave, err := s.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-
-	req, err := s.readRequest(c, extractEndpoint)
-	if err != nil {
-		return err
-	}
 	schema, err := s.requestSchema(req)
 	if err != nil {
 		return err

@@ -29,17 +29,21 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	// document that OCRs many pages (see document.Reader.Deadline), never more than the longest.
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
 	defer cancel()
-	// The cheap refusal comes first: a saturated service answers 429 without parsing JSON and
-	// decoding megabytes of base64 it would then have to drop.
+	// The cheap refusal comes first: a saturated service answers 429 without receiving the body,
+	// parsing JSON and decoding megabytes of base64 it would then have to drop. The request
+	// takes its place in the gate once its body is here (see full).
+	if err := s.full(); err != nil {
+		return err
+	}
+	req, err := s.readRequest(c, ocrEndpoint)
+	if err != nil {
+		return err
+	}
 	leave, err := s.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-	req, err := s.readRequest(c, ocrEndpoint)
-	if err != nil {
-		return err
-	}
 	r, err := s.newReading(req.read)
 	if err != nil {
 		return err

@@ -249,7 +249,22 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 // readinessTimeout bounds one readiness check: probes are frequent and must answer quickly.
 const readinessTimeout = 2 * time.Second
 
-// enter is the gate's cheap check before a request's cost is known (a no-op without a gate).
+// full is the cheap refusal of a saturated service, made before a request's body is read (nil
+// without a gate): a service that has as many requests inside as it can run and queue answers
+// 429 before it receives a body it would refuse anyway. It takes no place in the gate: a request
+// takes one (enter) only once its body has arrived, so a client that sends its body slowly holds
+// a connection and what it has sent (OCRGATE_MAX_CONNECTIONS, OCRGATE_BODY_MEMORY), never a place
+// a request ready to run could have.
+func (s *Server) full() error {
+	if s.opt.Gate == nil || !s.opt.Gate.Full() {
+		return nil
+	}
+	s.rejected("overloaded")
+	return admission.ErrOverloaded
+}
+
+// enter is the gate's cheap check once a request's body has arrived, before its cost is known (a
+// no-op without a gate).
 func (s *Server) enter() (leave func(), err error) {
 	if s.opt.Gate == nil {
 		return func() {}, nil
