@@ -58,7 +58,9 @@ func (b *Body) Release() {
 }
 
 // Read reads a whole body from r: declared bytes, or, when declared is negative (a chunked
-// body), up to EOF. A body longer than limit is refused with ErrTooLarge before anything is read
+// body), up to EOF. It stops when ctx ends, between reads, or at once when the caller makes a
+// blocked read return then (a server moves its connection's read deadline): the read's error
+// is then reported as ctx's. A body longer than limit is refused with ErrTooLarge before anything is read
 // when its length is declared, otherwise when the limit is passed. The buffer grows by doubling,
 // from 32 KiB up to the declared length (or the limit), each growth admitted by budget (nil:
 // none) before it is allocated. A budget must admit at least the limit (and a byte) for a
@@ -125,6 +127,9 @@ func Read(ctx context.Context, r io.Reader, declared, limit int64, budget Budget
 		}
 		if err != nil {
 			releaseAll()
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, ctxErr // the read was stopped for ctx (see Read)
+			}
 			return nil, readError(err)
 		}
 		if err := ctx.Err(); err != nil {

@@ -113,3 +113,29 @@ func TestSlowBodyHoldsLittle(t *testing.T) {
 		t.Errorf("9 KiB of a 20 MiB body held %d KiB at the peak", l.peak>>10)
 	}
 }
+
+// TestReadStoppedForItsContext: a read blocked when ctx ends, which the caller makes return then
+// (a server moves its connection's deadline; here the pipe breaks), is ctx's error, not a body
+// cut short or a timeout; a form's too.
+func TestReadStoppedForItsContext(t *testing.T) {
+	for _, form := range []bool{false, true} {
+		pr, pw := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		context.AfterFunc(ctx, func() { pr.CloseWithError(errors.New("i/o timeout")) })
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			if form {
+				_, err = ReadForm(ctx, pr, 1<<20, "b", FormLimits{Body: 1 << 20, FileField: "file", Files: 1 << 20, MaxFiles: 1}, &ledger{})
+			} else {
+				_, err = Read(ctx, pr, 1<<20, 1<<20, &ledger{})
+			}
+			done <- err
+		}()
+		pw.Write([]byte("--b\r\n"))
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("form %v: err %v, want context.Canceled", form, err)
+		}
+	}
+}

@@ -63,7 +63,7 @@ func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	if err := s.full(); err != nil {
 		return err
 	}
-	req, err := s.readRequest(c, extractEndpoint)
+	req, err := s.readRequest(ctx, c, extractEndpoint)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	if err := s.full(); err != nil {
 		return err
 	}
-	req, err := s.readRequest(c, ocrEndpoint)
+	req, err := s.readRequest(ctx, c, ocrEndpoint)
 	if err != nil {
 		return err
 	}

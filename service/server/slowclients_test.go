@@ -39,3 +39,43 @@ func TestSlowUploadsTakeNoSlot(t *testing.T) {
 		t.Errorf("the gate holds %+v for uploads still arriving", s)
 	}
 }
+
+// TestShutdownDuringUpload: a shutdown while a client is still sending its body (it sent 9 KiB
+// and pauses) stops the read when the requests in flight are canceled: the client hears 503
+// shutting_down, and the shutdown ends within its grace (the read, blocked, went on until the
+// read timeout, past the grace, and the client got no answer).
+func TestShutdownDuringUpload(t *testing.T) {
+	work, cancelWork := context.WithCancelCause(context.Background())
+	defer cancelWork(nil)
+	opt := server.Options{Context: work, MaxBodyBytes: 20 << 20, RequestTimeout: time.Minute}
+	app := newApp(t, opt, nil)
+	addr := serveGuarded(t, app, opt)
+	type answer struct {
+		status int
+		body   []byte
+		err    error
+	}
+	answered := make(chan answer, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		status, body, err := hostile.SlowUpload(ctx, addr, "/ocr", 64<<10, 9<<10, 16, time.Hour)
+		answered <- answer{status, body, err}
+	}()
+	time.Sleep(time.Second) // the handler waits for the body
+
+	const grace = 3 * time.Second
+	start := time.Now()
+	if err := server.Shutdown(app.App, cancelWork, grace); err != nil {
+		t.Errorf("shutdown: %v after %v", err, time.Since(start).Round(time.Millisecond))
+	}
+	select {
+	case a := <-answered:
+		if a.err != nil {
+			t.Fatalf("the upload got no answer: %v", a.err)
+		}
+		checkJSONError(t, a.status, a.body, 503, "shutting_down")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upload got no answer")
+	}
+}
