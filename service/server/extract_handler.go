@@ -53,7 +53,7 @@ const (
 // memory and slots that OCR requests wait for. Chat calls have their own gate.
 func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
+	ctx, cancel := s.requestContext(c)
 	defer cancel()
 	if s.extract == nil {
 		return extract.ErrNotConfigured

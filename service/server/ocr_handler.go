@@ -13,6 +13,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -24,10 +25,7 @@ import (
 // file part), or each of several ("images", or several file parts).
 func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	start := time.Now()
-	// fasthttp does not cancel a request's context when the client goes away, so every request
-	// carries its own deadline into the model calls: RequestTimeout for an image, more for a
-	// document that OCRs many pages (see document.Reader.Deadline), never more than the longest.
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
+	ctx, cancel := s.requestContext(c)
 	defer cancel()
 	// The cheap refusal comes first: a saturated service answers 429 without receiving the body,
 	// parsing JSON and decoding megabytes of base64 it would then have to drop. The request
@@ -167,8 +165,9 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 }
 
 // admitImage checks the image's header, works out what the request will hold in memory, refuses
-// it (413) when that is more than one request may cost, and otherwise waits for the gate to admit
-// that much. The admission is returned as a lease, which the pipeline hands to work the request
+// it (413) when that is more than one request may cost, or when the CPU time the image is
+// estimated to take (Recognizer.CPUCost) does not fit what is left of the request's CPU budget
+// (413 cpu_budget_exceeded), and otherwise waits for the gate to admit that much memory. The admission is returned as a lease, which the pipeline hands to work the request
 // abandons at its deadline but cannot stop (a decoder), so that it keeps the admission until that
 // work really ends; release is the request's own end of it.
 //
@@ -184,6 +183,9 @@ func (r *reading) admitImage(ctx context.Context, img []byte) (*admission.Lease,
 	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
 		r.s.rejected("too_costly")
 		return nil, nil, tooCostly(h, cost, max)
+	}
+	if err := cpubudget.From(ctx).Plan(r.rec.CPUCost(h)); err != nil {
+		return nil, nil, err
 	}
 	release, err := r.adm.Admit(ctx, cost)
 	if err != nil {
@@ -238,13 +240,31 @@ func (a *requestAdmission) admit(ctx context.Context, cost int64) (func(), error
 	return release, nil
 }
 
-// runOCR runs one OCR job, admitted under lease, and records its stage metrics.
+// runOCR runs one OCR job, admitted under lease, and records its stage metrics. The job's CPU
+// time is charged to the request's budget as it runs (see charged).
 func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, lease *admission.Lease) (*ocr.Result, error) {
-	res, err := rec.RunAdmitted(ctx, img, lease)
+	res, err := charged(ctx, func(ctx context.Context) (*ocr.Result, error) { return rec.RunAdmitted(ctx, img, lease) })
 	if err != nil {
 		return nil, err
 	}
 	s.metrics.Stages(&res.Timings)
+	return res, nil
+}
+
+// charged runs an OCR job on the calling goroutine under the request's CPU budget
+// (cpubudget.Run): what this goroutine's thread spends, the Go stages and the part of the model
+// runs made here, is charged as it is spent, and the job is stopped once the budget is used up.
+// The goroutines the job starts charge their own: the decode (imaging) and the recognizer's
+// batches (ocr), whose single-threaded model runs are the bulk of an image's CPU.
+func charged(ctx context.Context, job func(ctx context.Context) (*ocr.Result, error)) (*ocr.Result, error) {
+	var res *ocr.Result
+	_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
+		res, err = job(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -256,7 +276,7 @@ type meteredPipeline struct {
 }
 
 func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error) {
-	res, err := m.Recognizer.RunImage(ctx, dec)
+	res, err := charged(ctx, func(ctx context.Context) (*ocr.Result, error) { return m.Recognizer.RunImage(ctx, dec) })
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +348,7 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 // have been alone, with its status.
 func (s *Server) itemError(log *slog.Logger, err error) api.ItemError {
 	ae := classify(err)
+	s.countRefusal(ae)
 	if ae.runtimeKind != "" {
 		s.metrics.RuntimeError(ae.runtimeKind)
 	}
