@@ -154,3 +154,29 @@ func TestNestedRunChargesOnce(t *testing.T) {
 		t.Errorf("charged %v, want %v (outer %v, nested %v, other goroutine %v)", b.Spent(), want, outer, inner, other)
 	}
 }
+
+// TestInheritChargesHelpers checks that a goroutine started under a Run charges the Run's budget
+// through Inherit, and that outside any Run Inherit charges nothing.
+func TestInheritChargesHelpers(t *testing.T) {
+	b := New(time.Hour)
+	ctx := With(context.Background(), b)
+	var outer time.Duration
+	outer, err := Run(ctx, func(ctx context.Context) error {
+		charge := Inherit()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			charge(func() { _ = spin(context.Background(), 100*time.Millisecond) })
+		}()
+		<-done
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Run's own goroutine mostly waited; the helper's 100 ms were charged.
+	if helper := b.Spent() - outer; helper < 30*time.Millisecond {
+		t.Errorf("charged %v in all, %v for the Run itself: the helper's work was not charged", b.Spent(), outer)
+	}
+	Inherit()(func() { _ = spin(context.Background(), 10*time.Millisecond) }) // outside a Run: no budget, no panic
+}

@@ -26,3 +26,6 @@ func lockThreadClock() (int, func() time.Duration) {
 }
 
 func unlockThreadClock() { runtime.UnlockOSThread() }
+
+// threadID is the calling thread's id.
+func threadID() int { return unix.Gettid() }

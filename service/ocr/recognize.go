@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -605,10 +604,7 @@ func (p *Pipeline) inFlight(ctx context.Context, weights []int64, tm *Timings, b
 		}
 		defer pixels.Release(weights[i])
 		var local Timings
-		// The batch's CPU time (its Go stages and its model run, single-threaded on this
-		// goroutine's thread) is charged to the request's budget; run in place, under the
-		// image's own Run, it is charged there (cpubudget.Run nests).
-		_, err := cpubudget.Run(ctx, func(ctx context.Context) error { return batch(ctx, i, &local) })
+		err := batch(ctx, i, &local)
 		mu.Lock()
 		tm.add(&local)
 		mu.Unlock()
