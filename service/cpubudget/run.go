@@ -22,7 +22,7 @@ const checkEvery = 20 * time.Millisecond
 // Runs nest: a Run inside another on the same goroutine (a unit of work run in place, where it
 // could have had a goroutine of its own) measures, but charges nothing, since the enclosing Run
 // charges the same thread's time already. So every place that starts a goroutine for a request's
-// work can run it under Run, without knowing whether its caller does too.
+// work can run it under Run (or Inherit), without knowing whether its caller does too.
 func Run(ctx context.Context, fn func(ctx context.Context) error) (used time.Duration, err error) {
 	b := From(ctx)
 	m := StartMeter()
