@@ -80,14 +80,14 @@ type Config struct {
 	OCR ocr.Options // pipeline settings
 }
 
-// DefaultMaxRequestCPU is the CPU time one request may use unless configured otherwise: the most
-// the other limits let a request ask for honestly, with room to spare, and no more. A request
-// may OCR 50 pages (OCRGATE_MAX_PAGES), and a dense A4 page costs 8–9 CPU-s, so 50 of them 400–450
-// CPU-s; reading a document's 2 000 pages (OCRGATE_MAX_TEXT_PAGES) from their text layer costs
-// about 120 CPU-s of survey. Ten CPU-minutes holds both; it is half of what the two cores of the
-// smallest deployment give one request in the longest document deadline (10 minutes), so a request
-// built to use more is stopped (or refused up front, by its estimate) while the service still has
-// time for the others.
+// DefaultMaxRequestCPU is the CPU time one request may use unless configured otherwise: what the
+// other limits let an honest request ask for, with room to spare, and no more. A request may OCR
+// 50 pages (OCRGATE_MAX_PAGES), and a dense A4 page costs 8–9 CPU-s (ocr.Options.CPUCost
+// estimates 9.2), so some 460 CPU-s; the survey of a document's 2 000 pages
+// (OCRGATE_MAX_TEXT_PAGES) before them costs about 120 CPU-s. Ten CPU-minutes holds both, and is
+// half of what a 2-core machine gives one request in the longest document deadline (10 minutes):
+// a request built to use more is refused up front by its estimate, or stopped as it spends, while
+// the service still has time for the others. docs/operating.md has the figures.
 const DefaultMaxRequestCPU = 10 * time.Minute
 
 // Home is where scripts/fetch_models.sh installs the models and ONNX Runtime, and where the
