@@ -167,9 +167,10 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 // admitImage checks the image's header, works out what the request will hold in memory, refuses
 // it (413) when that is more than one request may cost, or when the CPU time the image is
 // estimated to take (Recognizer.CPUCost) does not fit what is left of the request's CPU budget
-// (413 cpu_budget_exceeded), and otherwise waits for the gate to admit that much memory. The admission is returned as a lease, which the pipeline hands to work the request
-// abandons at its deadline but cannot stop (a decoder), so that it keeps the admission until that
-// work really ends; release is the request's own end of it.
+// (413 cpu_budget_exceeded), and otherwise waits for the gate to admit that much memory. The
+// admission is returned as a lease, which the pipeline hands to work the request abandons at its
+// deadline but cannot stop (a decoder), so that it keeps the admission until that work really
+// ends; release is the request's own end of it.
 //
 // The cost is the image's bytes (decoded from base64, or the body itself), what else the request
 // holds (held) and what the pipeline holds for this image at its peak (ocr.Options.Cost). The
@@ -252,10 +253,12 @@ func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, lease *
 }
 
 // charged runs an OCR job on the calling goroutine under the request's CPU budget
-// (cpubudget.Run): what this goroutine's thread spends, the Go stages and the part of the model
-// runs made here, is charged as it is spent, and the job is stopped once the budget is used up.
-// The goroutines the job starts charge their own: the decode (imaging) and the recognizer's
-// batches (ocr), whose single-threaded model runs are the bulk of an image's CPU.
+// (cpubudget.Run): what this goroutine's thread spends is charged as it is spent, and the job is
+// stopped once the budget is used up. The goroutines the job starts charge the same budget: the
+// decode under a Run of its own (imaging), the recognizer's batches, whose single-threaded model
+// runs are the bulk of an image's CPU, and every loop spread over the cores through package work
+// or the JPEG decoder's workers (cpubudget.Inherit); the detector's ONNX Runtime threads are
+// charged from the calling thread's share (ocr.ThreadReporter).
 func charged(ctx context.Context, job func(ctx context.Context) (*ocr.Result, error)) (*ocr.Result, error) {
 	var res *ocr.Result
 	_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
