@@ -79,7 +79,7 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 		}
 	} else {
 		var closeLocal func()
-		c, closeLocal, err = localClient(getenv, stderr)
+		c, closeLocal, err = localClient(ctx, getenv, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "ocrgate %s: %v\n", cmd, err)
 			return exitService
@@ -205,8 +205,10 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 }
 
 // localClient assembles the service in this process and returns a client connected to it over
-// an in-memory listener (no port is opened), and the function that stops it all.
-func localClient(getenv func(string) string, stderr io.Writer) (*client.Client, func(), error) {
+// an in-memory listener (no port is opened), and the function that stops it all. The service's
+// requests work under ctx, the command's: an interrupt stops the work in flight (a body being
+// read, a decode, a document's pages) at once, not when it is done.
+func localClient(ctx context.Context, getenv func(string) string, stderr io.Writer) (*client.Client, func(), error) {
 	cfg, err := config.Load(nil, getenv, io.Discard)
 	if err != nil {
 		return nil, nil, err
@@ -216,7 +218,7 @@ func localClient(getenv func(string) string, stderr io.Writer) (*client.Client, 
 		level, _ = cfg.SlogLevel()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	app, eng, err := assemble(context.Background(), cfg, log)
+	app, eng, err := assemble(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -214,6 +214,16 @@ func TestOCRCommandExitCodes(t *testing.T) {
 	}
 }
 
+// TestOCRCommandHasACPUBudget: the models run in-process under the same CPU budget as the
+// service's requests: a limit below what a receipt is estimated to need refuses it, as bad input.
+func TestOCRCommandHasACPUBudget(t *testing.T) {
+	testenv.Models(t)
+	r := runOCRGate(env(map[string]string{"OCRGATE_MAX_REQUEST_CPU": "100ms"}), nil, "ocr", receipt)
+	if r.code != exitInput || !strings.Contains(r.stderr, "413 cpu_budget_exceeded") {
+		t.Errorf("exit %d, stderr %q; want %d and 413 cpu_budget_exceeded", r.code, r.stderr, exitInput)
+	}
+}
+
 // TestOCRCommandManyFiles: with several files, results stream with a header per file, progress
 // goes to stderr, and one bad file fails only itself.
 func TestOCRCommandManyFiles(t *testing.T) {

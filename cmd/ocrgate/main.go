@@ -376,6 +376,7 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 		Gate: admission.New(admission.Options{Budget: plan.Budget, MaxRunning: inflight, MaxQueue: queue,
 			MaxWait: cfg.QueueTimeout}),
 		MaxRequestCost: plan.MaxRequest,
+		MaxRequestCPU:  cfg.MaxRequestCPU,
 		ChatGate: admission.New(admission.Options{Budget: 1, MaxRunning: cfg.ChatMaxInFlight, MaxQueue: cfg.ChatMaxQueue,
 			MaxWait: cfg.QueueTimeout}),
 		Metrics:      metrics.New(),

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/config"
@@ -117,5 +118,73 @@ func TestShutdownWithinGrace(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("the request in flight got no answer")
+	}
+}
+
+// TestShutdownDuringUpload runs the service as `ocrgate serve` does and stops it (what SIGTERM
+// does) while a client is in the middle of sending its body (9 KiB of 64 KiB sent, then nothing):
+// the read stops when the requests in flight are canceled, the client hears 503 shutting_down,
+// and serve returns nil (exit code 0) within the grace. Before, the read waited for the read
+// timeout, past the grace: exit code 1 and no answer.
+func TestShutdownDuringUpload(t *testing.T) {
+	testenv.Models(t)
+	const grace = 6 * time.Second
+	cfg, err := config.Load(nil, env(map[string]string{
+		"OCRGATE_ADDR": "127.0.0.1:0", "OCRGATE_SHUTDOWN_TIMEOUT": grace.String(), "OCRGATE_UI": "false",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrc := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- serveUntil(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a net.Addr) { addrc <- a })
+	}()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-served:
+		t.Fatalf("the service did not start: %v", err)
+	}
+	type answer struct {
+		status int
+		body   []byte
+		err    error
+	}
+	answered := make(chan answer, 1)
+	upload, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		status, body, err := hostile.SlowUpload(upload, addr.String(), "/ocr", 64<<10, 9<<10, 16, time.Hour)
+		answered <- answer{status, body, err}
+	}()
+	time.Sleep(time.Second) // the handler waits for the rest of the body
+
+	start := time.Now()
+	stop() // SIGTERM
+	select {
+	case err := <-served:
+		took := time.Since(start)
+		t.Logf("stopped %v after the signal (grace %v)", took.Round(time.Millisecond), grace)
+		if err != nil {
+			t.Errorf("serve: %v (exit code 1)", err)
+		}
+		if took > grace+time.Second {
+			t.Errorf("stopping took %v, past the %v grace", took, grace)
+		}
+	case <-time.After(grace + 30*time.Second):
+		t.Fatalf("the service had not stopped %v after the signal", time.Since(start))
+	}
+	select {
+	case a := <-answered:
+		var e struct{ Code string }
+		_ = json.Unmarshal(a.body, &e)
+		if a.err != nil || a.status != 503 || e.Code != "shutting_down" {
+			t.Errorf("the upload got %d %q (%v), want 503 shutting_down", a.status, e.Code, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the upload got no answer")
 	}
 }

@@ -1,12 +1,14 @@
 package hostile
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -77,6 +79,60 @@ func SlowBody(ctx context.Context, addr, path string, size int64, chunk int, int
 		}
 	}
 	return nil
+}
+
+// SlowUpload is SlowBody that listens: it announces a JSON body of size bytes to path, sends the
+// first bytes of it at once (past what a server reads of a body before its handler runs: 8 KiB
+// for fasthttp), then chunk bytes every interval, and reads the connection meanwhile. It returns
+// the status and body of the answer as soon as one comes, whether the body was all sent or not (a
+// server may answer before it has read a body: a refusal, or its shutdown), and an error when
+// the connection closes without an answer or ctx ends first.
+func SlowUpload(ctx context.Context, addr, path string, size int64, first, chunk int, interval time.Duration) (status int, body []byte, err error) {
+	c, err := dial(ctx, addr)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer func() { _ = c.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	type answer struct {
+		status int
+		body   []byte
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			answered <- answer{err: fmt.Errorf("no answer: %w", err)}
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		answered <- answer{status: resp.StatusCode, body: b, err: err}
+	}()
+	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"image\":\"", path, size); err != nil {
+		return 0, nil, err
+	}
+	sent := min(size, 10+int64(first))
+	if _, err := c.Write(bytes.Repeat([]byte("A"), int(sent-10))); err != nil {
+		return 0, nil, err
+	}
+	piece := bytes.Repeat([]byte("A"), chunk)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for ; sent < size; sent += int64(chunk) {
+		select {
+		case a := <-answered:
+			return a.status, a.body, a.err
+		case <-tick.C:
+		}
+		if _, err := c.Write(piece[:min(int64(chunk), size-sent)]); err != nil {
+			break // the server stopped reading; its answer may still be there
+		}
+	}
+	a := <-answered
+	return a.status, a.body, a.err
 }
 
 // MultipartFlood is a multipart/form-data body of parts parts, each a tiny form field, and its

@@ -100,3 +100,40 @@ func TestHeadOnly(t *testing.T) {
 		t.Fatalf("sent %q", head)
 	}
 }
+
+// TestSlowUploadHearsAnEarlyAnswer: a server that answers after the head, without reading the
+// body, is heard at once, long before the body would have been sent.
+func TestSlowUploadHearsAnEarlyAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		head := make([]byte, 0, 512)
+		buf := make([]byte, 1)
+		for !strings.HasSuffix(string(head), "\r\n\r\n") {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+			head = append(head, buf[0])
+		}
+		io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy")
+		io.Copy(io.Discard, c)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	status, body, err := SlowUpload(ctx, ln.Addr().String(), "/ocr", 1<<20, 100, 1, 50*time.Millisecond)
+	if err != nil || status != 503 || string(body) != "busy" {
+		t.Fatalf("got %d %q, %v", status, body, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the answer was heard after %v", took)
+	}
+}

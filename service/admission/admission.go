@@ -69,20 +69,34 @@ func New(opt Options) *Gate {
 // Options returns the gate's settings.
 func (g *Gate) Options() Options { return g.opt }
 
-// Enter is the cheap check made before a job's cost is known (before a request body is parsed):
-// it refuses at once, with ErrOverloaded, when as many jobs as the gate can run and queue are
-// already inside (being prepared, waiting or running), so a saturated service spends nothing on
-// requests it would refuse anyway and the memory of jobs being prepared stays bounded by that
-// count. On success the caller must call leave exactly once, when the job is over. Without a
-// MaxRunning bound Enter only counts.
+// Enter is the cheap check made before a job's cost is known (once a request's body has
+// arrived, before it is parsed): it refuses at once, with ErrOverloaded, when as many jobs as the
+// gate can run and queue are already inside (being prepared, waiting or running), so a saturated
+// service spends nothing on requests it would refuse anyway and the memory of jobs being
+// prepared stays bounded by that count. On success the caller must call leave exactly once, when
+// the job is over. Without a MaxRunning bound Enter only counts.
+//
+// A request enters once its body is in, not before: a client that takes its time to send one
+// must not hold a place that a request ready to run could have (see Full).
 func (g *Gate) Enter() (leave func(), err error) {
 	n := g.inside.Add(1)
-	if g.opt.MaxRunning > 0 && n > int64(g.opt.MaxRunning+g.opt.MaxQueue) {
+	if g.full(n) {
 		g.inside.Add(-1)
 		return nil, ErrOverloaded
 	}
 	var once sync.Once
 	return func() { once.Do(func() { g.inside.Add(-1) }) }, nil
+}
+
+// Full reports whether Enter would refuse a job now, without entering: the check a request makes
+// before its body is read, so that a saturated service answers at once instead of receiving a
+// body it would then refuse. Unlike Enter it takes no place, so a request that passes it and
+// then takes long to send its body holds nothing of the gate meanwhile.
+func (g *Gate) Full() bool { return g.full(g.inside.Load() + 1) }
+
+// full reports whether n jobs inside are more than the gate can run and queue.
+func (g *Gate) full(n int64) bool {
+	return g.opt.MaxRunning > 0 && n > int64(g.opt.MaxRunning+g.opt.MaxQueue)
 }
 
 // Acquire admits a job costing cost bytes. It returns at once when the job fits and nobody is

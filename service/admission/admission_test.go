@@ -220,9 +220,15 @@ func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
 func TestEnter(t *testing.T) {
 	g := New(Options{Budget: 100, MaxRunning: 1, MaxQueue: 1})
 	l1, err1 := g.Enter()
+	if g.Full() {
+		t.Fatal("Full with one place left")
+	}
 	l2, err2 := g.Enter()
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
+	}
+	if !g.Full() || g.Stats().Inside != 2 {
+		t.Fatalf("Full = %v with %d inside, want true and 2 (Full takes no place)", g.Full(), g.Stats().Inside)
 	}
 	if _, err := g.Enter(); !errors.Is(err, ErrOverloaded) {
 		t.Fatalf("third Enter: %v, want ErrOverloaded", err)

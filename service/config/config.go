@@ -56,6 +56,7 @@ type Config struct {
 	QueueTimeout       time.Duration // longest wait for a slot before 429
 	MemoryBudget       int64         // bytes admitted requests may hold together (0: derived at start from the memory limit)
 	MaxRequestMemory   int64         // largest memory cost of one request; more is refused with 413 (0: the budget)
+	MaxRequestCPU      time.Duration // CPU time one /ocr or /ocr-json request may use (0: no limit; see DefaultMaxRequestCPU)
 	ChatMaxInFlight    int           // /ocr-json chat calls at once
 	ChatMaxQueue       int           // /ocr-json requests waiting for a chat slot; beyond, 429 at once
 	LogLevel           string        // debug, info, warn, error
@@ -78,6 +79,16 @@ type Config struct {
 
 	OCR ocr.Options // pipeline settings
 }
+
+// DefaultMaxRequestCPU is the CPU time one request may use unless configured otherwise: what the
+// other limits let an honest request ask for, with room to spare, and no more. A request may OCR
+// 50 pages (OCRGATE_MAX_PAGES), and a dense A4 page costs 8–9 CPU-s (ocr.Options.CPUCost
+// estimates 9.2), so some 460 CPU-s; the survey of a document's 2 000 pages
+// (OCRGATE_MAX_TEXT_PAGES) before them costs about 120 CPU-s. Ten CPU-minutes holds both, and is
+// half of what a 2-core machine gives one request in the longest document deadline (10 minutes):
+// a request built to use more is refused up front by its estimate, or stopped as it spends, while
+// the service still has time for the others. docs/operating.md has the figures.
+const DefaultMaxRequestCPU = 10 * time.Minute
 
 // Home is where scripts/fetch_models.sh installs the models and ONNX Runtime, and where the
 // service looks for them: $OCRGATE_HOME, by default ~/.ocrgate (.ocrgate in the working directory
@@ -134,6 +145,7 @@ func defaults(home string) Config {
 		TextLayerCheck:     4,
 		MaxDocumentTimeout: 10 * time.Minute,
 		RenderCPU:          10 * time.Second,
+		MaxRequestCPU:      DefaultMaxRequestCPU,
 		PDFMemory:          256 << 20,
 		PDFCacheDir:        filepath.Join(home, "cache", "pdfium"),
 		OCR:                ocr.DefaultOptions(),
@@ -344,6 +356,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("pdf_cache_dir", c.PDFCacheDir),
 		slog.Int64("memory_budget", c.MemoryBudget),
 		slog.Int64("max_request_memory", c.MaxRequestMemory),
+		slog.Duration("max_request_cpu", c.MaxRequestCPU),
 		slog.Int("max_jpeg_scans", c.OCR.Limits.MaxScans),
 		slog.Int("jpeg_half_pixels", c.OCR.Limits.HalfPixels),
 		slog.Float64("jpeg_half_min_text", c.OCR.HalfMinTextHeight),

@@ -295,7 +295,7 @@ func TestLoadLimits(t *testing.T) {
 		{name: "defaults", check: func(t *testing.T, c Config) {
 			if c.MemoryBudget != 0 || c.MaxRequestMemory != 0 || c.OCR.Limits.MaxScans != 64 ||
 				c.Chat.Reasks != extract.DefaultReasks || c.Chat.MaxAnswerBytes != extract.DefaultMaxAnswerBytes ||
-				c.ChatMaxInFlight != 4 || c.ChatMaxQueue != 8 {
+				c.ChatMaxInFlight != 4 || c.ChatMaxQueue != 8 || c.MaxRequestCPU != 10*time.Minute {
 				t.Errorf("defaults: %+v", c)
 			}
 		}},
@@ -317,6 +317,17 @@ func TestLoadLimits(t *testing.T) {
 			}},
 		{name: "API keys that hold no key", env: map[string]string{"OCRGATE_API_KEYS": " , "}, wantErr: "holds no key"},
 		{name: "API keys file that holds no key", env: map[string]string{"OCRGATE_API_KEYS_FILE": keysFile}, wantErr: "holds no key"},
+		{name: "CPU budget", env: map[string]string{"OCRGATE_MAX_REQUEST_CPU": "90s"}, check: func(t *testing.T, c Config) {
+			if c.MaxRequestCPU != 90*time.Second {
+				t.Errorf("got %v", c.MaxRequestCPU)
+			}
+		}},
+		{name: "no CPU budget", env: map[string]string{"OCRGATE_MAX_REQUEST_CPU": "0"}, check: func(t *testing.T, c Config) {
+			if c.MaxRequestCPU != 0 {
+				t.Errorf("got %v", c.MaxRequestCPU)
+			}
+		}},
+		{name: "negative CPU budget", env: map[string]string{"OCRGATE_MAX_REQUEST_CPU": "-1s"}, wantErr: "OCRGATE_MAX_REQUEST_CPU (-max-request-cpu): must not be negative"},
 		{name: "budget not a size", env: map[string]string{"OCRGATE_MEMORY_BUDGET": "plenty"}, wantErr: "OCRGATE_MEMORY_BUDGET"},
 		{name: "negative scans", env: map[string]string{"OCRGATE_MAX_JPEG_SCANS": "-1"}, wantErr: "OCRGATE_MAX_JPEG_SCANS (-max-jpeg-scans): must not be negative"},
 		{name: "no chat slot", env: map[string]string{"OCRGATE_CHAT_MAX_INFLIGHT": "0"}, wantErr: "OCRGATE_CHAT_MAX_INFLIGHT (-chat-max-inflight): must be at least 1"},

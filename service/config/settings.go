@@ -88,6 +88,7 @@ func (c *Config) settings() []setting {
 		{"OCRGATE_QUEUE_TIMEOUT", "queue-timeout", "longest wait for admission (OCR or chat) before 429", atLeast(0, (*durationValue)(&c.QueueTimeout))},
 		{"OCRGATE_MEMORY_BUDGET", "memory-budget", "memory admitted requests may hold together, e.g. 800MiB (0 or auto: the container's memory limit, or 1 GiB, less what the process holds at rest, a reserve and the runtime's reserve)", atLeast(0, (*bytesValue)(&c.MemoryBudget))},
 		{"OCRGATE_MAX_REQUEST_MEMORY", "max-request-memory", "largest memory cost of one request, e.g. 600MiB; more is refused with 413 (0: the memory budget; above the budget, such requests run alone)", atLeast(0, (*bytesValue)(&c.MaxRequestMemory))},
+		{"OCRGATE_MAX_REQUEST_CPU", "max-request-cpu", "CPU time one /ocr or /ocr-json request may use, its images, documents and pages together, however busy the machine; work whose estimate does not fit what is left is refused before it starts, work that runs past it is stopped, both with 413 cpu_budget_exceeded (0: no limit; operating.md says why 10m)", atLeast(0, (*durationValue)(&c.MaxRequestCPU))},
 
 		section("Model runtime"),
 		{"OCRGATE_RUNTIME", "runtime", "model runtime: embedded (ONNX Runtime in-process) or triton", oneOf(&c.Runtime, "embedded", "triton")},

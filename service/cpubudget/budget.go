@@ -7,8 +7,9 @@
 //     count, a decode plan): Plan refuses work whose estimate does not fit what is left, so that a
 //     request that cannot finish is refused at once, before it has cost anything;
 //   - while it runs, by the CPU time its goroutines really use, read from their threads' CPU
-//     clocks (see Run): work that spends past the budget is stopped, within a few milliseconds,
-//     through its context, whatever its estimate said.
+//     clocks (see Run, and Inherit for the goroutines a charged goroutine starts): work that
+//     spends past the budget is stopped, within a few milliseconds, through its context, whatever
+//     its estimate said.
 //
 // CPU time, not elapsed time: a page that takes 2 CPU-s takes 20 s on a machine ten requests
 // share, and must still be read; a file built to decode forever must be stopped after its CPU

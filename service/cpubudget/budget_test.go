@@ -118,3 +118,65 @@ func TestRunWithoutBudget(t *testing.T) {
 		t.Errorf("used %v, err %v", used, err)
 	}
 }
+
+// TestNestedRunChargesOnce checks that a Run inside a Run on the same goroutine charges nothing
+// of its own (the enclosing Run charges that thread), while a Run on a goroutine of its own
+// charges its thread.
+func TestNestedRunChargesOnce(t *testing.T) {
+	b := New(time.Hour)
+	ctx := With(context.Background(), b)
+	var inner, other time.Duration
+	outer, err := Run(ctx, func(ctx context.Context) error {
+		if err := spin(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+		var err error
+		if inner, err = Run(ctx, func(ctx context.Context) error { return spin(ctx, 50*time.Millisecond) }); err != nil {
+			return err
+		}
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			other, err = Run(ctx, func(ctx context.Context) error { return spin(ctx, 50*time.Millisecond) })
+			done <- err
+		}()
+		return <-done
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner <= 0 || inner > outer {
+		t.Errorf("the nested Run measured %v inside %v", inner, outer)
+	}
+	// The outer Run's thread (its own work and the nested Run's) and the other goroutine's
+	// thread, each once.
+	if want := outer + other; b.Spent() != want {
+		t.Errorf("charged %v, want %v (outer %v, nested %v, other goroutine %v)", b.Spent(), want, outer, inner, other)
+	}
+}
+
+// TestInheritChargesHelpers checks that a goroutine started under a Run charges the Run's budget
+// through Inherit, and that outside any Run Inherit charges nothing.
+func TestInheritChargesHelpers(t *testing.T) {
+	b := New(time.Hour)
+	ctx := With(context.Background(), b)
+	var outer time.Duration
+	outer, err := Run(ctx, func(ctx context.Context) error {
+		charge := Inherit()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			charge(func() { _ = spin(context.Background(), 100*time.Millisecond) })
+		}()
+		<-done
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Run's own goroutine mostly waited; the helper's 100 ms were charged.
+	if helper := b.Spent() - outer; helper < 30*time.Millisecond {
+		t.Errorf("charged %v in all, %v for the Run itself: the helper's work was not charged", b.Spent(), outer)
+	}
+	Inherit()(func() { _ = spin(context.Background(), 10*time.Millisecond) }) // outside a Run: no budget, no panic
+}

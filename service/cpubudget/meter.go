@@ -7,6 +7,7 @@ import "time"
 // blocks (a channel, a lock, I/O) costs nothing while it waits; work on other goroutines is
 // not counted.
 type Meter struct {
+	tid   int // the thread's id; 0 where it is not known
 	clock func() time.Duration
 	start time.Duration
 }
@@ -14,8 +15,8 @@ type Meter struct {
 // StartMeter starts measuring the calling goroutine's CPU time. Stop must be called on the same
 // goroutine.
 func StartMeter() *Meter {
-	clock := lockThreadClock()
-	return &Meter{clock: clock, start: clock()}
+	tid, clock := lockThreadClock()
+	return &Meter{tid: tid, clock: clock, start: clock()}
 }
 
 // Used is the CPU time used since StartMeter.

@@ -19,6 +19,7 @@ import (
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/webp"
 
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/jpegdec"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/work"
@@ -191,9 +192,14 @@ func decodeAsync(ctx context.Context, data []byte, h Header, lease Lease) (Decod
 	go func() {
 		// The decode is a unit of work of its own (it runs on its own goroutine, which no
 		// caller's recovery reaches): a panic in it fails this image alone.
+		// Its CPU time is charged to the request's budget (cpubudget.Run), until it really ends:
+		// a decoder that looks at its context stops when the budget is spent.
 		var dec Decoded
 		err := work.Do(ctx, "image decode", func() (err error) {
-			dec, err = decodeChecked(ctx, data, h)
+			_, err = cpubudget.Run(ctx, func(ctx context.Context) (err error) {
+				dec, err = decodeChecked(ctx, data, h)
+				return err
+			})
 			return err
 		})
 		if err == nil && h.scratchBytes() >= memlimit.ReleaseScratch {

@@ -505,6 +505,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 		if c.declared >= 0 && c.n < c.declared {
 			c.err = ErrIncomplete
 		}
+	case err != nil && c.ctx.Err() != nil:
+		c.err = c.ctx.Err() // the read was stopped for ctx (see Read)
 	case err != nil:
 		c.err = readError(err)
 	}

@@ -33,9 +33,11 @@ var (
 	ErrTimeout = errors.New("intake: body not received in time")
 )
 
-// firstStep is the first buffer a body gets: most receipts fit in it, and a head alone commits
-// no more than this once its first bytes come.
-const firstStep = 256 << 10
+// firstStep is the first buffer a body gets: a client that has sent little holds little, so the
+// connections a server keeps open (512 by default) cannot take the bodies' budget by sending a
+// few bytes each (512 × 32 KiB is 16 MiB). A receipt's body grows to its size in a few doublings,
+// microseconds of copying beside its decode.
+const firstStep = 32 << 10
 
 // Body is a request body read whole, with the admission of its memory.
 type Body struct {
@@ -56,9 +58,11 @@ func (b *Body) Release() {
 }
 
 // Read reads a whole body from r: declared bytes, or, when declared is negative (a chunked
-// body), up to EOF. A body longer than limit is refused with ErrTooLarge before anything is read
+// body), up to EOF. It stops when ctx ends, between reads, or at once when the caller makes a
+// blocked read return then (a server moves its connection's read deadline): the read's error
+// is then reported as ctx's. A body longer than limit is refused with ErrTooLarge before anything is read
 // when its length is declared, otherwise when the limit is passed. The buffer grows by doubling,
-// from 256 KiB up to the declared length (or the limit), each growth admitted by budget (nil:
+// from 32 KiB up to the declared length (or the limit), each growth admitted by budget (nil:
 // none) before it is allocated. A budget must admit at least the limit (and a byte) for a
 // body of that size to be read.
 func Read(ctx context.Context, r io.Reader, declared, limit int64, budget Budget) (*Body, error) {
@@ -123,6 +127,9 @@ func Read(ctx context.Context, r io.Reader, declared, limit int64, budget Budget
 		}
 		if err != nil {
 			releaseAll()
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, ctxErr // the read was stopped for ctx (see Read)
+			}
 			return nil, readError(err)
 		}
 		if err := ctx.Err(); err != nil {

@@ -93,3 +93,49 @@ func TestHeldFollowsWhatArrived(t *testing.T) {
 		t.Errorf("300 KiB of a 20 MiB body held %d bytes at the peak", l.peak)
 	}
 }
+
+// TestSlowBodyHoldsLittle: a body announced at 20 MiB of which 9 KiB came (past what an HTTP
+// server reads before its handler runs) holds the first step, not a receipt's worth.
+func TestSlowBodyHoldsLittle(t *testing.T) {
+	l := &ledger{}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Read(context.Background(), pr, 20<<20, 20<<20, l)
+		done <- err
+	}()
+	pw.Write(make([]byte, 9<<10))
+	pw.CloseWithError(errors.New("client gone"))
+	if err := <-done; !errors.Is(err, ErrIncomplete) {
+		t.Fatalf("err %v", err)
+	}
+	if l.peak > 32<<10 {
+		t.Errorf("9 KiB of a 20 MiB body held %d KiB at the peak", l.peak>>10)
+	}
+}
+
+// TestReadStoppedForItsContext: a read blocked when ctx ends, which the caller makes return then
+// (a server moves its connection's deadline; here the pipe breaks), is ctx's error, not a body
+// cut short or a timeout; a form's too.
+func TestReadStoppedForItsContext(t *testing.T) {
+	for _, form := range []bool{false, true} {
+		pr, pw := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		context.AfterFunc(ctx, func() { pr.CloseWithError(errors.New("i/o timeout")) })
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			if form {
+				_, err = ReadForm(ctx, pr, 1<<20, "b", FormLimits{Body: 1 << 20, FileField: "file", Files: 1 << 20, MaxFiles: 1}, &ledger{})
+			} else {
+				_, err = Read(ctx, pr, 1<<20, 1<<20, &ledger{})
+			}
+			done <- err
+		}()
+		pw.Write([]byte("--b\r\n"))
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("form %v: err %v, want context.Canceled", form, err)
+		}
+	}
+}

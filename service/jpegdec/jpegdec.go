@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/work"
 )
 
@@ -560,25 +561,29 @@ func (d *decoder) decodeScan(pos int) (image.Image, image.Image, int, error) {
 	var (
 		wg      sync.WaitGroup
 		carrier work.Carrier
+		// The workers' CPU time is the decode's: charged to the budget it runs under.
+		charged = cpubudget.Inherit()
 	)
 	for range workers {
 		wg.Go(func() {
-			for c := range todo {
-				// A panic in a worker would end the process (no caller's recover reaches another
-				// goroutine), and a worker that died would leave the decoder waiting for its
-				// chunk forever. So each chunk is transformed under its own recovery, the chunk
-				// goes back to free whatever happened, and the first panic is raised again on
-				// the decoder's goroutine once the workers are gone (a bug here fails the unit
-				// of work that decodes, see package work).
-				func() {
-					defer carrier.Recover()
-					if testHookTransform != nil {
-						testHookTransform()
-					}
-					idct(c)
-				}()
-				free <- c
-			}
+			charged(func() {
+				for c := range todo {
+					// A panic in a worker would end the process (no caller's recover reaches another
+					// goroutine), and a worker that died would leave the decoder waiting for its
+					// chunk forever. So each chunk is transformed under its own recovery, the chunk
+					// goes back to free whatever happened, and the first panic is raised again on
+					// the decoder's goroutine once the workers are gone (a bug here fails the unit
+					// of work that decodes, see package work).
+					func() {
+						defer carrier.Recover()
+						if testHookTransform != nil {
+							testHookTransform()
+						}
+						idct(c)
+					}()
+					free <- c
+				}
+			})
 		})
 	}
 	// However this function ends (an error, or a panic on this goroutine that the caller

@@ -45,10 +45,10 @@ func New() *Metrics {
 			Name: "ocrgate_stage_duration_seconds", Help: "Time per request spent in each stage: decode, detection, classification, recognition, chat.", Buckets: latencyBuckets,
 		}, []string{"stage"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "ocrgate_jobs_in_flight", Help: "OCR jobs running now.",
+			Name: "ocrgate_jobs_in_flight", Help: "OCR jobs admitted now: running, or holding their admission for work their request gave up on but that has not stopped yet (a decode past its deadline).",
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "ocrgate_rejected_total", Help: "Requests refused before running, by reason (overloaded, too_costly, body_memory, chat_overloaded, unauthorized).",
+			Name: "ocrgate_rejected_total", Help: "Requests refused, by reason (overloaded, too_costly, body_memory, cpu_budget, chat_overloaded, unauthorized); cpu_budget counts requests, and entries of an images array, refused or stopped for their CPU budget.",
 		}, []string{"reason"}),
 		runtimeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocrgate_runtime_errors_total", Help: "Failed model-runtime or chat-model calls, by kind (unavailable, timeout, failed, chat).",
@@ -104,7 +104,8 @@ func (m *Metrics) Page(source string) {
 	m.pages.WithLabelValues(source).Inc()
 }
 
-// JobStarted and JobDone track OCR jobs in flight.
+// JobStarted and JobDone track OCR jobs in flight: from a job's admission to its release, which
+// work the request abandoned but cannot stop delays until that work ends.
 func (m *Metrics) JobStarted() {
 	if m == nil {
 		return

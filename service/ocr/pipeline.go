@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/ctc"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -392,10 +393,28 @@ type inferClock struct {
 	total  time.Duration
 }
 
-// clockedRuntime runs calls on Runtime and records them on clock.
+// clockedRuntime runs calls on Runtime and records them on clock. It also charges what a call
+// costs beyond the calling thread to the request's CPU budget (package cpubudget): the calling
+// thread is charged by the Run it works under; a model run on a pool of threads (ThreadReporter)
+// keeps the pool's other threads busy for about as long, which no meter of this process's
+// goroutines sees.
 type clockedRuntime struct {
 	Runtime
 	clock *inferClock
+}
+
+// inferCharged runs the call, and charges the pool's other threads: threads−1 times the CPU time
+// the calling thread spent in it.
+func (r clockedRuntime) inferCharged(ctx context.Context, m Model, in Tensor) (Tensor, error) {
+	tr, ok := r.Runtime.(ThreadReporter)
+	b := cpubudget.From(ctx)
+	if !ok || b == nil || tr.Threads(m) <= 1 {
+		return r.Runtime.Infer(ctx, m, in)
+	}
+	meter := cpubudget.StartMeter()
+	out, err := r.Runtime.Infer(ctx, m, in)
+	_ = b.Charge(time.Duration(tr.Threads(m)-1) * meter.Stop()) // past the budget: the Run watching stops the work
+	return out, err
 }
 
 func (r clockedRuntime) Infer(ctx context.Context, m Model, in Tensor) (Tensor, error) {
@@ -414,5 +433,5 @@ func (r clockedRuntime) Infer(ctx context.Context, m Model, in Tensor) (Tensor, 
 		}
 		c.mu.Unlock()
 	}()
-	return r.Runtime.Infer(ctx, m, in)
+	return r.inferCharged(ctx, m, in)
 }

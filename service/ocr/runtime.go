@@ -35,6 +35,15 @@ type Runtime interface {
 	Infer(ctx context.Context, m Model, in Tensor) (Tensor, error)
 }
 
+// ThreadReporter is a Runtime that runs a model in this process on a pool of threads: Threads is
+// how many threads a run of m keeps busy, the calling one included (1: the caller's alone, as for
+// a single-threaded session, or a model that runs in another process). The pipeline charges a
+// request's CPU budget for them (see clockedRuntime): the calling thread is measured, the pool's
+// others are charged the same share each, as the runtime splits a run's work evenly over them.
+type ThreadReporter interface {
+	Threads(m Model) int
+}
+
 var (
 	// ErrRuntimeUnavailable means the model runtime cannot serve right now (not started, not ready,
 	// unreachable). The request may succeed later.

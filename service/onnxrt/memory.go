@@ -21,3 +21,13 @@ func (r *Runtime) MemoryFigures() ocr.RuntimeMemory {
 	m.Reserved = r.arena == ArenaShared
 	return m
 }
+
+// Threads is how many threads a run of model m keeps busy (ocr.ThreadReporter): its session's
+// intra-op threads, the calling one included; 1 for a single-threaded session (the recognizer's
+// and the classifier's), whose run is all on the calling thread.
+func (r *Runtime) Threads(m ocr.Model) int {
+	if mod, ok := r.models[m]; ok {
+		return max(1, mod.threads)
+	}
+	return 1
+}

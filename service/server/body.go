@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -35,14 +36,17 @@ type heldBody interface {
 	Release()
 }
 
-// body reads the request's body, once, within MaxBodyBytes and the body memory budget. The
-// memory's admission is given back when the request ends (see observe).
-func (s *Server) body(c *fiber.Ctx) ([]byte, error) {
+// body reads the request's body, once, within MaxBodyBytes and the body memory budget, until
+// ctx ends (see interruptReads). The memory's admission is given back when the request ends (see
+// observe).
+func (s *Server) body(ctx context.Context, c *fiber.Ctx) ([]byte, error) {
 	if b, ok := c.Locals(ctxBody{}).(*intake.Body); ok {
 		return b.Data, nil
 	}
 	r, declared := bodyStream(c)
-	b, err := intake.Read(c.UserContext(), r, declared, int64(s.opt.MaxBodyBytes), s.bodyBudget())
+	stop := interruptReads(ctx, c)
+	b, err := intake.Read(ctx, r, declared, int64(s.opt.MaxBodyBytes), s.bodyBudget())
+	stop()
 	if err != nil {
 		return nil, s.bodyError(err)
 	}
@@ -52,19 +56,44 @@ func (s *Server) body(c *fiber.Ctx) ([]byte, error) {
 }
 
 // form reads the request's multipart/form-data body, once, within lim and the body memory
-// budget, as body does a body of another kind.
-func (s *Server) form(c *fiber.Ctx, boundary string, lim intake.FormLimits) (*intake.Form, error) {
+// budget, until ctx ends, as body does a body of another kind.
+func (s *Server) form(ctx context.Context, c *fiber.Ctx, boundary string, lim intake.FormLimits) (*intake.Form, error) {
 	if f, ok := c.Locals(ctxBody{}).(*intake.Form); ok {
 		return f, nil
 	}
 	r, declared := bodyStream(c)
-	f, err := intake.ReadForm(c.UserContext(), r, declared, boundary, lim, s.bodyBudget())
+	stop := interruptReads(ctx, c)
+	f, err := intake.ReadForm(ctx, r, declared, boundary, lim, s.bodyBudget())
+	stop()
 	if err != nil {
 		return nil, s.bodyError(err)
 	}
 	c.Locals(ctxBody{}, f)
 	s.watch(c)
 	return f, nil
+}
+
+// interruptReads makes a read of the request's connection that is blocked when ctx ends return
+// then, with an error, by moving the connection's read deadline to the past: a client that has
+// sent part of its body and waits must not keep its request (and a shutdown) waiting until the
+// read timeout, past the shutdown's grace. The request then fails with ctx's error (intake
+// reports it for the read error), and its connection, its body unread, is closed after the
+// answer (bodyDone). stop ends the arrangement; once it returns, the deadline is not touched.
+func interruptReads(ctx context.Context, c *fiber.Ctx) (stop func()) {
+	conn := c.Context().Conn()
+	if conn == nil {
+		return func() {}
+	}
+	moved := make(chan struct{})
+	cancel := context.AfterFunc(ctx, func() {
+		defer close(moved)
+		_ = conn.SetReadDeadline(time.Unix(1, 0)) // a read error is what ends the read
+	})
+	return func() {
+		if !cancel() {
+			<-moved // started: it is done before the caller touches the connection again
+		}
+	}
 }
 
 // bodyStream is what the request's body is read from, and its announced length (-1: chunked).

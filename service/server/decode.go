@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,8 +91,8 @@ func (r *apiRequest) notOne() error {
 }
 
 // readRequest reads the request for ep, whatever its body's kind. The cheap checks (media type,
-// query parameters) come before the body is read.
-func (s *Server) readRequest(c *fiber.Ctx, ep endpoint) (*apiRequest, error) {
+// query parameters) come before the body is read; the body's read stops when ctx ends.
+func (s *Server) readRequest(ctx context.Context, c *fiber.Ctx, ep endpoint) (*apiRequest, error) {
 	kind, boundary, err := mediaType(c.Get(fiber.HeaderContentType))
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func (s *Server) readRequest(c *fiber.Ctx, ep endpoint) (*apiRequest, error) {
 	}
 	switch kind {
 	case rawBody:
-		body, err := s.body(c)
+		body, err := s.body(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -117,9 +118,9 @@ func (s *Server) readRequest(c *fiber.Ctx, ep endpoint) (*apiRequest, error) {
 		req.read, req.template = flat.fields()
 		return req, nil
 	case formBody:
-		return s.readForm(c, ep, boundary, flat)
+		return s.readForm(ctx, c, ep, boundary, flat)
 	}
-	body, err := s.body(c)
+	body, err := s.body(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +265,7 @@ const (
 
 // readForm reads a multipart form for ep into the request, with the options in flat (from the
 // query) and in its fields.
-func (s *Server) readForm(c *fiber.Ctx, ep endpoint, boundary string, flat flatParams) (*apiRequest, error) {
+func (s *Server) readForm(ctx context.Context, c *fiber.Ctx, ep endpoint, boundary string, flat flatParams) (*apiRequest, error) {
 	schemaMax := int64(s.opt.SchemaLimits.MaxBytes)
 	if schemaMax <= 0 {
 		schemaMax = extract.DefaultMaxSchemaBytes
@@ -286,7 +287,7 @@ func (s *Server) readForm(c *fiber.Ctx, ep endpoint, boundary string, flat flatP
 	for _, name := range ep.params() {
 		lim.Fields[name] = maxFieldBytes
 	}
-	form, err := s.form(c, boundary, lim)
+	form, err := s.form(ctx, c, boundary, lim)
 	var tooLarge *intake.FieldTooLargeError
 	switch {
 	case errors.Is(err, intake.ErrUnknownField):

@@ -151,7 +151,8 @@ func TestErrorsNeverEchoTheRequest(t *testing.T) {
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
-// metricValue2 is a counter's value of the series of name with exactly these labels.
+// metricValue2 is a counter's (or a gauge's) value of the series of name with exactly these
+// labels.
 func metricValue2(t testing.TB, m *metrics.Metrics, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := m.Registry.Gather()
@@ -171,6 +172,9 @@ func metricValue2(t testing.TB, m *metrics.Metrics, name string, labels map[stri
 				if labels[l.GetName()] != l.GetValue() {
 					continue series
 				}
+			}
+			if g := s.GetGauge(); g != nil {
+				return g.GetValue()
 			}
 			return s.GetCounter().GetValue()
 		}

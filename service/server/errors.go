@@ -14,6 +14,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/extract"
@@ -100,6 +101,9 @@ func classify(err error) *apiError {
 		return ae
 	case errors.As(err, &wp):
 		return errInternal
+	case errors.Is(err, cpubudget.ErrExceeded):
+		// Built from the estimate or the CPU time used, and the limit: numbers only.
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "cpu_budget_exceeded", msg: err.Error()}
 	case errors.As(err, &fr):
 		return &apiError{status: fr.Status, code: fr.Code, msg: fr.Msg}
 	case errors.As(err, &nr):
@@ -192,6 +196,15 @@ func classify(err error) *apiError {
 	return errInternal
 }
 
+// countRefusal counts an answer that is a refusal only classify can tell: a request (or an entry
+// of an "images" array) over its CPU budget, whichever piece of its work found it out, is counted
+// in ocrgate_rejected_total{reason="cpu_budget"}.
+func (s *Server) countRefusal(ae *apiError) {
+	if ae.code == "cpu_budget_exceeded" {
+		s.rejected("cpu_budget")
+	}
+}
+
 // errInternal answers what has no other answer, a recovered panic (*work.Panic) among it: a
 // fixed message, the details in the log only.
 var errInternal = &apiError{status: fiber.StatusInternalServerError, code: "internal_error", msg: "internal error"}
@@ -236,6 +249,7 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 			err = errShuttingDown
 		}
 		ae := classify(err)
+		s.countRefusal(ae)
 		log := s.logger(c)
 		if ae.runtimeKind != "" {
 			s.metrics.RuntimeError(ae.runtimeKind)

@@ -53,21 +53,25 @@ const (
 // memory and slots that OCR requests wait for. Chat calls have their own gate.
 func (s *Server) ocrJSON(c *fiber.Ctx) error {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
+	ctx, cancel := s.requestContext(c)
 	defer cancel()
 	if s.extract == nil {
 		return extract.ErrNotConfigured
+	}
+	// As for /ocr: refused before the body is read when saturated, a place in the gate taken
+	// once the body is here.
+	if err := s.full(); err != nil {
+		return err
+	}
+	req, err := s.readRequest(ctx, c, extractEndpoint)
+	if err != nil {
+		return err
 	}
 	leave, err := s.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-
-	req, err := s.readRequest(c, extractEndpoint)
-	if err != nil {
-		return err
-	}
 	schema, err := s.requestSchema(req)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/server"
 )
 
@@ -148,6 +149,32 @@ func TestAbandonedDecodeKeepsItsAdmission(t *testing.T) {
 	}
 	t.Logf("504 after %v; the decoder ended %v after the request", took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	goleak.VerifyNone(t, running, fasthttpClock)
+}
+
+// TestAbandonedDecodeCountsInFlight: a decode abandoned at its request's deadline is a job in
+// flight (ocrgate_jobs_in_flight) for as long as it runs and holds its admission, and is counted
+// no longer once it ends.
+func TestAbandonedDecodeCountsInFlight(t *testing.T) {
+	gate := admission.New(admission.Options{Budget: 2 << 30, MaxRunning: 2, MaxQueue: 4, MaxWait: 10 * time.Second})
+	m := metrics.New()
+	app := newApp(t, server.Options{Gate: gate, Metrics: m, RequestTimeout: 300 * time.Millisecond}, nil)
+	inFlight := func() float64 { return metricValue2(t, m, "ocrgate_jobs_in_flight", nil) }
+	code, body := call(t, app, imageRequest(hostile.ScanBomb(6000, 6000, 60)))
+	checkJSONError(t, code, body, 504, "timeout")
+	if gate.Stats().Used == 0 {
+		t.Fatal("the decode ended before the deadline: nothing to see")
+	}
+	if n := inFlight(); n != 1 {
+		t.Errorf("ocrgate_jobs_in_flight = %v while the abandoned decode runs, want 1", n)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); gate.Stats().Used != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the admission never came back")
+		}
+	}
+	if n := inFlight(); n != 0 {
+		t.Errorf("ocrgate_jobs_in_flight = %v once the decode has ended, want 0", n)
+	}
 }
 
 // TestRefusedBeforeParsing: when as many requests are inside as the gate can run and queue, a

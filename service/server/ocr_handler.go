@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -23,22 +25,23 @@ import (
 // file part), or each of several ("images", or several file parts).
 func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	start := time.Now()
-	// fasthttp does not cancel a request's context when the client goes away, so every request
-	// carries its own deadline into the model calls: RequestTimeout for an image, more for a
-	// document that OCRs many pages (see document.Reader.Deadline), never more than the longest.
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
+	ctx, cancel := s.requestContext(c)
 	defer cancel()
-	// The cheap refusal comes first: a saturated service answers 429 without parsing JSON and
-	// decoding megabytes of base64 it would then have to drop.
+	// The cheap refusal comes first: a saturated service answers 429 without receiving the body,
+	// parsing JSON and decoding megabytes of base64 it would then have to drop. The request
+	// takes its place in the gate once its body is here (see full).
+	if err := s.full(); err != nil {
+		return err
+	}
+	req, err := s.readRequest(ctx, c, ocrEndpoint)
+	if err != nil {
+		return err
+	}
 	leave, err := s.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-	req, err := s.readRequest(c, ocrEndpoint)
-	if err != nil {
-		return err
-	}
 	r, err := s.newReading(req.read)
 	if err != nil {
 		return err
@@ -162,10 +165,12 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 }
 
 // admitImage checks the image's header, works out what the request will hold in memory, refuses
-// it (413) when that is more than one request may cost, and otherwise waits for the gate to admit
-// that much. The admission is returned as a lease, which the pipeline hands to work the request
-// abandons at its deadline but cannot stop (a decoder), so that it keeps the admission until that
-// work really ends; release is the request's own end of it.
+// it (413) when that is more than one request may cost, or when the CPU time the image is
+// estimated to take (Recognizer.CPUCost) does not fit what is left of the request's CPU budget
+// (413 cpu_budget_exceeded), and otherwise waits for the gate to admit that much memory. The
+// admission is returned as a lease, which the pipeline hands to work the request abandons at its
+// deadline but cannot stop (a decoder), so that it keeps the admission until that work really
+// ends; release is the request's own end of it.
 //
 // The cost is the image's bytes (decoded from base64, or the body itself), what else the request
 // holds (held) and what the pipeline holds for this image at its peak (ocr.Options.Cost). The
@@ -180,6 +185,9 @@ func (r *reading) admitImage(ctx context.Context, img []byte) (imaging.Header, *
 	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
 		r.s.rejected("too_costly")
 		return imaging.Header{}, nil, nil, tooCostly(h, cost, max)
+	}
+	if err := cpubudget.From(ctx).Plan(r.rec.CPUCost(h)); err != nil {
+		return imaging.Header{}, nil, nil, err
 	}
 	release, err := r.adm.Admit(ctx, cost)
 	if err != nil {
@@ -198,7 +206,24 @@ type requestAdmission struct {
 	admitted atomic.Bool
 }
 
+// Admit admits one job of the request (see requestAdmission). A job counts in
+// ocrgate_jobs_in_flight from its admission until its release: work the request
+// has abandoned but cannot stop (a decode holding the job's lease, see admitImage) keeps the job
+// admitted, and counted, until it really ends.
 func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error) {
+	release, err := a.admit(ctx, cost)
+	if err != nil {
+		return nil, err
+	}
+	m := a.s.metrics
+	m.JobStarted()
+	return sync.OnceFunc(func() {
+		m.JobDone()
+		release()
+	}), nil
+}
+
+func (a *requestAdmission) admit(ctx context.Context, cost int64) (func(), error) {
 	g := a.s.opt.Gate
 	if g == nil {
 		return func() {}, nil
@@ -218,11 +243,10 @@ func (a *requestAdmission) Admit(ctx context.Context, cost int64) (func(), error
 }
 
 // runOCR runs one OCR job on the image whose header admission read, admitted under lease, and
-// records its stage metrics.
+// records its stage metrics. The job's CPU time is charged to the request's budget as it runs
+// (see charged).
 func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, h imaging.Header, lease *admission.Lease) (*ocr.Result, error) {
-	s.metrics.JobStarted()
-	defer s.metrics.JobDone()
-	res, err := rec.RunAdmitted(ctx, img, h, lease)
+	res, err := charged(ctx, func(ctx context.Context) (*ocr.Result, error) { return rec.RunAdmitted(ctx, img, h, lease) })
 	if err != nil {
 		return nil, err
 	}
@@ -230,17 +254,34 @@ func (s *Server) runOCR(ctx context.Context, rec Recognizer, img []byte, h imagi
 	return res, nil
 }
 
+// charged runs an OCR job on the calling goroutine under the request's CPU budget
+// (cpubudget.Run): what this goroutine's thread spends is charged as it is spent, and the job is
+// stopped once the budget is used up. The goroutines the job starts charge the same budget: the
+// decode under a Run of its own (imaging), the recognizer's batches, whose single-threaded model
+// runs are the bulk of an image's CPU, and every loop spread over the cores through package work
+// or the JPEG decoder's workers (cpubudget.Inherit); the detector's ONNX Runtime threads are
+// charged from the calling thread's share (ocr.ThreadReporter).
+func charged(ctx context.Context, job func(ctx context.Context) (*ocr.Result, error)) (*ocr.Result, error) {
+	var res *ocr.Result
+	_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
+		res, err = job(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
 // meteredPipeline is the request's pipeline as the document reader runs it on document pages, with the same
-// job and stage metrics as an image's run.
+// stage metrics as an image's run (its jobs are counted by their admission: see Admit).
 type meteredPipeline struct {
 	Recognizer
 	s *Server
 }
 
 func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error) {
-	m.s.metrics.JobStarted()
-	defer m.s.metrics.JobDone()
-	res, err := m.Recognizer.RunImage(ctx, dec)
+	res, err := charged(ctx, func(ctx context.Context) (*ocr.Result, error) { return m.Recognizer.RunImage(ctx, dec) })
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +353,7 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 // have been alone, with its status.
 func (s *Server) itemError(log *slog.Logger, err error) api.ItemError {
 	ae := classify(err)
+	s.countRefusal(ae)
 	if ae.runtimeKind != "" {
 		s.metrics.RuntimeError(ae.runtimeKind)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/framing"
@@ -29,13 +30,14 @@ import (
 )
 
 // Recognizer is what the HTTP layer needs from the OCR pipeline: the header check and the memory
-// cost of an image before any work, then the work, on an image or on a rendered document page;
-// and, for a request that sends its own options, a pipeline that runs with them.
+// and CPU costs of an image before any work, then the work, on an image or on a rendered document
+// page; and, for a request that sends its own options, a pipeline that runs with them.
 type Recognizer interface {
 	// Inspect reads an image's header (a TIFF's directories, walked once a request); Cost prices
 	// it, and RunAdmitted decodes the image from it, under the admission the cost bought.
 	Inspect(ctx context.Context, image []byte) (imaging.Header, error)
 	Cost(h imaging.Header) int64
+	CPUCost(h imaging.Header) time.Duration
 	RunAdmitted(ctx context.Context, image []byte, h imaging.Header, lease imaging.Lease) (*ocr.Result, error)
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
 	Options() ocr.Options
@@ -63,6 +65,10 @@ type Options struct {
 	// MaxRequestCost is the largest memory cost, in bytes, of one request; a larger one is
 	// refused with 413 before any work (0: no limit).
 	MaxRequestCost int64
+	// MaxRequestCPU is the CPU time one /ocr or /ocr-json request may use (0: no limit): its
+	// context carries a cpubudget.Budget of that much, which its work is planned against before
+	// it starts and charged as it runs (413 cpu_budget_exceeded beyond).
+	MaxRequestCPU time.Duration
 	// ChatGate bounds the /ocr-json chat calls in flight and waiting; nil admits everything.
 	ChatGate *admission.Gate
 	// Metrics receives request and stage metrics and is served on /metrics; nil for none.
@@ -251,7 +257,32 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 // readinessTimeout bounds one readiness check: probes are frequent and must answer quickly.
 const readinessTimeout = 2 * time.Second
 
-// enter is the gate's cheap check before a request's cost is known (a no-op without a gate).
+// full is the cheap refusal of a saturated service, made before a request's body is read (nil
+// without a gate): a service that has as many requests inside as it can run and queue answers
+// 429 before it receives a body it would refuse anyway. It takes no place in the gate: a request
+// takes one (enter) only once its body has arrived, so a client that sends its body slowly holds
+// a connection and what it has sent (OCRGATE_MAX_CONNECTIONS, OCRGATE_BODY_MEMORY), never a place
+// a request ready to run could have.
+func (s *Server) full() error {
+	if s.opt.Gate == nil || !s.opt.Gate.Full() {
+		return nil
+	}
+	s.rejected("overloaded")
+	return admission.ErrOverloaded
+}
+
+// requestContext is the context an /ocr or /ocr-json request works under: its client's (see
+// observe) with the longest deadline a request may have (fasthttp does not cancel a request's
+// context when the client goes away, so every request carries its own deadline into the model
+// calls; an image's is RequestTimeout, a document's more, see document.Reader.Deadline), and its
+// CPU budget (MaxRequestCPU), which every piece of its work, down to a decoder, finds there.
+func (s *Server) requestContext(c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.longestRequest())
+	return cpubudget.With(ctx, cpubudget.New(s.opt.MaxRequestCPU)), cancel
+}
+
+// enter is the gate's cheap check once a request's body has arrived, before its cost is known (a
+// no-op without a gate).
 func (s *Server) enter() (leave func(), err error) {
 	if s.opt.Gate == nil {
 		return func() {}, nil

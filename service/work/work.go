@@ -7,6 +7,9 @@
 // bug that a fuzzer finds tomorrow costs one unit of one request, not the process and every
 // request in flight with it.
 //
+// The goroutines this package starts charge their CPU time to the budget their caller charges
+// (cpubudget.Inherit): a request's work spread over cores costs its CPU budget as it would on one.
+//
 // Work spread over cores inside one unit (the rows of an image, the crops of a page) runs through
 // Range and Spread. Their goroutines recover their own panics and hand the first one back to the
 // caller's goroutine, which raises it again once every goroutine has stopped: the unit's own Do
@@ -21,6 +24,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 )
 
 // Panic is the error of a unit of work that panicked. Error names the unit only; Value and Stack
@@ -149,6 +154,7 @@ func Each(ctx context.Context, n, limit int, unit string, fn func(ctx context.Co
 // callers wrap it in Do).
 func run(ctx context.Context, n, limit int, unit func(i int)) (started int) {
 	limit = max(1, limit)
+	charged := cpubudget.Inherit()
 	slots := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -167,7 +173,7 @@ func run(ctx context.Context, n, limit int, unit func(i int)) (started int) {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			unit(i)
+			charged(func() { unit(i) })
 		})
 	}
 	return n
@@ -235,14 +241,15 @@ func Range(n, minPer, maxWorkers int, fn func(lo, hi int)) {
 		return
 	}
 	var (
-		wg sync.WaitGroup
-		c  Carrier
+		wg      sync.WaitGroup
+		c       Carrier
+		charged = cpubudget.Inherit()
 	)
 	for i := range workers {
 		lo, hi := n*i/workers, n*(i+1)/workers
 		wg.Go(func() {
 			defer c.Recover()
-			fn(lo, hi)
+			charged(func() { fn(lo, hi) })
 		})
 	}
 	wg.Wait()
@@ -261,20 +268,23 @@ func Spread(n, maxWorkers int, fn func(i int)) {
 		return
 	}
 	var (
-		wg   sync.WaitGroup
-		next atomic.Int64
-		c    Carrier
+		wg      sync.WaitGroup
+		next    atomic.Int64
+		c       Carrier
+		charged = cpubudget.Inherit()
 	)
 	for range workers {
 		wg.Go(func() {
 			defer c.Recover()
-			for !c.Panicked() {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
+			charged(func() {
+				for !c.Panicked() {
+					i := int(next.Add(1) - 1)
+					if i >= n {
+						return
+					}
+					fn(i)
 				}
-				fn(i)
-			}
+			})
 		})
 	}
 	wg.Wait()
