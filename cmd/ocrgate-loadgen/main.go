@@ -11,6 +11,8 @@
 //	go run ./cmd/ocrgate-loadgen -c 1 -n 1000 -checkpoint 100 # soak: RSS after 100 and after 1000
 //	go run ./cmd/ocrgate-loadgen -c 4 -n 300 -mix hostile     # every fourth request a hostile file
 //	go run ./cmd/ocrgate-loadgen -c 4 -n 300 -mix http        # receipts while the connections are attacked
+//	go run ./cmd/ocrgate-loadgen -c 8 -d 10m -mix soak -faults 'recognizer batch=40' -bin bin/ocrgate-faults
+//	                                                          # both at once, with panics injected
 //
 // With -mix hostile every fourth request is one of the uploads that once took the service past
 // its memory or its deadline (built by internal/hostile, no downloads): a JPEG frame larger than
@@ -52,14 +54,15 @@ func main() {
 	checkpoint := flag.Int("checkpoint", 0, "also report the service's RSS after this many requests")
 	timeout := flag.Duration("timeout", 60*time.Second, "client timeout per request")
 	flag.BoolVar(&hammer, "hammer", false, "retry refused requests at once instead of honouring Retry-After")
-	mix := flag.String("mix", "receipts", "what to send: receipts (the dataset's images), hostile (every fourth request a hostile file) or http (receipts while heads without bodies, hang-ups, slow bodies and multipart floods attack the connections)")
+	mix := flag.String("mix", "receipts", "what to send: receipts (the dataset's images), hostile (every fourth request a hostile file), http (receipts while heads without bodies, hang-ups, slow bodies and multipart floods attack the connections) or soak (hostile and http at once)")
+	flag.StringVar(&faults, "faults", "", "OCRGATE_FAULTS for the service: panic every Nth unit of the kinds named, \"unit=N,unit=N\" (the binary must be built with -tags faults, e.g. make soak-mixed)")
 	flag.Parse()
-	if *mix != "receipts" && *mix != "hostile" && *mix != "http" {
-		fmt.Fprintln(os.Stderr, "loadgen: -mix must be receipts, hostile or http")
+	if *mix != "receipts" && *mix != "hostile" && *mix != "http" && *mix != "soak" {
+		fmt.Fprintln(os.Stderr, "loadgen: -mix must be receipts, hostile, http or soak")
 		os.Exit(2)
 	}
-	hostileMix = *mix == "hostile"
-	httpMix = *mix == "http"
+	hostileMix = *mix == "hostile" || *mix == "soak"
+	httpMix = *mix == "http" || *mix == "soak"
 	if err := run(*bin, *dataset, *clients, *duration, *total, *checkpoint, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -75,8 +78,12 @@ var hostileMix bool
 // httpMix runs the HTTP attacks (attackHTTP) beside the clients.
 var httpMix bool
 
+// faults is OCRGATE_FAULTS for the service (see cmd/ocrgate/faults.go).
+var faults string
+
 type sample struct {
 	status  int
+	code    string // the error's code, for a 5xx
 	took    time.Duration
 	hostile string // the hostile file's name; "" for a receipt
 }
@@ -129,6 +136,9 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	}
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "OCRGATE_ADDR="+addr, "OCRGATE_LOG_LEVEL=warn")
+	if faults != "" {
+		cmd.Env = append(cmd.Env, "OCRGATE_FAULTS="+faults)
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
@@ -189,9 +199,14 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 					mu.Unlock()
 					continue
 				}
+				s.status = resp.StatusCode
+				if s.status >= 500 {
+					var e struct{ Code string }
+					_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&e) // the code is what is reported; a body that is not JSON has none
+					s.code = e.Code
+				}
 				_, _ = io.Copy(io.Discard, resp.Body) // drained for the connection's reuse; the status is what counts
 				_ = resp.Body.Close()
-				s.status = resp.StatusCode
 				if s.status == http.StatusTooManyRequests && !hammer {
 					// A well-behaved client waits as told (bounded, and never past the run).
 					if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
@@ -215,6 +230,7 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	attacks.Wait()
 	elapsed := time.Since(start)
 	rssEnd, hwm := rss(cmd.Process.Pid, "VmRSS"), rss(cmd.Process.Pid, "VmHWM")
+	panics, budget := metric(base, "ocrgate_panics_total"), metric(base, "ocrgate_memory_budget_bytes")
 	if httpMix {
 		// What the attacks left behind, once the service has closed their connections and
 		// fasthttp's idle workers (kept 10 s) have gone: polled for up to 30 s.
@@ -255,6 +271,8 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	if hostileMix {
 		reportHostile(samples)
 	}
+	reportServerErrors(samples, panics)
+	fmt.Printf("memory budget of the admitted requests %s\n", mib(int64(budget)))
 	if checkpoint > 0 && atCheck > 0 {
 		fmt.Printf("RSS after %d requests %s, after %d %s (%+.1f%%)\n", checkpoint, mib(atCheck), len(samples), mib(rssEnd),
 			100*(float64(rssEnd)/float64(atCheck)-1))
@@ -326,6 +344,46 @@ func reportHostile(samples []sample) {
 		sort.Strings(parts)
 		fmt.Printf("  %-28s %s, slowest %s\n", k, strings.Join(parts, " "), st.max.Round(time.Millisecond))
 	}
+}
+
+// reportServerErrors splits the 5xx answers: 500 internal_error (a unit of work that panicked;
+// with -faults, the injected panics the service counted in ocrgate_panics_total) and any other.
+func reportServerErrors(samples []sample, panics float64) {
+	internal, other := 0, map[string]int{}
+	for _, s := range samples {
+		switch {
+		case s.status < 500:
+		case s.status == 500 && s.code == "internal_error":
+			internal++
+		default:
+			other[fmt.Sprintf("%d %s", s.status, s.code)]++
+		}
+	}
+	fmt.Printf("5xx: %d × 500 internal_error (the service counted %.0f panics), other 5xx: %v\n", internal, panics, other)
+}
+
+// metric sums the samples of a metric on the service's /metrics (every label set), -1 when it
+// cannot be read.
+func metric(base, name string) float64 {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, _ := io.ReadAll(resp.Body)
+	sum := 0.0
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		if i := strings.LastIndexByte(rest, ' '); i >= 0 {
+			if v, err := strconv.ParseFloat(rest[i+1:], 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
 }
 
 // attackCounts counts the HTTP attacks made.

@@ -249,6 +249,11 @@ func serve(cfg config.Config, log *slog.Logger) error {
 	return serveUntil(ctx, cfg, log, nil)
 }
 
+// faultContext is what the service's requests' contexts derive from before the shutdown's cancel:
+// the background, unchanged. A binary built with the faults tag (faults.go) injects panics through
+// it, for the soak that checks a panic costs one unit of one request and nothing more.
+var faultContext = func(ctx context.Context) context.Context { return ctx }
+
 // serveUntil serves until ctx ends (SIGTERM, for serve), then shuts down within
 // cfg.ShutdownTimeout: the requests in flight finish, or are canceled (503 shutting_down) in time
 // to answer before it ends. listening, when not nil, is told the address once the service
@@ -256,7 +261,7 @@ func serve(cfg config.Config, log *slog.Logger) error {
 func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listening func(net.Addr)) error {
 	log.Info("starting ocrgate", "version", server.Version, "config", cfg)
 	// Every request's context derives from work; the shutdown cancels it.
-	work, cancelWork := context.WithCancelCause(context.Background())
+	work, cancelWork := context.WithCancelCause(faultContext(context.Background()))
 	defer cancelWork(nil)
 	app, eng, err := assemble(work, cfg, log)
 	if err != nil {
