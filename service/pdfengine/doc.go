@@ -19,6 +19,8 @@ import (
 	"github.com/klippa-app/go-pdfium/requests"
 	"github.com/klippa-app/go-pdfium/structs"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 )
 
 // maxReopens is how many times a document is opened again on a fresh instance after a page made
@@ -194,9 +196,14 @@ func (d *Doc) do(ctx context.Context, fn func(inst pdfium.Pdfium) error) error {
 }
 
 // call runs fn with the instance, killing the instance if ctx ends while fn runs, or when fn
-// has used more than the document's CPU limit (wazero then stops the running call), and turning
-// panics into ErrEngine. d.mu must be held.
+// has used more than the document's CPU limit or the CPU budget ctx carries (wazero then stops
+// the running call), and turning panics into ErrEngine. The CPU time fn uses is charged to that
+// budget; a budget already spent refuses the call before it starts. d.mu must be held.
 func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err error) {
+	budget := cpubudget.From(ctx)
+	if budget != nil && budget.Left() <= 0 {
+		return &cpubudget.Error{Need: budget.Spent(), Limit: budget.Limit(), Spent: true}
+	}
 	inst := d.inst
 	var once sync.Once
 	kill := func() { once.Do(func() { _ = safely(func() error { return inst.Kill() }) }) }
@@ -205,12 +212,12 @@ func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err 
 		defer close(killed)
 		kill()
 	})
-	cpu := watchCPU(d.cpu, kill)
+	cpu := watchCPU(d.cpu, budget, kill)
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: panic: %v", ErrEngine, r)
 		}
-		over, used := cpu.end()
+		over, used, spent, stopped := cpu.end()
 		if !stop() {
 			// The context ended during the call: the instance is gone, whatever fn returned.
 			<-killed
@@ -218,7 +225,14 @@ func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err 
 			err = ctx.Err()
 			return
 		}
-		if over {
+		switch {
+		case spent != nil:
+			// Out of the request's CPU time: what the call did is not wanted any more.
+			if stopped {
+				d.inst = nil
+			}
+			err = spent
+		case over:
 			d.inst = nil
 			err = &CPUError{Used: used, Limit: d.cpu}
 		}

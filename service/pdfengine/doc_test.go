@@ -2,6 +2,7 @@ package pdfengine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 )
 
 var (
@@ -77,4 +79,50 @@ func TestHandlesBounded(t *testing.T) {
 	if want := pages * objects / (maxHandles + objects); d.Renewals() < want {
 		t.Errorf("%d renewals, want at least %d", d.Renewals(), want)
 	}
+}
+
+// TestOperationsChargeTheBudget: an engine operation charges the CPU time it uses to the budget
+// its context carries, is stopped when that runs out before its own limit does (with the
+// budget's error, not as a page too complex to draw), and is refused once nothing is left.
+func TestOperationsChargeTheBudget(t *testing.T) {
+	e := testEngine(t)
+	t.Run("charged", func(t *testing.T) {
+		b := cpubudget.New(time.Hour)
+		ctx := cpubudget.With(t.Context(), b)
+		d, err := e.Open(ctx, hostile.PDFManyObjects(1, 2_000), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = d.Close() }()
+		opened := b.Spent()
+		if _, err := d.Inspect(ctx, 0, InspectLimits{}); err != nil {
+			t.Fatal(err)
+		}
+		if opened <= 0 || b.Spent() <= opened {
+			t.Errorf("spent %v opening, %v after reading a page of 2 000 objects", opened, b.Spent())
+		}
+	})
+	t.Run("stopped at the budget", func(t *testing.T) {
+		const budget = 300 * time.Millisecond
+		b := cpubudget.New(budget)
+		ctx := cpubudget.With(t.Context(), b)
+		d, err := e.Open(ctx, hostile.PDFEndlessPage(400_000), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = d.Close() }()
+		_, err = d.Render(ctx, 0, 595, 842)
+		var ce *cpubudget.Error
+		if !errors.As(err, &ce) || !ce.Spent || errors.Is(err, ErrTooComplex) {
+			t.Fatalf("render past the budget: %v", err)
+		}
+		// Stopped within a few of the watch's checks after the budget ran out, however busy the
+		// machine: CPU time.
+		if b.Spent() < budget || b.Spent() > budget+2*time.Second {
+			t.Errorf("spent %v of a %v budget", b.Spent(), budget)
+		}
+		if _, _, err := d.PageSize(ctx, 0); !errors.As(err, &ce) {
+			t.Errorf("an operation after the budget ran out: %v", err)
+		}
+	})
 }
