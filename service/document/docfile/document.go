@@ -32,6 +32,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/pdfengine"
 	"github.com/ocrgate/ocrgate/service/tiffdec"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // The errors this package wraps. Each has one meaning for the caller; the wrapping error carries a
@@ -516,7 +517,11 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64, lease ima
 		return imaging.Decoded{}, err
 	}
 	if d.format == FormatTIFF {
-		img, err := d.tiff.Decode(ctx, &d.tiff.Pages[p.Number-1])
+		var img image.Image
+		err := work.Do(ctx, "tiff decode", func() (err error) { img, err = d.tiff.Decode(ctx, &d.tiff.Pages[p.Number-1]); return err })
+		if wp := (*work.Panic)(nil); errors.As(err, &wp) {
+			return imaging.Decoded{}, wp // a decoder's bug, this page's failure: not the file's fault
+		}
 		if err != nil {
 			return imaging.Decoded{}, tiffError(err, d.lim.MaxDocumentPages)
 		}

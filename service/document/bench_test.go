@@ -1,0 +1,71 @@
+package document_test
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
+	"github.com/ocrgate/ocrgate/service/document"
+)
+
+// BenchmarkSurvey surveys the documents of internal/hostile's survey set, with ocrtest's stand-in
+// models (a text layer's probes are charged at the recognizer's estimate, recognizerCPU), and
+// reports the CPU time a page costs the request's budget (the survey's thread and its probes),
+// and the most the live heap grew, sampled after a collection every 50 ms, while it ran.
+//
+//	go test -run x -bench Survey -benchtime 1x ./service/document/
+func BenchmarkSurvey(b *testing.B) {
+	for _, tt := range []struct {
+		name  string
+		pages int
+		data  []byte
+		check int
+	}{
+		{"one line a page", 200, hostile.PDFTextBook(200, 1), 0},
+		{"40 lines a page", 200, hostile.PDFTextBook(200, 40), 0},
+		{"40 lines a page, checked", 200, hostile.PDFTextBook(200, 40), 4},
+		{"12 lines a page in fonts of its own, checked", 100, hostile.PDFNewFonts(100, 4, 12), 4},
+		{"a 200 000-rectangle form a page", 10, hostile.PDFFormPages(10, 200_000), 0},
+		{"20 000 objects a page", 200, hostile.PDFManyObjects(200, 20_000), 0},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			cfg := config()
+			cfg.LayerCheck = tt.check
+			r := document.New(longDocs(b), cfg)
+			var spent time.Duration
+			var grown int64
+			for b.Loop() {
+				base := liveHeap()
+				var peak atomic.Int64
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(50 * time.Millisecond):
+						}
+						if h := liveHeap() - base; h > peak.Load() {
+							peak.Store(h)
+						}
+					}
+				})
+				budget := cpubudget.New(time.Hour)
+				_, err := r.Read(cpubudget.With(b.Context(), budget), pipeline(b), &recorder{}, document.Request{Data: tt.data, Start: time.Now(), Timeout: time.Hour})
+				close(stop)
+				wg.Wait()
+				if err != nil {
+					b.Fatal(err)
+				}
+				spent += budget.Spent()
+				grown = max(grown, peak.Load())
+			}
+			b.ReportMetric(float64(spent.Microseconds())/1e3/float64(b.N*tt.pages), "CPU-ms/page")
+			b.ReportMetric(float64(grown)/(1<<20), "MiB-heap-grown")
+		})
+	}
+}
