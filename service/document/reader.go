@@ -251,8 +251,11 @@ func (e *CostError) Is(target error) bool { return target == docfile.ErrTooLarge
 // came. It matches docfile.ErrUnavailable; retrying shortly helps.
 var ErrEngineStarting = fmt.Errorf("%w: the PDF engine is still starting", docfile.ErrUnavailable)
 
-// surveyBytes bounds the Go memory of the survey beyond the engine: a page's facts (at most
-// 100 000 characters of text layer, under 100 bytes each), and the text-layer pages read so far.
+// surveyBytes bounds the Go memory of the survey beyond the engine, whatever its page count: a
+// page's facts (at most 100 000 characters of text layer, under 100 bytes each) and the engine's
+// page-object handles (pdfengine keeps at most 32 768 of them, about 4 MiB, before it moves the
+// document to a fresh instance, plus what one page's facts take: 20 000 objects and 100 000
+// characters at most). The text-layer pages read are the answer's, charged as it grows (Budget).
 const surveyBytes = 32 << 20
 
 // Deadline is the deadline of a document that reads pages pages and OCRs ocrPages of them: the
