@@ -111,7 +111,10 @@ func (r *Reader) survey(ctx context.Context, p Pipeline, adm Admitter, format do
 		if err := ended(ctx); err != nil {
 			return nil, nil, nil, err
 		}
-		// Another document of the request may have used up the answer already.
+		// Another document of the request may have used up its CPU time or its answer already.
+		if err := s.cpu.Charge(0); err != nil {
+			return nil, nil, nil, err
+		}
 		if err := req.Budget.Exceeded(); err != nil {
 			return nil, nil, nil, err
 		}
