@@ -9,14 +9,16 @@ import (
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/memlimit"
 )
 
 // BenchmarkSurvey surveys the documents of internal/hostile's survey set (the survey alone: no
 // page is OCR'd), with ocrtest's stand-in models (a text layer's probes are charged at the
 // recognizer's estimate, recognizerCPU; the stand-in disagrees with every probe, so a checked
 // document is probed on every page, as one in fonts of its own for every page is), and reports
-// the CPU time a page costs the request's budget (the survey's thread and its probes) and the
-// most the live heap grew, sampled after a collection every 50 ms, while it ran.
+// the CPU time a page costs the request's budget (the survey's thread and its probes), and the
+// most the live heap (after a collection) and the process's resident memory grew over where they
+// were when it started, sampled every 50 ms while it ran.
 //
 //	go test -run x -bench Survey -benchtime 1x ./service/document/
 func BenchmarkSurvey(b *testing.B) {
@@ -38,10 +40,10 @@ func BenchmarkSurvey(b *testing.B) {
 			cfg.LayerCheck = tt.check
 			r := document.New(longDocs(b), cfg)
 			var spent time.Duration
-			var grown int64
+			var grown, rssGrown int64
 			for b.Loop() {
-				base := liveHeap()
-				var peak atomic.Int64
+				base, rss := liveHeap(), memlimit.RSS()
+				var peak, rssPeak atomic.Int64
 				stop := make(chan struct{})
 				var wg sync.WaitGroup
 				wg.Go(func() {
@@ -54,6 +56,9 @@ func BenchmarkSurvey(b *testing.B) {
 						if h := liveHeap() - base; h > peak.Load() {
 							peak.Store(h)
 						}
+						if r := memlimit.RSS() - rss; r > rssPeak.Load() {
+							rssPeak.Store(r)
+						}
 					}
 				})
 				budget := cpubudget.New(time.Hour)
@@ -65,10 +70,11 @@ func BenchmarkSurvey(b *testing.B) {
 				}
 				_ = pl.Close()
 				spent += budget.Spent()
-				grown = max(grown, peak.Load())
+				grown, rssGrown = max(grown, peak.Load()), max(rssGrown, rssPeak.Load())
 			}
 			b.ReportMetric(float64(spent.Microseconds())/1e3/float64(b.N*tt.pages), "CPU-ms/page")
 			b.ReportMetric(float64(grown)/(1<<20), "MiB-heap-grown")
+			b.ReportMetric(float64(rssGrown)/(1<<20), "MiB-RSS-grown")
 		})
 	}
 }
