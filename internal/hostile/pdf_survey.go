@@ -64,7 +64,7 @@ func PDFTextBook(pages, lines int) []byte {
 // PDFNewFonts is a PDF of pages pages of lines lines of text, each page drawn in fonts fonts that
 // no other page uses (the standard Helvetica, under a name of its own per page and font, as a
 // subset's tag makes a name): a text layer is checked font by font, so every page is probed by
-// OCR, where a book pays for its first page only.
+// OCR, where a book pays for its first page only. 2 000 pages of 4 fonts and 12 lines are 1.3 MB.
 func PDFNewFonts(pages, fonts, lines int) []byte {
 	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", ""}
 	var kids []string
@@ -100,7 +100,8 @@ func subsetTag(n int) string {
 
 // PDFFormPages is a PDF of pages pages, each a few lines of text over one form XObject of rects
 // filled rectangles: every page parses the whole form again, and drawing it (the survey draws a
-// page at 72 dpi to see which text is visible) fills every rectangle. A few kilobytes.
+// page at 72 dpi to see which text is visible) fills every rectangle. 2 000 pages of 200 000
+// rectangles are 490 KB.
 func PDFFormPages(pages, rects int) []byte {
 	var form strings.Builder
 	for i := range rects {
@@ -115,7 +116,7 @@ func PDFFormPages(pages, rects int) []byte {
 // separates them: every letter is a line, and a region, of the text layer, every row of the page
 // a band across its gutters, and laying the page out orders them all. The page is as tall as its
 // rows need (2.7 points each); 33 000 lines in 8 columns, about as many as a text layer of 100 000
-// characters holds (PDFium adds a space or a line break after each), are a 2 KB file and a page
+// characters holds (PDFium adds a space or a line break after each), are a 3 KB file and a page
 // 11 000 points (153 inches) tall.
 func PDFShortLines(lines, cols int) []byte {
 	const pitchX, pitchY = 90.0, 2.7

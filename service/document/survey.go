@@ -52,7 +52,6 @@ type surveyor struct {
 
 	opened   time.Duration // CPU time the last opening of the document took
 	turnUsed time.Duration // CPU time used since the last turn
-	turns    int
 	// Of the page being read: the CPU time charged for its probes, and its hidden text.
 	probes time.Duration
 	hidden docfile.Hidden
@@ -184,7 +183,6 @@ func (s *surveyor) turn(ctx context.Context) error {
 		return err
 	}
 	s.release, s.turnUsed = release, 0
-	s.turns++
 	if s.doc == nil {
 		return s.open(ctx)
 	}
