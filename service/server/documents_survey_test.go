@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/metrics"
@@ -17,8 +18,9 @@ import (
 // drawn or OCR'd: every document of the request is surveyed first. (The first document's pages
 // were OCR'd before the second's survey found the request over its limit.)
 func TestImagesArrayRefusedBeforeOCR(t *testing.T) {
-	f := fixtures(t)
-	scan := scanned(t, [][]byte{f.jpeg, f.jpeg}, nil, false)
+	// Two pages without a text layer: both need OCR.
+	drawn := hostile.PageSpec{Content: "0.2 g 72 600 300 120 re f"}
+	scan := hostile.PDFPages(drawn, drawn)
 	gate := admission.New(admission.Options{Budget: 4 << 30, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
 	m := metrics.New()
 	app := docApp(t, server.Options{Gate: gate, Metrics: m}, nil, func(c *document.Config) { c.Budget.OCRPages = 3 })
@@ -43,7 +45,7 @@ func TestImagesArrayRefusedBeforeOCR(t *testing.T) {
 		t.Fatalf("status %d: %s", code, raw)
 	}
 	for i, r := range got.Results {
-		if len(r.Pages) != 2 || r.Pages[0].Source != "ocr" || r.Text == "" {
+		if len(r.Pages) != 2 || r.Pages[0].Source != "ocr" || r.Pages[1].Source != "ocr" {
 			t.Errorf("document %d: %+v", i, r)
 		}
 	}
