@@ -21,8 +21,17 @@
 // takes 2 CPU-s draws on a busy machine too. The request's own deadline, which grows with the
 // pages a document reads and OCRs ([Reader.Deadline]), stays the bound on the whole.
 //
+// A request's CPU time is bounded too, by the budget its context carries (see package
+// cpubudget): every engine operation and the survey's own work are charged as they run, and a
+// survey is priced before it starts and again after its first pages, so that a document the
+// budget cannot afford is refused at once rather than after minutes. The survey takes turns: it
+// gives back its admission every second or so of CPU time and queues again, so that other
+// requests' jobs wait a turn, not a whole survey.
+//
 // Limits count work. A request may read Budget.Pages pages in all (text-layer pages are cheap),
-// of which Budget.OCRPages may need OCR; each job is admitted by what it will hold.
+// of which Budget.OCRPages may need OCR; each job is admitted by what it will hold. A request
+// that sends several documents surveys them all ([Reader.Survey]) before it OCRs a page of any
+// ([Plan.Read]).
 package document
 
 import (
@@ -36,10 +45,12 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/service/admission"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // Pipeline is what the reader needs from the OCR pipeline: its options (for the cost of a page), OCR
@@ -104,6 +115,9 @@ type Config struct {
 	// by OCR and compared with the layer before the layer is trusted (see docfile.Judge); 0
 	// trusts a layer by its structure alone.
 	LayerCheck int
+	// Turn is the CPU time a survey spends between turns, when it gives its admission back and
+	// queues again behind the jobs that came meanwhile (0: turnCPU, a second).
+	Turn time.Duration
 }
 
 // Documents opens documents: a *docfile.Reader, with one PDF engine for the whole service.
@@ -124,6 +138,9 @@ type Reader struct {
 // New returns a Reader over docs.
 func New(docs Documents, cfg Config) *Reader {
 	cfg.Parallel = max(1, cfg.Parallel)
+	if cfg.Turn <= 0 {
+		cfg.Turn = turnCPU
+	}
 	return &Reader{docs: docs, cfg: cfg}
 }
 
@@ -234,8 +251,11 @@ func (e *CostError) Is(target error) bool { return target == docfile.ErrTooLarge
 // came. It matches docfile.ErrUnavailable; retrying shortly helps.
 var ErrEngineStarting = fmt.Errorf("%w: the PDF engine is still starting", docfile.ErrUnavailable)
 
-// surveyBytes bounds the Go memory of the survey beyond the engine: a page's facts (at most
-// 100 000 characters of text layer, under 100 bytes each), and the text-layer pages read so far.
+// surveyBytes bounds the Go memory of the survey beyond the engine, whatever its page count: a
+// page's facts (at most 100 000 characters of text layer, under 100 bytes each) and the engine's
+// page-object handles (pdfengine keeps at most 32 768 of them, about 4 MiB, before it moves the
+// document to a fresh instance, plus what one page's facts take: 20 000 objects and 100 000
+// characters at most). The text-layer pages read are the answer's, charged as it grows (Budget).
 const surveyBytes = 32 << 20
 
 // Deadline is the deadline of a document that reads pages pages and OCRs ocrPages of them: the
@@ -269,12 +289,45 @@ type pending struct {
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
-// admits everything at once). ctx bounds everything (the service
-// gives it the longest deadline a document may have); the survey runs within req.Timeout of
-// req.Start, the pages within Deadline. Errors wrap the document package's sentinels, or are a
-// *TooComplexError, a *CostError, ErrEngineStarting, the pipeline's errors, the admitter's, or
-// ctx's.
+// admits everything at once): its survey (see Survey), then its pages that need OCR (see
+// Plan.Read). ctx bounds everything: the service gives it the longest deadline a document may
+// have and the request's CPU budget (see package cpubudget). Errors wrap the document package's
+// sentinels, or are a *TooComplexError, a *CostError, a *cpubudget.Error, ErrEngineStarting,
+// the pipeline's errors, the admitter's, or ctx's.
 func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request) (*Result, error) {
+	pl, err := r.Survey(ctx, p, adm, req)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Read(ctx)
+}
+
+// Plan is a document surveyed: every selected page's facts read, its text-layer pages answered,
+// the pages that need OCR priced and counted against the request's budget. Read OCRs those
+// pages; a plan that is not read must be closed (it may hold a TIFF open).
+//
+// A request that sends several documents surveys them all before it OCRs any page, so that a
+// request whose documents hold more pages that need OCR than it may read is refused whole
+// before a page is drawn.
+type Plan struct {
+	r    *Reader
+	p    Pipeline
+	adm  Admitter
+	req  Request
+	res  *Result
+	todo []pending
+	tiff *docfile.Document // a TIFF stays open from its survey until its last page is read
+	done time.Time         // when the survey ended
+}
+
+// Survey runs a document's first job, its survey: it opens the document in req.Data, checks the
+// selection, reads every selected page's facts and text layer, answers the text-layer pages,
+// prices the others, and takes those from the request's budget (a *docfile.PageCountError when
+// the request's documents hold more pages that need OCR than it allows). It runs within the
+// request's Timeout until the selection is known, then within the Deadline of its pages, none
+// OCR'd; it is priced in CPU time before it starts and as it goes (see price), and takes turns
+// with other requests' jobs (see turnCPU). Errors are Read's.
+func (r *Reader) Survey(ctx context.Context, p Pipeline, adm Admitter, req Request) (*Plan, error) {
 	format := docfile.Detect(req.Data)
 	if format == "" {
 		return nil, fmt.Errorf("%w: expected a PDF or a multi-page TIFF", docfile.ErrNotDocument)
@@ -301,18 +354,33 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	if err != nil {
 		return nil, err
 	}
-	if tiff != nil {
-		defer func() { _ = tiff.Close() }() // read only: closing frees memory, nothing to save
-	}
+	pl := &Plan{r: r, p: p, adm: adm, req: req, res: res, todo: todo, tiff: tiff, done: time.Now()}
+	// Only pages that need OCR count against the request's OCR page limit; text-layer pages are
+	// priced by their answer and their survey's CPU time.
 	if len(todo) > 0 {
-		// Only pages that need OCR count against the request's OCR page limit; text-layer
-		// pages are priced by their answer and their survey time.
 		if err := req.Budget.takeOCRPages(len(todo)); err != nil {
+			_ = pl.Close()
 			return nil, err
 		}
-		pages, cancel := context.WithDeadline(ctx, r.Deadline(req, len(res.Read), len(todo)))
+	}
+	return pl, nil
+}
+
+// OCRPages is how many pages Read will OCR.
+func (pl *Plan) OCRPages() int { return len(pl.todo) }
+
+// Read renders and OCRs the pages the survey left for OCR (see Reader.ocrPages) within the
+// Deadline of the document's pages, counted as if they had started when the survey ended: the
+// time the plan waited to be read (while the request's other documents were surveyed) is not
+// taken from them. It returns the document read, and closes the plan.
+func (pl *Plan) Read(ctx context.Context) (*Result, error) {
+	defer func() { _ = pl.Close() }()
+	res, req := pl.res, pl.req
+	if len(pl.todo) > 0 {
+		deadline := pl.r.Deadline(req, len(res.Read), len(pl.todo)).Add(time.Since(pl.done))
+		pages, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
-		if err := r.ocrPages(pages, p, adm, req, res, todo, tiff); err != nil {
+		if err := pl.r.ocrPages(pages, pl.p, pl.adm, req, res, pl.todo, pl.tiff); err != nil {
 			return nil, err
 		}
 	}
@@ -326,6 +394,16 @@ func (r *Reader) Read(ctx context.Context, p Pipeline, adm Admitter, req Request
 	}
 	res.Text = strings.Join(texts, PageSeparator)
 	return res, nil
+}
+
+// Close releases what the plan holds. It is safe to call more than once.
+func (pl *Plan) Close() error {
+	if pl.tiff == nil {
+		return nil
+	}
+	t := pl.tiff
+	pl.tiff = nil
+	return t.Close() // read only: closing frees memory, nothing to save
 }
 
 // allFailed returns the first page's error when no page was read, nil otherwise.
@@ -354,19 +432,24 @@ func failPage(res *Result, slot, number int, err error, hidden docfile.Hidden) b
 
 // pageFailure returns err as the failure of page number alone (the other pages of the document
 // are read), or nil when err is not the page's: the request's deadline or cancellation, its
-// admission, its answer or page budget, the model runtime. A page fails alone when it cannot be
-// read, drawn or decoded, is too complex to draw within the engine's limits, or costs more than
-// a request may.
+// admission, its answer, page or CPU budget, the model runtime. A page fails alone when it
+// cannot be read, drawn or decoded, is too complex to draw within the engine's limits, costs
+// more memory than a request may, or panicked in reading (a *work.Panic: an internal error of
+// that page's, the service's fault, which costs the page and nothing more).
 func pageFailure(number int, err error) *docfile.PageError {
 	var (
 		pe *docfile.PageError
 		tc *TooComplexError
 		ce *CostError
+		wp *work.Panic
 	)
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, ErrAnswerTooLarge), errors.Is(err, docfile.ErrTooManyPages), errors.Is(err, docfile.ErrUnavailable):
+		errors.Is(err, ErrAnswerTooLarge), errors.Is(err, docfile.ErrTooManyPages), errors.Is(err, docfile.ErrUnavailable),
+		errors.Is(err, cpubudget.ErrExceeded):
 		return nil
+	case errors.As(err, &wp):
+		return &docfile.PageError{Page: number, Err: wp}
 	case errors.As(err, &pe):
 		return pe
 	case errors.As(err, &tc):
@@ -398,196 +481,14 @@ func (r *Reader) engineCost(format docfile.Format) int64 {
 	return 0
 }
 
-// survey is the first job: open the document, check the selection, read every selected page's
-// facts, answer the text-layer pages and price the others. It runs within the request's Timeout
-// until the selection is known, then within the Deadline of its pages (none OCR'd).
-//
-// A TIFF, which holds no engine instance (its pages are decoded in Go, each priced on its own),
-// stays open for the page jobs and is returned for the caller to close: its IFD chain is walked
-// once per request, not once per page. A PDF is closed here (its instance is charged to this
-// job alone), and each page job opens it again.
-func (r *Reader) survey(ctx context.Context, p Pipeline, adm Admitter, format docfile.Format, req Request) (_ *Result, _ []pending, tiff *docfile.Document, err error) {
-	opening, cancel := context.WithDeadline(ctx, req.Start.Add(req.Timeout))
-	defer cancel()
-	release, err := r.admit(opening, adm, req, addCost(req.Held, r.engineCost(format), surveyBytes, r.checkCost(p, format)), 0, docfile.Cost{})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer release()
-	doc, err := r.open(opening, req.Data)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer func() {
-		if err == nil && doc.Format() == docfile.FormatTIFF {
-			tiff = doc
-			return
-		}
-		_ = doc.Close() // only read: closing frees the engine, there is nothing to save
-	}()
-	sel, err := doc.Select(req.Pages)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := req.Budget.takePages(len(sel)); err != nil {
-		return nil, nil, nil, err
-	}
-	if doc.Format() == docfile.FormatTIFF {
-		// Every TIFF page needs OCR: a selection over the request's OCR page limit is refused
-		// now, before any of its pages is read.
-		if err := req.Budget.expectOCRPages(len(sel)); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	ctx, cancelSurvey := context.WithDeadline(ctx, r.Deadline(req, len(sel), 0))
-	defer cancelSurvey()
-	res := &Result{Format: doc.Format(), Pages: doc.NumPages(), Bytes: doc.Bytes(), Read: make([]Page, len(sel))}
-	var todo []pending
-	agreed := map[string]float64{} // fonts whose probes agreed on earlier pages (see checkLayer)
-	for i, n := range sel {
-		// Another document of the request may have used up the answer already.
-		if err := req.Budget.Exceeded(); err != nil {
-			return nil, nil, nil, err
-		}
-		var page *docfile.Page
-		err := r.op(ctx, n, func(ctx context.Context) (err error) {
-			page, err = doc.Page(ctx, n)
-			return err
-		})
-		if err != nil {
-			if failPage(res, i, n, err, docfile.Hidden{}) {
-				continue
-			}
-			return nil, nil, nil, err
-		}
-		scale, err := page.Scale(r.cfg.Scale, r.docs.Limits())
-		if err != nil {
-			if failPage(res, i, n, err, page.Hidden) {
-				continue
-			}
-			return nil, nil, nil, err
-		}
-		c := page.RenderCost(scale)
-		hidden := page.Hidden
-		reason := page.TextUsable().Code
-		if req.Mode == Always {
-			reason = docfile.ReasonOCRRequested
-		}
-		var disagreed *docfile.Check
-		if req.Mode == Auto && page.TextUsable().Usable {
-			var tl *docfile.TextLayer
-			err := r.op(ctx, n, func(ctx context.Context) (err error) {
-				tl, err = doc.TextLayer(ctx, page, c.Width, c.Height)
-				return err
-			})
-			if err != nil {
-				if failPage(res, i, n, err, hidden) {
-					continue
-				}
-				return nil, nil, nil, err
-			}
-			hidden = tl.Hidden
-			// A layer of which nothing is seen is not the page's text: the page is OCR'd. One that
-			// OCR of its probes disagrees with is not either.
-			reason = docfile.ReasonLayerHidden
-			var check *docfile.Check
-			if len(tl.Lines) > 0 {
-				check, err = r.checkLayer(ctx, p, doc, page, tl, c, agreed)
-				if err != nil {
-					if failPage(res, i, n, err, hidden) {
-						continue
-					}
-					return nil, nil, nil, err
-				}
-				reason = check.Reason
-			}
-			if len(tl.Lines) > 0 && check.Trusted {
-				res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height, check)
-				if err := req.Budget.addAnswer(answerBytes(res.Read[i].Result, req.Words)); err != nil {
-					return nil, nil, nil, err
-				}
-				continue
-			}
-			if check != nil && check.Probes > 0 {
-				disagreed = check
-			}
-		}
-		t := pending{slot: i, number: n, scale: scale, render: c, hidden: hidden, reason: reason, check: disagreed}
-		if !page.Raster {
-			t.points = [2]float64{page.Width, page.Height}
-		} else {
-			t.raster = page
-		}
-		todo = append(todo, t)
-		res.Read[i] = Page{Number: n, Width: c.Width, Height: c.Height, Source: OCR, Hidden: hidden, Reason: reason, Check: disagreed}
-	}
-	return res, todo, nil, nil
-}
-
-// checkCost is what checking text layers adds to the survey: the recognizer on one strip of
-// probes.
-func (r *Reader) checkCost(p Pipeline, format docfile.Format) int64 {
-	if r.cfg.LayerCheck <= 0 || format != docfile.FormatPDF {
-		return 0
-	}
-	h := int64(r.cfg.LayerCheck * (docfile.ProbeHeight + 1))
-	return p.Options().ModelBytes(docfile.MaxProbeSide, int(h)) + 4*docfile.MaxProbeSide*h
-}
-
-// checkLayer reads up to LayerCheck probes of the page's text layer (a few words of a line each,
-// one per font first) with the recognizer and judges the layer by them (see docfile.Judge). A
-// layer that gives no probe (too little text), or every layer when the check is off, is taken
-// by its structure alone: ReasonLayerUnchecked.
-//
-// agreed holds the fonts that agreed on earlier pages of the document: a page drawn with these
-// alone is not probed (see docfile.Known), and the fonts this page's probes agree on are added.
-// A book pays for the check of its first page or two.
-func (r *Reader) checkLayer(ctx context.Context, p Pipeline, doc *docfile.Document, page *docfile.Page, tl *docfile.TextLayer, c docfile.Cost, agreed map[string]float64) (*docfile.Check, error) {
-	if r.cfg.LayerCheck <= 0 {
-		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUnchecked}, nil
-	}
-	if check, ok := docfile.Known(tl.Fonts(), agreed); ok {
-		return &check, nil
-	}
-	probes := tl.Probes(r.cfg.LayerCheck)
-	if len(probes) == 0 {
-		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUnchecked}, nil
-	}
-	var strip *image.RGBA
-	var quads []geom.Quad
-	err := r.op(ctx, page.Number, func(ctx context.Context) (err error) {
-		strip, quads, err = doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	got, err := p.ReadCrops(ctx, strip, quads)
-	if err != nil {
-		return nil, err
-	}
-	readings := make([]docfile.Reading, len(got))
-	for i, g := range got {
-		readings[i] = docfile.Reading{Text: g.Text, Score: g.Score}
-	}
-	check := docfile.Judge(probes, readings, p.Reads)
-	if check.Trusted {
-		for f, sim := range check.Fonts {
-			agreed[f] = sim
-		}
-	}
-	return &check, nil
-}
-
 // ocrPages renders and OCRs the pages the survey left, up to Parallel at once, each admitted on
-// its own. A page that fails alone (see pageFailure) is answered with its error; the first other
-// error stops the rest.
+// its own and each a unit of work ("document page"). A page that fails alone (see pageFailure;
+// a page that panics among them) is answered with its error; the first other error stops the
+// rest.
 func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Request, res *Result, todo []pending, tiff *docfile.Document) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	opt := p.Options()
-	sem := make(chan struct{}, r.cfg.Parallel)
-	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
 	fail := func(err error) {
@@ -615,35 +516,28 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 		}
 		affordable = append(affordable, t)
 	}
-	for _, t := range affordable {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			pg, err := r.ocrPage(ctx, p, adm, req, t, tiff)
-			if err != nil {
-				// The page's own failure is its answer; anything else ends the read.
-				if ctx.Err() == nil && failPage(res, t.slot, t.number, err, t.hidden) {
-					return
-				}
+	errs := work.Each(ctx, len(affordable), r.cfg.Parallel, "document page", func(ctx context.Context, i int) error {
+		t := affordable[i]
+		pg, err := r.ocrPage(ctx, p, adm, req, t, tiff)
+		if err != nil {
+			// The page's own failure is its answer; anything else ends the read.
+			if ctx.Err() != nil || pageFailure(t.number, err) == nil {
 				fail(err)
-				return
 			}
-			res.Read[t.slot] = pg
-		})
-	}
-	wg.Wait()
+			return err
+		}
+		res.Read[t.slot] = pg
+		return nil
+	})
 	if first != nil {
 		return first
 	}
-	// The deadline (or the caller) may have ended the loop before any page failed.
-	if err := context.Cause(ctx); err != nil {
-		return err
+	for i, err := range errs {
+		t := affordable[i]
+		if err != nil && !failPage(res, t.slot, t.number, err, t.hidden) {
+			// The deadline (or the caller) ended the read before the page started.
+			return err
+		}
 	}
 	return nil
 }
@@ -793,40 +687,4 @@ func confidence(res *ocr.Result) float64 {
 		return 0
 	}
 	return sum / n
-}
-
-// textLayerPage turns a page's visible text-layer lines, in a w×h pixel space over the page, into
-// a page result shaped like the pipeline's, laid out in blocks and reading order as OCR regions
-// are (ocr.Arrange). Its confidence, and every region's and word's, is
-// the similarity OCR's reading of its probes had to the layer (of its fonts' probes on an
-// earlier page, when it inherited their verdict); 1 where none was compared.
-func textLayerPage(number int, tl *docfile.TextLayer, w, h int, check *docfile.Check) Page {
-	lines := tl.Lines
-	conf := 1.0
-	if check.Agreed > 0 || check.Inherited {
-		conf = check.Similarity
-	}
-	score := float32(conf)
-	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
-	for i, l := range lines {
-		words := make([]ocr.Word, len(l.Words))
-		for k, wd := range l.Words {
-			words[k] = ocr.Word{Text: wd.Text, Score: score, Quad: wd.Quad}
-		}
-		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: score, Vertical: vertical(l.Quad), Words: words}
-	}
-	// Laid out in blocks and reading order as OCR regions are.
-	ocr.Arrange(res, ocr.DefaultOptions().RowOverlap)
-	var shown *docfile.Check
-	if check.Probes > 0 {
-		shown = check
-	}
-	return Page{Number: number, Width: w, Height: h, Source: TextLayer, Reason: check.Reason, Confidence: conf, Check: shown,
-		Result: res, Hidden: tl.Hidden}
-}
-
-// vertical reports whether a line's text runs up or down the page.
-func vertical(q geom.Quad) bool {
-	a := math.Abs(math.Mod(q.Angle(), 180))
-	return a > 45 && a < 135
 }

@@ -223,50 +223,64 @@ func (a *arranger) bands(idx []int) [][]int {
 
 // sections groups consecutive bands into sections: runs of bands that keep at least one gutter
 // between them all, and runs of bands that have none.
+//
+// What a band is tested against (the strips of the section so far, its bottom) is kept as the
+// section grows rather than worked out again from all its regions: a page of thousands of
+// one-line bands costs a pass over each band, not over the page for each band.
 func (a *arranger) sections(bands [][]int) [][]int {
 	var out [][][]int // sections as their bands
 	var cur [][]int
-	var items []int
+	var strips stripSet // the strips of the section so far
+	bottom := math.Inf(-1)
 	split := false
 	for k, band := range bands {
 		if len(cur) == 0 {
-			cur, items, split = [][]int{band}, slices.Clone(band), a.split(band)
+			cur = [][]int{band}
+			strips = a.stripsOf(band)
+			bottom, split = a.bottom(band), strips.split()
 			continue
 		}
-		joined := append(slices.Clone(items), band...)
 		bandSplit := a.split(band)
 		var after []int
 		if k+1 < len(bands) {
 			after = bands[k+1]
 		}
 		switch {
-		case split && a.split(joined) && (bandSplit || a.continues(items, band) && !a.leads(items, band, after)):
-			cur, items = append(cur, band), joined
-			continue
+		case split && strips.splitWith(a, band) && (bandSplit || a.continues(strips, bottom, band) && !a.leads(strips, bottom, band, after)):
 		case !split && !bandSplit:
-			cur, items = append(cur, band), joined
+		default:
+			next := [][]int{band}
+			nextStrips := a.stripsOf(band)
+			nextTop := a.top(band)
+			if !split && bandSplit {
+				// The first lines of a column may sit above its neighbour's (no band of their
+				// own crosses the gutter): they belong to the section that starts here.
+				for len(cur) > 0 {
+					last := cur[len(cur)-1]
+					if nextTop-a.bottom(last) > leadGap*a.h || !nextStrips.splitWith(a, last) {
+						break
+					}
+					next = append(next, last) // reversed below
+					nextStrips.add(a, last)
+					nextTop = math.Min(nextTop, a.top(last))
+					cur = cur[:len(cur)-1]
+				}
+				slices.Reverse(next)
+			}
+			if len(cur) > 0 {
+				out = append(out, cur)
+			}
+			cur, strips = next, nextStrips
+			bottom = math.Inf(-1)
+			for _, b := range next {
+				bottom = math.Max(bottom, a.bottom(b))
+			}
+			split = strips.split()
 			continue
 		}
-		next := [][]int{band}
-		nextItems := slices.Clone(band)
-		if !split && bandSplit {
-			// The first lines of a column may sit above its neighbour's (no band of their own
-			// crosses the gutter): they belong to the section that starts here.
-			for len(cur) > 0 {
-				last := cur[len(cur)-1]
-				with := append(slices.Clone(last), nextItems...)
-				if a.top(nextItems)-a.bottom(last) > leadGap*a.h || !a.split(with) {
-					break
-				}
-				next = append([][]int{last}, next...)
-				nextItems = with
-				cur = cur[:len(cur)-1]
-			}
-		}
-		if len(cur) > 0 {
-			out = append(out, cur)
-		}
-		cur, items, split = next, nextItems, a.split(nextItems)
+		cur = append(cur, band)
+		strips.add(a, band)
+		bottom = math.Max(bottom, a.bottom(band))
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)
@@ -281,9 +295,9 @@ func (a *arranger) sections(bands [][]int) [][]int {
 }
 
 // continues reports whether band, which has no gutter of its own, carries on one of the strips of
-// the section items above it (see nearGap and joinGap).
-func (a *arranger) continues(items, band []int) bool {
-	gap := a.top(band) - a.bottom(items)
+// the section above it (its strips and its bottom; see nearGap and joinGap).
+func (a *arranger) continues(strips stripSet, bottom float64, band []int) bool {
+	gap := a.top(band) - bottom
 	switch {
 	case gap <= nearGap*a.h:
 		return true
@@ -294,7 +308,7 @@ func (a *arranger) continues(items, band []int) bool {
 	for _, i := range band {
 		x0 = math.Min(x0, a.boxes[i].X0)
 	}
-	for _, s := range a.strips(items) {
+	for _, s := range strips.spans {
 		if math.Abs(x0-s.x0) <= a.h {
 			return true
 		}
@@ -303,15 +317,15 @@ func (a *arranger) continues(items, band []int) bool {
 }
 
 // leads reports whether band, which has no gutter of its own and carries on a strip of the
-// section items above it, rather leads into the band after it, next, which crosses the
-// section's gutters: it sits nearer to next than to the section. A heading under two columns
-// ("Additional Features" over a list across the page) is read with what it heads, after both
-// columns, not as the last line of the column it happens to sit under.
-func (a *arranger) leads(items, band, next []int) bool {
-	if len(next) == 0 || a.split(append(slices.Clone(items), next...)) {
+// section above it (its strips and its bottom), rather leads into the band after it, next, which
+// crosses the section's gutters: it sits nearer to next than to the section. A heading under two
+// columns ("Additional Features" over a list across the page) is read with what it heads, after
+// both columns, not as the last line of the column it happens to sit under.
+func (a *arranger) leads(strips stripSet, bottom float64, band, next []int) bool {
+	if len(next) == 0 || strips.splitWith(a, next) {
 		return false
 	}
-	return a.top(next)-a.bottom(band) < a.top(band)-a.bottom(items)
+	return a.top(next)-a.bottom(band) < a.top(band)-bottom
 }
 
 // top and bottom are the vertical extent of the regions idx.
@@ -336,25 +350,72 @@ type span struct{ x0, x1 float64 }
 
 // strips returns the horizontal extents of the regions idx, merged where less than a gutter
 // apart, left to right: more than one means the regions have a gutter between them.
-func (a *arranger) strips(idx []int) []span {
+func (a *arranger) strips(idx []int) []span { return a.stripsOf(idx).spans }
+
+// split reports whether the regions idx have a gutter between them.
+func (a *arranger) split(idx []int) bool { return len(a.strips(idx)) > 1 }
+
+// stripSet is the strips of a set of regions, kept as regions are added to it. Strips are merged
+// left to right, each span joining the strip before it when it starts less than a gutter past
+// that strip's right end, so a set's strips do not depend on the order its regions came in, and
+// adding regions merges their spans into the strips already found.
+type stripSet struct {
+	gap   float64
+	spans []span // left to right, each more than gap past the one before
+}
+
+// stripsOf returns the strips of the regions idx.
+func (a *arranger) stripsOf(idx []int) stripSet {
 	spans := make([]span, len(idx))
 	for k, i := range idx {
 		spans[k] = span{a.boxes[i].X0, a.boxes[i].X1}
 	}
 	slices.SortFunc(spans, func(p, q span) int { return cmp.Compare(p.x0, q.x0) })
-	var out []span
-	for _, s := range spans {
-		if n := len(out); n > 0 && s.x0-out[n-1].x1 < gutterWidth*a.h {
-			out[n-1].x1 = math.Max(out[n-1].x1, s.x1)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
+	s := stripSet{gap: gutterWidth * a.h}
+	s.spans, _ = s.merge(spans, nil, true)
+	return s
 }
 
-// split reports whether the regions idx have a gutter between them.
-func (a *arranger) split(idx []int) bool { return len(a.strips(idx)) > 1 }
+// merge merges p and q, spans each ordered by x0, into strips and counts them; the strips are
+// returned when keep is set.
+func (s stripSet) merge(p, q []span, keep bool) (out []span, n int) {
+	var cur span
+	for len(p) > 0 || len(q) > 0 {
+		var next span
+		if len(q) == 0 || len(p) > 0 && p[0].x0 <= q[0].x0 {
+			next, p = p[0], p[1:]
+		} else {
+			next, q = q[0], q[1:]
+		}
+		if n > 0 && next.x0-cur.x1 < s.gap {
+			cur.x1 = math.Max(cur.x1, next.x1)
+			continue
+		}
+		if n > 0 && keep {
+			out = append(out, cur)
+		}
+		cur = next
+		n++
+	}
+	if n > 0 && keep {
+		out = append(out, cur)
+	}
+	return out, n
+}
+
+// add adds the regions idx to the set.
+func (s *stripSet) add(a *arranger, idx []int) {
+	s.spans, _ = s.merge(s.spans, a.stripsOf(idx).spans, true)
+}
+
+// split reports whether the set has a gutter in it.
+func (s stripSet) split() bool { return len(s.spans) > 1 }
+
+// splitWith reports whether the set would have a gutter in it with the regions idx added.
+func (s stripSet) splitWith(a *arranger, idx []int) bool {
+	_, n := s.merge(s.spans, a.stripsOf(idx).spans, false)
+	return n > 1
+}
 
 // unit is a part of a section read on its own: a column, or a table of one or more strips.
 type unit struct {
@@ -382,13 +443,16 @@ func (a *arranger) units(section []int) []unit {
 		})
 		strips[min(k, len(strips)-1)] = append(strips[min(k, len(strips)-1)], i)
 	}
+	// Each strip's rows are sorted once: prose, columns, aligned and lined all read them.
+	rows := make([][][]int, len(strips))
 	prose := make([]bool, len(strips))
 	for k, s := range strips {
-		prose[k] = a.prose(s)
+		rows[k] = a.rows(s)
+		prose[k] = a.prose(s, rows[k])
 	}
 	units := []unit{{items: strips[0]}}
 	for k := 1; k < len(strips); k++ {
-		if a.columns(strips[k-1], prose[k-1], strips[k], prose[k]) {
+		if a.columns(strips[k-1], rows[k-1], prose[k-1], strips[k], rows[k], prose[k]) {
 			units = append(units, unit{items: strips[k]})
 			continue
 		}
@@ -402,24 +466,23 @@ func (a *arranger) units(section []int) []unit {
 	return units
 }
 
-// columns reports whether the gutter between strips l and r separates columns (read one after
-// the other) rather than a table's columns (read across).
-func (a *arranger) columns(l []int, lProse bool, r []int, rProse bool) bool {
+// columns reports whether the gutter between strips l and r (their regions and rows) separates
+// columns (read one after the other) rather than a table's columns (read across).
+func (a *arranger) columns(l []int, lRows [][]int, lProse bool, r []int, rRows [][]int, rProse bool) bool {
 	switch {
 	case lProse && rProse:
 		return true
 	case lProse:
-		return len(a.rows(r)) >= proseMinRows && (a.aligned(l, r) < alignedShare || a.lined(r, l) < linedShare)
+		return len(rRows) >= proseMinRows && (a.aligned(lRows, r) < alignedShare || a.lined(rRows, lRows) < linedShare)
 	case rProse:
-		return len(a.rows(l)) >= proseMinRows && (a.aligned(r, l) < alignedShare || a.lined(l, r) < linedShare)
+		return len(lRows) >= proseMinRows && (a.aligned(rRows, l) < alignedShare || a.lined(lRows, rRows) < linedShare)
 	}
 	return false
 }
 
-// prose reports whether the regions idx read like a column of running text: enough rows, wide
-// enough, and most rows filling the width.
-func (a *arranger) prose(idx []int) bool {
-	rows := a.rows(idx)
+// prose reports whether the regions idx, in rows, read like a column of running text: enough
+// rows, wide enough, and most rows filling the width.
+func (a *arranger) prose(idx []int, rows [][]int) bool {
 	if len(rows) < proseMinRows {
 		return false
 	}
@@ -442,52 +505,89 @@ func (a *arranger) prose(idx []int) bool {
 	return float64(full) >= proseFullShare*float64(len(rows))
 }
 
-// aligned is the share of p's rows that have a region of o beside them: overlapping the row's
+// aligned is the share of the rows that have a region of o beside them: overlapping the row's
 // vertical extent by at least RowOverlap of the smaller height.
-func (a *arranger) aligned(p, o []int) float64 {
-	rows := a.rows(p)
+//
+// A region overlaps a row that much exactly when it covers RowOverlap of the row's height (its
+// top at least that far above the row's bottom, its bottom at least that far below the row's
+// top), or when RowOverlap of its own height lies within the row (a region taller than the row
+// by more than that then covers the row). Both are looked up in o's regions sorted once, so a
+// row costs two binary searches, not a pass over o: a strip of thousands of rows beside another
+// is not compared region by region.
+func (a *arranger) aligned(rows [][]int, o []int) float64 {
 	if len(rows) == 0 {
 		return 0
 	}
+	r := a.opt.RowOverlap
+	tops := make(reaches, len(o))  // by top, reaching to the bottom
+	cores := make(reaches, len(o)) // by where the region's RowOverlap starts, to where it ends
+	for k, i := range o {
+		b := a.boxes[i]
+		t := r * b.Height()
+		tops[k] = reach{b.Y0, b.Y1}
+		cores[k] = reach{b.Y0 + t, b.Y1 - t}
+	}
+	tops.sort()
+	cores.sort()
 	n := 0
 	for _, row := range rows {
 		rb := a.box(row)
-		for _, i := range o {
-			b := a.boxes[i]
-			ov := math.Min(rb.Y1, b.Y1) - math.Max(rb.Y0, b.Y0)
-			if ov >= a.opt.RowOverlap*math.Min(rb.Height(), b.Height()) {
-				n++
-				break
-			}
+		t := r * rb.Height()
+		if tops.any(rb.Y1-t, rb.Y0+t) || cores.any(rb.Y1, rb.Y0) {
+			n++
 		}
 	}
 	return float64(n) / float64(len(rows))
 }
 
-// lined is the share of o's rows whose middle is within lineTol text heights of the middle of one
-// of p's rows.
-func (a *arranger) lined(o, p []int) float64 {
-	rows := a.rows(o)
-	if len(rows) == 0 {
+// reach is an interval of a region's vertical extent: from from to to.
+type reach struct{ from, to float64 }
+
+// reaches are intervals sorted by where they start, each one's to raised to the furthest any
+// interval starting no later reaches: whether some interval starts by a point and reaches
+// another is then one binary search.
+type reaches []reach
+
+func (rs reaches) sort() {
+	slices.SortFunc(rs, func(p, q reach) int { return cmp.Compare(p.from, q.from) })
+	for k := 1; k < len(rs); k++ {
+		rs[k].to = math.Max(rs[k].to, rs[k-1].to)
+	}
+}
+
+// any reports whether an interval starts at or before from and reaches to or beyond to.
+func (rs reaches) any(from, to float64) bool {
+	k, _ := slices.BinarySearchFunc(rs, from, func(r reach, x float64) int {
+		if r.from <= x {
+			return -1
+		}
+		return 1
+	})
+	return k > 0 && rs[k-1].to >= to
+}
+
+// lined is the share of the rows o whose middle is within lineTol text heights of the middle of
+// one of the rows p: the nearest middles above and below it, found by binary search.
+func (a *arranger) lined(o, p [][]int) float64 {
+	if len(o) == 0 {
 		return 0
 	}
-	var mids []float64
-	for _, row := range a.rows(p) {
+	mids := make([]float64, len(p))
+	for k, row := range p {
 		b := a.box(row)
-		mids = append(mids, (b.Y0+b.Y1)/2)
+		mids[k] = (b.Y0 + b.Y1) / 2
 	}
+	slices.Sort(mids)
 	n := 0
-	for _, row := range rows {
+	for _, row := range o {
 		b := a.box(row)
 		m := (b.Y0 + b.Y1) / 2
-		for _, pm := range mids {
-			if math.Abs(m-pm) <= lineTol*a.h {
-				n++
-				break
-			}
+		k, _ := slices.BinarySearch(mids, m)
+		if k < len(mids) && math.Abs(m-mids[k]) <= lineTol*a.h || k > 0 && math.Abs(m-mids[k-1]) <= lineTol*a.h {
+			n++
 		}
 	}
-	return float64(n) / float64(len(rows))
+	return float64(n) / float64(len(o))
 }
 
 // box is the box around the regions idx.

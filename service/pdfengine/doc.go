@@ -19,6 +19,8 @@ import (
 	"github.com/klippa-app/go-pdfium/requests"
 	"github.com/klippa-app/go-pdfium/structs"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/ocrgate/ocrgate/service/cpubudget"
 )
 
 // maxReopens is how many times a document is opened again on a fresh instance after a page made
@@ -26,6 +28,16 @@ import (
 // broken or costly pages be read, without letting a document that traps on every page cost
 // unbounded work.
 const maxReopens = 8
+
+// maxHandles bounds the page-object handles one instance holds. go-pdfium gives every page object
+// it returns (each of a page's objects and of its forms', a character's text object) a handle
+// that it keeps, in Go memory (about 130 bytes), until the instance is closed, with no way to give
+// one back: a survey reading 2 000 pages of 20 000 small objects on one instance grew the heap by
+// a gigabyte of them. So an instance that has handed out more than this many is closed, and the
+// document opened again on a fresh one, before the next operation: what a document holds is
+// bounded whatever its page count (this many handles, about 4 MiB, plus what one operation takes:
+// at most InspectLimits' objects and characters).
+const maxHandles = 1 << 15
 
 // Doc is one open PDF on its own PDFium instance. Its methods may be called from several
 // goroutines but run one at a time (PDFium is single-threaded). Close it to return the instance.
@@ -40,6 +52,11 @@ type Doc struct {
 	pages   int
 	reopens int
 	closed  bool
+	// handles counts the page-object handles the instance has handed out (see maxHandles).
+	handles int
+	// renewals counts the times the document was opened on a fresh instance to give its
+	// handles back.
+	renewals int
 }
 
 // Open loads a PDF from memory on a fresh instance, waiting for one until ctx ends. data must not
@@ -62,7 +79,7 @@ func (d *Doc) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.inst = inst
+	d.inst, d.handles = inst, 0
 	err = d.call(ctx, func(inst pdfium.Pdfium) error {
 		doc, err := inst.OpenDocument(&requests.OpenDocument{File: &d.data})
 		if err != nil {
@@ -117,6 +134,23 @@ func (d *Doc) Close() error {
 	})
 }
 
+// renew closes the instance, and the handles it holds with it; the next operation opens the
+// document again on a fresh one.
+func (d *Doc) renew() {
+	inst := d.inst
+	d.inst = nil
+	d.renewals++
+	_ = safely(func() error { return inst.Close() })
+}
+
+// Renewals reports how many times the document was opened again on a fresh instance to give back
+// the page-object handles the last one held (see maxHandles).
+func (d *Doc) Renewals() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.renewals
+}
+
 // discard throws the instance away without asking it to clean up: after a trap or a kill its
 // state is not to be trusted.
 func (d *Doc) discard() {
@@ -139,6 +173,12 @@ func (d *Doc) do(ctx context.Context, fn func(inst pdfium.Pdfium) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if d.inst != nil && d.handles > maxHandles {
+		d.renew()
+		if err := d.open(ctx); err != nil {
+			return err
+		}
+	}
 	if d.inst == nil {
 		if d.reopens >= maxReopens {
 			return fmt.Errorf("%w: the document keeps crashing the engine", ErrEngine)
@@ -156,9 +196,14 @@ func (d *Doc) do(ctx context.Context, fn func(inst pdfium.Pdfium) error) error {
 }
 
 // call runs fn with the instance, killing the instance if ctx ends while fn runs, or when fn
-// has used more than the document's CPU limit (wazero then stops the running call), and turning
-// panics into ErrEngine. d.mu must be held.
+// has used more than the document's CPU limit or the CPU budget ctx carries (wazero then stops
+// the running call), and turning panics into ErrEngine. The CPU time fn uses is charged to that
+// budget; a budget already spent refuses the call before it starts. d.mu must be held.
 func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err error) {
+	budget := cpubudget.From(ctx)
+	if budget != nil && budget.Left() <= 0 {
+		return &cpubudget.Error{Need: budget.Spent(), Limit: budget.Limit(), Spent: true}
+	}
 	inst := d.inst
 	var once sync.Once
 	kill := func() { once.Do(func() { _ = safely(func() error { return inst.Kill() }) }) }
@@ -167,12 +212,12 @@ func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err 
 		defer close(killed)
 		kill()
 	})
-	cpu := watchCPU(d.cpu, kill)
+	cpu := watchCPU(d.cpu, budget, kill)
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: panic: %v", ErrEngine, r)
 		}
-		over, used := cpu.end()
+		over, used, spent, stopped := cpu.end()
 		if !stop() {
 			// The context ended during the call: the instance is gone, whatever fn returned.
 			<-killed
@@ -180,7 +225,14 @@ func (d *Doc) call(ctx context.Context, fn func(inst pdfium.Pdfium) error) (err 
 			err = ctx.Err()
 			return
 		}
-		if over {
+		switch {
+		case spent != nil:
+			// Out of the request's CPU time: what the call did is not wanted any more.
+			if stopped {
+				d.inst = nil
+			}
+			err = spent
+		case over:
 			d.inst = nil
 			err = &CPUError{Used: used, Limit: d.cpu}
 		}
@@ -320,10 +372,10 @@ func (d *Doc) Inspect(ctx context.Context, index int, lim InspectLimits) (*PageF
 		if n, err := inst.FPDFPage_GetAnnotCount(&requests.FPDFPage_GetAnnotCount{Page: page}); err == nil {
 			facts.Annotations = n.Count
 		}
-		if err := readObjects(ctx, inst, page, tr, lim.MaxObjects, &facts); err != nil {
+		if err := readObjects(ctx, inst, page, tr, lim.MaxObjects, &facts, &d.handles); err != nil {
 			return err
 		}
-		return readChars(ctx, inst, page, tr, lim.MaxChars, &facts)
+		return readChars(ctx, inst, page, tr, lim.MaxChars, &facts, &d.handles)
 	})
 	if err != nil {
 		return nil, err
@@ -383,8 +435,9 @@ func deviceTransform(inst pdfium.Pdfium, page requests.Page, w, h float64) (tran
 	return transform{a: (x1 - x0) / span, b: (y1 - y0) / span, c: (x2 - x0) / span, d: (y2 - y0) / span, e: x0, f: y0}, nil
 }
 
-// readObjects walks the page's objects (and the contents of its forms) for images and text objects.
-func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr transform, maxObjects int, facts *PageFacts) error {
+// readObjects walks the page's objects (and the contents of its forms) for images and text
+// objects, counting in handles the handles the instance hands out for them.
+func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr transform, maxObjects int, facts *PageFacts, handles *int) error {
 	cnt, err := inst.FPDFPage_CountObjects(&requests.FPDFPage_CountObjects{Page: page})
 	if err != nil {
 		return fmt.Errorf("%w: page objects: %v", ErrCorrupt, err)
@@ -445,6 +498,7 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 				if err != nil {
 					continue
 				}
+				*handles++
 				if err := visit(child.PageObject, depth+1, -1); err != nil {
 					return err
 				}
@@ -457,6 +511,7 @@ func readObjects(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr
 		if err != nil {
 			continue
 		}
+		*handles++
 		if err := visit(obj.PageObject, 0, i); err != nil {
 			return err
 		}
@@ -507,6 +562,7 @@ func (d *Doc) ImageData(ctx context.Context, page, index int) ([]byte, error) {
 		if err != nil {
 			return fmt.Errorf("%w: page %d object %d: %v", ErrCorrupt, page+1, index, err)
 		}
+		d.handles++
 		raw, err := inst.FPDFImageObj_GetImageDataRaw(&requests.FPDFImageObj_GetImageDataRaw{ImageObject: obj.PageObject})
 		if err != nil {
 			return fmt.Errorf("%w: page %d image data: %v", ErrCorrupt, page+1, err)
@@ -527,8 +583,9 @@ func (d *Doc) ImageData(ctx context.Context, page, index int) ([]byte, error) {
 // Each call into the engine costs a few microseconds, and go-pdfium allocates and frees guest
 // memory for every out-parameter, so the characters' unicode, tight box and angle come from one
 // structured extraction (three engine calls a character, its buffers reused), and only the font
-// box and the mapping flag are asked character by character.
-func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr transform, maxChars int, facts *PageFacts) error {
+// box and the mapping flag are asked character by character. A character's text object, asked
+// on pages with invisible text, costs a handle (counted in handles).
+func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr transform, maxChars int, facts *PageFacts, handles *int) error {
 	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
 	if err != nil {
 		return fmt.Errorf("%w: text layer: %v", ErrCorrupt, err)
@@ -611,6 +668,7 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 			// go-pdfium registers a new handle for every object it returns, so the mode
 			// cannot be remembered by object: it is asked again.
 			if o, err := inst.FPDFText_GetTextObject(&requests.FPDFText_GetTextObject{TextPage: tp.TextPage, Index: i}); err == nil {
+				*handles++
 				c.Invisible = invisibleMode(inst, o.TextObject)
 			}
 		}

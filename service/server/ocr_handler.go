@@ -105,7 +105,7 @@ func (s *Server) newReading(f readFields) (*reading, error) {
 // read reads one image or document sent in the request, whose reading started at start, and
 // returns its answer.
 func (r *reading) read(ctx context.Context, data []byte, start time.Time) (any, error) {
-	if r.s.opt.Documents != nil && docfile.Detect(data) != "" {
+	if r.isDocument(data) {
 		res, err := r.document(ctx, data, start)
 		if err != nil {
 			return nil, err
@@ -117,6 +117,11 @@ func (r *reading) read(ctx context.Context, data []byte, start time.Time) (any, 
 		return nil, err
 	}
 	return newOCRResponse(res, len(data), r.opt.words, time.Since(start)), nil
+}
+
+// isDocument reports whether data is read as a document (page by page) rather than an image.
+func (r *reading) isDocument(data []byte) bool {
+	return r.s.opt.Documents != nil && docfile.Detect(data) != ""
 }
 
 // image runs OCR on one image within RequestTimeout of start.
@@ -137,10 +142,20 @@ func (r *reading) image(ctx context.Context, data []byte, start time.Time) (*ocr
 }
 
 // document reads a PDF or multi-page TIFF page by page (see package document), each page admitted
-// on its own.
+// on its own: its survey, then its pages that need OCR.
 func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*document.Result, error) {
-	docs := r.s.opt.Documents
-	res, err := docs.Read(ctx, meteredPipeline{r.rec, r.s}, r.adm, document.Request{
+	pl, err := r.survey(ctx, data, start)
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(ctx, pl)
+}
+
+// survey surveys a document sent in the request, whose reading started at start (see
+// document.Reader.Survey): its text-layer pages are read, its pages that need OCR counted against
+// the request's budget.
+func (r *reading) survey(ctx context.Context, data []byte, start time.Time) (*document.Plan, error) {
+	pl, err := r.s.opt.Documents.Survey(ctx, meteredPipeline{r.rec, r.s}, r.adm, document.Request{
 		Data:    data,
 		Pages:   r.opt.pages,
 		Mode:    r.opt.mode,
@@ -156,6 +171,16 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 		if errors.As(err, &se) {
 			return nil, selectionError(err, aDocument)
 		}
+		return nil, err
+	}
+	return pl, nil
+}
+
+// finish OCRs the pages a document's survey left (see document.Plan.Read) and returns the
+// document read.
+func (r *reading) finish(ctx context.Context, pl *document.Plan) (*document.Result, error) {
+	res, err := pl.Read(ctx)
+	if err != nil {
 		return nil, err
 	}
 	for _, p := range res.Read {
@@ -291,9 +316,11 @@ func (m meteredPipeline) RunImage(ctx context.Context, dec imaging.Decoded) (*oc
 
 // readBatch reads every entry of an "images" array and answers them in order, each a single
 // /ocr answer or an error of its own (a unit of work: its panic is its own 500 internal_error).
-// Entries run up to the gate's in-flight bound at once, each admitted on its own; until the
-// request has been admitted once they run one at a time, so that a full service refuses the
-// request (429) instead of answering it with refusals.
+//
+// Every document among them is surveyed first (its text-layer pages read, its pages that need
+// OCR counted against the request's budget), then the images and the documents' other pages are
+// read: a request whose documents hold more pages that need OCR than it may read is refused
+// whole (413) before any page is drawn or any image read.
 func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items []imageItem, start time.Time) error {
 	if len(items) == 0 {
 		return badRequest("empty_images", `"images" is empty; send at least one image`)
@@ -307,10 +334,43 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 	}
 	log := s.logger(c)
 	results := make([]any, len(items))
-	// Each entry is a unit of work: its failure, a panic included, is its own answer.
+	plans := make([]*document.Plan, len(items))
+	starts := make([]time.Time, len(items))
+	defer func() {
+		for _, pl := range plans {
+			if pl != nil {
+				_ = pl.Close() // a plan not read holds what its survey left open
+			}
+		}
+	}()
+	survey := func(ctx context.Context, i int) error {
+		if items[i].err != nil || !r.isDocument(items[i].data) {
+			return nil
+		}
+		starts[i] = time.Now()
+		pl, err := r.survey(ctx, items[i].data, starts[i])
+		plans[i] = pl
+		return err
+	}
+	if err := s.readEntries(ctx, r, results, log, survey); err != nil {
+		return err
+	}
+	// Over the request's page budget: refused whole, before any page is drawn.
+	if err := r.budget.Exceeded(); err != nil {
+		return err
+	}
 	read := func(ctx context.Context, i int) error {
-		if items[i].err != nil {
+		switch {
+		case items[i].err != nil:
 			return items[i].err
+		case results[i] != nil: // its survey failed
+			return nil
+		case plans[i] != nil:
+			res, err := r.finish(ctx, plans[i])
+			if err == nil {
+				results[i] = newDocumentResponse(res, r.opt.words, time.Since(starts[i]))
+			}
+			return err
 		}
 		ans, err := r.read(ctx, items[i].data, time.Now())
 		if err == nil {
@@ -318,14 +378,28 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 		}
 		return err
 	}
+	if err := s.readEntries(ctx, r, results, log, read); err != nil {
+		return err
+	}
+	// A request whose answer is too large to send is refused whole: which entries crossed the
+	// bound depends on the order they ran in.
+	if err := r.budget.Exceeded(); err != nil {
+		return err
+	}
+	return c.JSON(api.BatchResult[any]{Version: Version, Results: results, ProcessingTime: round(time.Since(start).Seconds(), 4)})
+}
+
+// readEntries runs fn for every entry of an "images" array, each a unit of work whose error is
+// its own answer (in results), up to the gate's in-flight bound at once, each admitted on its
+// own; until the request has been admitted once they run one at a time, so that a full service
+// refuses the request (429, returned) instead of answering it with refusals.
+func (s *Server) readEntries(ctx context.Context, r *reading, results []any, log *slog.Logger, fn func(ctx context.Context, i int) error) error {
 	parallel := 1
 	first := 0
 	if s.opt.Gate != nil {
 		parallel = max(1, s.opt.Gate.Options().MaxRunning)
-		// One at a time until the request has been admitted once: a full service refuses the
-		// whole request (429) instead of answering it with refusals.
-		for ; first < len(items) && !r.adm.admitted.Load(); first++ {
-			err := work.Do(ctx, "image", func() error { return read(ctx, first) })
+		for ; first < len(results) && !r.adm.admitted.Load(); first++ {
+			err := work.Do(ctx, "image", func() error { return fn(ctx, first) })
 			if errors.Is(err, admission.ErrOverloaded) && !r.adm.admitted.Load() {
 				return err // nothing read yet
 			}
@@ -334,19 +408,13 @@ func (s *Server) readBatch(ctx context.Context, c *fiber.Ctx, r *reading, items 
 			}
 		}
 	}
-	rest := items[first:]
-	errs := work.Each(ctx, len(rest), parallel, "image", func(ctx context.Context, i int) error { return read(ctx, first+i) })
+	errs := work.Each(ctx, len(results)-first, parallel, "image", func(ctx context.Context, i int) error { return fn(ctx, first+i) })
 	for i, err := range errs {
 		if err != nil {
 			results[first+i] = s.itemError(log, err)
 		}
 	}
-	// A request over its page budget, or whose answer is too large to send, is refused whole:
-	// which entries crossed the bound depends on the order they ran in.
-	if err := r.budget.Exceeded(); err != nil {
-		return err
-	}
-	return c.JSON(api.BatchResult[any]{Version: Version, Results: results, ProcessingTime: round(time.Since(start).Seconds(), 4)})
+	return nil
 }
 
 // itemError is the answer of one entry of an "images" array that failed: the error it would

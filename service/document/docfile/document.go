@@ -33,6 +33,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/pdfengine"
 	"github.com/ocrgate/ocrgate/service/tiffdec"
+	"github.com/ocrgate/ocrgate/service/work"
 )
 
 // The errors this package wraps. Each has one meaning for the caller; the wrapping error carries a
@@ -557,18 +558,26 @@ func (d *Document) decodeTIFF(ctx context.Context, p *Page) (imaging.Decoded, er
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w", p.Number, err)
 	}
 	var img image.Image
-	_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
-		if img, err = d.tiff.Decode(ctx, tp); err != nil {
-			return err
-		}
-		img = toOrigin(img)
-		if tp.Orientation > 1 {
-			img = imaging.Orient(img, tp.Orientation)
-		}
-		img = imaging.Stretch(img, int(p.Width), int(p.Height)) // square pixels: a standard-resolution fax
-		return nil
+	// The decode is a unit of work of its own: a bug in it fails this page alone, as an internal
+	// error, not as the file's fault.
+	err := work.Do(ctx, "tiff decode", func() error {
+		_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
+			if img, err = d.tiff.Decode(ctx, tp); err != nil {
+				return err
+			}
+			img = toOrigin(img)
+			if tp.Orientation > 1 {
+				img = imaging.Orient(img, tp.Orientation)
+			}
+			img = imaging.Stretch(img, int(p.Width), int(p.Height)) // square pixels: a standard-resolution fax
+			return nil
+		})
+		return err
 	})
+	var wp *work.Panic
 	switch {
+	case errors.As(err, &wp):
+		return imaging.Decoded{}, wp
 	case errors.Is(err, cpubudget.ErrExceeded):
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w", p.Number, err)
 	case err != nil:
