@@ -112,6 +112,11 @@ func hostileBodies() []hostileFile {
 		{"TIFF rows of zero-length CCITT runs", hostile.TIFFCCITTZeroRuns(4, 500_000)},
 		{"TIFF of 2000 pages of one-pixel tiles", hostile.TIFFManyPages(2000, 1000)},
 		{"TIFF palette with an extra plane", hostile.TIFFPaletteExtra(600, 400, true)},
+		{"PDF of 2000 pages of 20000 objects", hostile.PDFManyObjects(2000, 20_000)},
+		{"PDF of 2000 pages of 40 lines", hostile.PDFTextBook(2000, 40)},
+		{"PDF of 2000 pages in new fonts", hostile.PDFNewFonts(2000, 4, 10)},
+		{"PDF of 2000 200000-rectangle forms", hostile.PDFFormPages(2000, 200_000)},
+		{"PDF page of 33000 short lines", hostile.PDFShortLines(33_000, 8)},
 	}
 	out := make([]hostileFile, len(files))
 	for i, f := range files {

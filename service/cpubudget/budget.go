@@ -140,17 +140,6 @@ func (b *Budget) Charge(d time.Duration) error {
 	return nil
 }
 
-// over is the *Error of a budget that has been spent past its limit, nil otherwise.
-func (b *Budget) over() error {
-	if b == nil {
-		return nil
-	}
-	if spent := b.Spent(); spent > b.limit {
-		return &Error{Need: spent, Limit: b.limit, Spent: true}
-	}
-	return nil
-}
-
 func addSat(a, b time.Duration) time.Duration {
 	if a > math.MaxInt64-b {
 		return math.MaxInt64

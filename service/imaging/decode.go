@@ -331,7 +331,7 @@ func checkSize(w, h int, lim Limits) error {
 func safely(ctx context.Context, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			work.Report(ctx, "image decoder", v)
+			_ = work.Report(ctx, "image decoder", v) // reported; the caller answers ErrUndecodable
 			err = fmt.Errorf("%w: the decoder failed on this file", ErrUndecodable)
 		}
 	}()

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"image"
+	_ "image/jpeg" // the receipt of the full tier
+	_ "image/png"  // the receipt of the fast tier
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/metrics"
@@ -120,13 +124,23 @@ func TestPanicsFailTheirUnitOnly(t *testing.T) {
 		})
 	}
 	// A document's units: reading one of its pages (its survey, or its OCR job), the check of a
-	// page's text layer. The page the panic hit fails with internal_error in its place; the
+	// page's text layer, the decode of a TIFF page. The page the panic hit fails with internal_error in its place; the
 	// others are read.
 	pdf := hostile.PDFPages(hostile.TextPage("THE FIRST PAGE"), hostile.TextPage("THE SECOND PAGE"), hostile.TextPage("THE THIRD PAGE"))
+	page, _, err := image.Decode(bytes.NewReader(img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiff, err := testdoc.TIFF(page, page, page)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		unit string
+		doc  []byte
 		ocr  string // the request's "ocr"
-	}{{"document page", "auto"}, {"document page", "always"}, {"text-layer check", "auto"}} {
+	}{{"document page", pdf, "auto"}, {"document page", pdf, "always"}, {"text-layer check", pdf, "auto"}, {"tiff decode", tiff, "auto"}} {
+		pdf := tt.doc
 		t.Run(tt.unit+", ocr "+tt.ocr, func(t *testing.T) {
 			fault, fired := faultOnce(tt.unit)
 			var logs lockedBuffer

@@ -128,7 +128,7 @@ func TestZeroBitSamplesAreCorrupt(t *testing.T) {
 	}
 	_, err = f.Pages[0].Plan()
 	var pe *PageError
-	if !errors.As(err, &pe) || pe.Kind() != ErrCorrupt || errors.Is(err, ErrUnsupported) {
+	if !errors.As(err, &pe) || !errors.Is(pe.Kind(), ErrCorrupt) || errors.Is(err, ErrUnsupported) {
 		t.Fatalf("Plan: %v; want a *PageError wrapping ErrCorrupt", err)
 	}
 }
