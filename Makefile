@@ -178,7 +178,7 @@ soak-hostile: models build
 soak-mixed: models
 	$(GO) build -trimpath -tags faults -o bin/ocrgate-faults ./cmd/ocrgate
 	$(GO) run ./cmd/ocrgate-loadgen -bin bin/ocrgate-faults -dataset $(DATASET) -c 8 -d 10m -mix soak \
-	  -faults 'recognizer batch=40,image decode=60,document page=5'
+	  -faults 'recognizer batch=200,image decode=100,document page=10'
 
 ## bench-cost: the memory cost model against the peak RSS of each image in a fresh process
 bench-cost: models
