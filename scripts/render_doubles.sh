@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Renders the double-letter set: pages of English words, half of them with a doubled letter
-# ("tree", "will", "committee", "accommodation"), a comma after a word in two lines of three,
-# twelve lines to a page, each page in four of Debian's fonts and sizes (12 to 32 px at 72 dpi:
-# small print to a 10 pt page drawn at 200 dpi). The text is service/ocr/testdata/doubles/text.txt;
-# the pages go to out/doubles (not committed), page<NN>-<font>-<size>.png beside page<NN>.txt.
+# Renders the double-letter set: pages of English words, about half of them with a doubled letter
+# ("tree", "will", "committee", "accommodation"), a comma before a space in two lines of three and
+# one with no space after it in one line of five; twelve lines to a page, each page in four of
+# twelve Debian fonts and eight sizes (12 to 32 px: from small print to 11 pt drawn at 200 dpi).
+# The text is service/ocr/testdata/doubles/text.txt (written by gen.go beside it); the pages go to
+# out/doubles (not committed), page<NN>-<font>-<size>.png beside page<NN>.txt.
 #
 #   scripts/render_doubles.sh [OUT_DIR]
+#   OCRGATE_DOUBLES=$PWD/out/doubles go test -tags integration -run TestDoubleLettersPages -v ./service/ocr/
 #
-# Needs ImageMagick's convert and Debian's fonts-dejavu-core, fonts-dejavu-extra and
-# fonts-urw-base35. go test -tags integration -run TestDoubleLettersPages -v ./service/ocr/
-# reads the pages when OCRGATE_DOUBLES names the directory.
+# The test logs the doubled letters read as one and the spaces after commas lost, per font and in
+# all. Needs ImageMagick's convert and Debian's fonts-dejavu-core, fonts-dejavu-extra and
+# fonts-urw-base35 (apt-get install, as root).
 set -euo pipefail
 out="${1:-out/doubles}"
 text="$(dirname "${BASH_SOURCE[0]}")/../service/ocr/testdata/doubles/text.txt"

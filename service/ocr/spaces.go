@@ -23,12 +23,14 @@ import (
 // cut-off crossbar of a T) is no gap.
 //
 // Some pairs are never split this way: a digit and a digit or a following colon (a proportional
-// font's 1 stands alone in its cell, "1100", "15:53"), points, commas and asterisks (a monospaced
-// face's point or asterisk sits in a gap as wide as a proportional face's word space), and the
-// inside of brackets or the front of ")", ";", "!", "?", "%". Amounts and card numbers are what
-// a stray space would harm most. A mark of punctuation belongs to one of its sides, so a space
-// beside it must be wordGapSide times the gap on its other side ("TEL:07" set with even gaps is
-// no "TEL :07"). And only crisp print is read (see minGapContrast).
+// font's 1 stands alone in its cell, "1100", "15:53"), points, asterisks and commas but for a
+// comma before a letter (a monospaced face's point or asterisk sits in a gap as wide as a
+// proportional face's word space), and the inside of brackets or the front of ")", ";", "!", "?",
+// "%". Amounts and card numbers are what a stray space would harm most. A mark of punctuation
+// belongs to one of its sides, so a space beside it must be wordGapSide times the gap on its
+// other side ("TEL:07" set with even gaps is no "TEL :07"); a comma's gaps are measured
+// together, and the space after it must be wordGapCommaSide times the gap before it. And only
+// crisp print is read (see minGapContrast).
 //
 // Figure: on the rendered line set 128 → 146 of 152 lines read exactly (trimOverlaps takes it to
 // 148); on sroie-dev word F1 (ci)
@@ -259,7 +261,7 @@ func gapCandidate(a, b rune) bool {
 	}
 	if a == ',' && letterOrDigit(b) && !isDigitRune(b) {
 		// A comma before a letter ends a clause or an item, and the model keeps next to no
-		// space after it (0.01–0.02). The side rule (see wordGaps) still asks for a gap clearly
+		// space after it (0.000–0.024 where the text has one). The side rule (see wordGaps) still asks for a gap clearly
 		// wider than the one before the comma, which a monospaced face's comma, centred in its
 		// cell, does not have.
 		return true
