@@ -175,8 +175,8 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 			continue
 		}
 		g := gap(i)
-		switch {
-		case rs[i] == ',':
+		switch rs[i] {
+		case ',':
 			// The model fires a comma's step anywhere from its ink to the next character, so
 			// the gaps on both sides of it are measured together, from the character before
 			// it to the one after: the wider must be clearly wider than the other, since the
