@@ -174,7 +174,7 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 		wg        sync.WaitGroup
 		start     = time.Now()
 		errorsOut int
-		// transportErrors counts the requests that got no answer, by kind.
+		// transportErrors counts the requests that got no answer, by kind of error and of request.
 		transportErrors = map[string]int{}
 	)
 	next := func() (int, bool) {
@@ -204,7 +204,11 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 				if err != nil {
 					mu.Lock()
 					errorsOut++
-					transportErrors[errorKind(err)]++
+					what := kind
+					if what == "" {
+						what = "receipt"
+					}
+					transportErrors[errorKind(err)+" ("+what+")"]++
 					mu.Unlock()
 					continue
 				}
