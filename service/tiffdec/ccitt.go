@@ -1,6 +1,9 @@
 package tiffdec
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // A decoder for ITU-T T.4 (Group 3: modified Huffman 1D and modified READ 2D, lines led by EOL
 // codes with or without fill bits) and T.6 (Group 4: modified modified READ), as TIFF uses them
@@ -110,6 +113,10 @@ type ccittDecoder struct {
 	// eols says whether the page's one-dimensional T.4 rows lead with EOLs: 0 until its first
 	// strip with data is seen, then 1 (they do) or 2 (written without).
 	eols int
+	// damaged counts the lines of the last strip or tile read only as far as their damage (T.4
+	// with EOLs, where the next line's EOL resynchronizes), and damage is the first one's error.
+	damaged int
+	damage  error
 }
 
 // maxChanges is the most changing elements a line of width pixels may have: libtiff's bound on
@@ -137,8 +144,12 @@ func (d *ccittDecoder) change(a int32) error {
 }
 
 // decode fills dst, rows lines of rowBytes each, from src (cut to what rows lines can be coded
-// in: see layout.readCap), looking at the decode's context every few hundred KiB of work.
-func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) error {
+// in: see layout.readCap), looking at the decode's context every few hundred KiB of work. It
+// returns how many lines it wrote before the data ended or went wrong (all of them when it did
+// not); a damaged line is not among them. A line of T.4 with EOLs that goes wrong is kept as far
+// as it was read and counted in d.damaged, as the next line's EOL resynchronizes.
+func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) (int, error) {
+	d.damaged, d.damage = 0, nil
 	r := &bitReader{src: src}
 	defer func() { pc.read += int64((r.pos + 7) / 8) }()
 	w := int32(d.width)
@@ -159,7 +170,7 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) err
 	last := 0
 	for y := range rows {
 		if err := pc.add(rowBytes + (r.pos-last)/8); err != nil {
-			return err
+			return y, err
 		}
 		last = r.pos
 		var err error
@@ -177,13 +188,13 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) err
 				break
 			}
 			if !syncEOL(r) {
-				return corrupt("T.4 data ends at line %d of %d", y+1, rows)
+				return y, corrupt("T.4 data ends at line %d of %d", y+1, rows)
 			}
 			twoD := false
 			if d.t4&1 != 0 {
 				b, ok := r.bit()
 				if !ok {
-					return corrupt("T.4 data ends at line %d of %d", y+1, rows)
+					return y, corrupt("T.4 data ends at line %d of %d", y+1, rows)
 				}
 				twoD = b == 0
 			}
@@ -196,19 +207,22 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) err
 				// As libtiff: a damaged line is kept as far as it was read; the next line's
 				// EOL resynchronizes.
 				d.finish()
+				if d.damaged++; d.damage == nil {
+					d.damage = fmt.Errorf("line %d: %w", y+1, err)
+				}
 				err = nil
 			}
 		case compT6:
 			err = d.line2D(r)
 		}
 		if err != nil {
-			return err
+			return y, fmt.Errorf("line %d: %w", y+1, err)
 		}
 		d.fill(dst[y*rowBytes : (y+1)*rowBytes])
 		d.ref, d.cur = d.cur, d.ref
 		d.ref = append(d.ref, w, w)
 	}
-	return nil
+	return rows, nil
 }
 
 func errorsIsUnsupported(err error) bool { return errors.Is(err, errUncompressedMode) }
