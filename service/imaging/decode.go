@@ -97,7 +97,8 @@ func Shrunk(img image.Image, format string, shrink, width, height int) Decoded {
 }
 
 // Factor is how many of the file's pixels one pixel of Image spans along each side: 2 for a JPEG
-// decoded at half size (Limits.HalfPixels), otherwise 1.
+// decoded at half size (Limits.HalfPixels), the shrink of a TIFF page read smaller (see
+// Header.Smaller, Shrunk), otherwise 1.
 func (d Decoded) Factor() int { return max(1, d.shrink) }
 
 // FullSize is the upright image's size in the file's pixels: Width × Height unless the image was

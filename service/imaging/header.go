@@ -65,24 +65,29 @@ func (h Header) ReadSize() (w, ht int) {
 	return h.UprightSize()
 }
 
-// Smaller returns the header of the image read half its size along each side, where its decoder
-// can read it so, folding its pixels two by two as it decodes (a TIFF page in one plane: see
-// tiffdec.Page.PlanAt), and ok false otherwise. A page too large to read whole within what one
-// request may hold is read so, as a PDF page too large is drawn smaller: half a 600-dpi scan's
-// resolution is 300 dpi, a quarter of its memory.
-func (h Header) Smaller() (Header, bool) {
-	if h.tiff == nil || h.Shrink > 1 {
+// MaxShrink is the most times smaller along each side Smaller reads a page: a 600-dpi scan read
+// at 150 dpi still holds print of 8 pt and more at the height the recognizer reads.
+const MaxShrink = 4
+
+// Smaller returns the header of the image read shrink times smaller along each side (2 to
+// MaxShrink), where its decoder can read it so, folding its pixels shrink by shrink as it decodes
+// (a TIFF page in one plane: see tiffdec.Page.PlanAt), and ok false otherwise. A page too large
+// to read whole within what one request may hold is read so, as a PDF page too large is drawn
+// smaller: a 600-dpi scan read at half its size is a 300-dpi one, a quarter of its memory, and
+// the full-size page never exists.
+func (h Header) Smaller(shrink int) (Header, bool) {
+	if h.tiff == nil || h.Shrink > 1 || shrink < 2 || shrink > MaxShrink {
 		return Header{}, false
 	}
 	p := &h.tiff.Pages[0]
-	plan, err := p.PlanAt(2)
+	plan, err := p.PlanAt(shrink)
 	if err != nil {
 		return Header{}, false
 	}
 	s := h
 	s.PixelBytes, s.WorkBytes, s.RotatedBytes, s.CPU = plan.PixelBytes, plan.WorkBytes, plan.UprightBytes, plan.CPU
-	s.Shrink = 2
-	s.readW, s.readH = p.ShrunkSize(2)
+	s.Shrink = shrink
+	s.readW, s.readH = p.ShrunkSize(shrink)
 	return s, true
 }
 
