@@ -117,6 +117,9 @@ type ccittDecoder struct {
 	// with EOLs, where the next line's EOL resynchronizes), and damage is the first one's error.
 	damaged int
 	damage  error
+	// partial says that the last decode ended at a damaged line kept as far as it was read, in
+	// dst after the lines it counted.
+	partial bool
 }
 
 // maxChanges is the most changing elements a line of width pixels may have: libtiff's bound on
@@ -145,11 +148,12 @@ func (d *ccittDecoder) change(a int32) error {
 
 // decode fills dst, rows lines of rowBytes each, from src (cut to what rows lines can be coded
 // in: see layout.readCap), looking at the decode's context every few hundred KiB of work. It
-// returns how many lines it wrote before the data ended or went wrong (all of them when it did
-// not); a damaged line is not among them. A line of T.4 with EOLs that goes wrong is kept as far
-// as it was read and counted in d.damaged, as the next line's EOL resynchronizes.
+// returns how many lines it wrote whole before the data ended or went wrong (all of them when it
+// did not). A line whose codes go wrong is kept as far as it was read, the rest of it white, as
+// libtiff keeps it: after the lines counted when the strip ends there (d.partial), counted in
+// d.damaged when a T.4 line with EOLs goes on to the next line, whose EOL resynchronizes.
 func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) (int, error) {
-	d.damaged, d.damage = 0, nil
+	d.damaged, d.damage, d.partial = 0, nil, false
 	r := &bitReader{src: src}
 	defer func() { pc.read += int64((r.pos + 7) / 8) }()
 	w := int32(d.width)
@@ -216,6 +220,14 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) (in
 			err = d.line2D(r)
 		}
 		if err != nil {
+			if errorsIsUnsupported(err) {
+				return y, fmt.Errorf("line %d: %w", y+1, err)
+			}
+			// As libtiff: the damaged line is kept as far as it was read (the rest of it
+			// white), and the strip ends there, as nothing resynchronizes after it.
+			d.finish()
+			d.fill(dst[y*rowBytes : (y+1)*rowBytes])
+			d.partial = true
 			return y, fmt.Errorf("line %d: %w", y+1, err)
 		}
 		d.fill(dst[y*rowBytes : (y+1)*rowBytes])

@@ -283,9 +283,6 @@ func (l *layout) decode(pc *pace, data []byte, bo binary.ByteOrder, shrink int) 
 					}
 					c.lose(cy*l.across+cx, x0, y0, visW, got, visH, err)
 				}
-				if got > 0 {
-					c.anything = true
-				}
 				if c.red != nil && l.across > 1 && cx == l.across-1 {
 					c.red.flush(min(y0+l.ch, l.h))
 				}
@@ -330,6 +327,7 @@ func (c *canvas) chunk(data []byte, i, plane, x0, y0, visW, visH, rows int, buf,
 		if err := c.jpeg(src, l.jpegTables, plane, x0, y0, visW, visH); err != nil {
 			return 0, err
 		}
+		c.anything = true
 		return visH, nil
 	}
 	units := rows
@@ -338,7 +336,8 @@ func (c *canvas) chunk(data []byte, i, plane, x0, y0, visW, visH, rows int, buf,
 	}
 	need := l.rowBytes * units
 	var out []byte
-	got := need // bytes decompressed
+	got := need  // bytes decompressed
+	partial := 0 // 1 when the last row written is a damaged one, kept as far as it was read
 	switch l.compression {
 	case compNone:
 		pc.read += int64(len(src))
@@ -365,6 +364,12 @@ func (c *canvas) chunk(data []byte, i, plane, x0, y0, visW, visH, rows int, buf,
 		var lines int
 		lines, err = ccitt.decode(out, src, rows, l.rowBytes, pc)
 		got = lines * l.rowBytes
+		if ccitt.partial && err != nil {
+			// The damaged line, kept as far as it was read, is written too; it does not
+			// count as a row read (see decode's "nothing could be read").
+			got += l.rowBytes
+			partial = 1
+		}
 		if ccitt.damaged > 0 {
 			c.damagedRows(ccitt.damaged, fmt.Errorf("strip or tile %d: %w", i+1, ccitt.damage))
 		}
@@ -376,6 +381,9 @@ func (c *canvas) chunk(data []byte, i, plane, x0, y0, visW, visH, rows int, buf,
 	units = got / max(l.rowBytes, 1)
 	out = out[:units*l.rowBytes]
 	done := min(units*max(l.subV, 1), visH)
+	if done-partial > 0 {
+		c.anything = true
+	}
 	if l.predictor == 2 {
 		l.undoPredictor(out, c.bo)
 	}

@@ -114,10 +114,12 @@ func TestDamagedStripReadUpToItsDamage(t *testing.T) {
 	if d == nil || d.FirstRow <= 0 || d.FirstRow >= h || d.LastRow != h-1 || d.Chunks != 1 || d.Tiles {
 		t.Fatalf("damage %+v; want rows from the middle of the page to its end, in 1 strip", d)
 	}
+	// The damaged row, just above FirstRow, is kept as far as it was read, as libtiff keeps it
+	// (codes read before the damage was seen may be wrong already): it is not compared.
 	for y := range h {
 		for x := range ref.Bounds().Dx() {
 			got, want := pixelAt(dec.Image, x, y), pixelAt(ref, x, y)
-			if y < d.FirstRow && !bytes.Equal(got, want) || y >= d.FirstRow && !isWhite(got) {
+			if y < d.FirstRow-1 && !bytes.Equal(got, want) || y >= d.FirstRow && !isWhite(got) {
 				t.Fatalf("pixel (%d, %d) is %v; want %v above row %d, white from it", x, y, got, want, d.FirstRow)
 			}
 		}
