@@ -58,6 +58,9 @@ type OCRResult struct {
 	Blocks []Block `json:"blocks"`
 	// Text is every region's text in reading order, block by block: one line per row.
 	Text string `json:"text"`
+	// Warning, when present, says that the answer covers only part of the image: a damaged TIFF
+	// whose pixels past the damage could not be decoded (they were read as white).
+	Warning string `json:"warning,omitempty"`
 	// ProcessingTime is the seconds the request took in the service.
 	ProcessingTime float64 `json:"processing_time"`
 }
@@ -150,6 +153,9 @@ type Page struct {
 	// HiddenText is set when the page's text layer held text no one sees (invisible, off the page,
 	// too small, or leaving no mark), which was dropped from Regions and Text.
 	HiddenText *HiddenText `json:"hidden_text,omitempty"`
+	// Warning, when present, says that the page was read only in part: a damaged TIFF page whose
+	// pixels past the damage could not be decoded (they were read as white).
+	Warning string `json:"warning,omitempty"`
 	// Error is set when the page could not be read (Source is then "none"); the document's other
 	// pages were.
 	Error *PageError `json:"error,omitempty"`

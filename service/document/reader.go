@@ -502,6 +502,20 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	affordable := todo[:0]
 	for _, t := range todo {
 		t.cost = cost(t.render)
+		if req.MaxCost > 0 && t.cost > req.MaxCost && t.raster != nil && tiff != nil {
+			// A TIFF page too large to read whole is read smaller, at the largest size that
+			// fits (see docfile.Document.Smaller); its boxes stay in the page's own pixels.
+			for k := 2; k <= imaging.MaxShrink; k++ {
+				s, ok := tiff.Smaller(t.raster, k)
+				if !ok {
+					break
+				}
+				if c := cost(s.RenderCost(0)); c <= req.MaxCost {
+					t.raster, t.render, t.cost = s, s.RenderCost(0), c
+					break
+				}
+			}
+		}
 		if req.MaxCost > 0 && t.cost > req.MaxCost {
 			// A page drawn finer than the request affords (a 2 400 dpi scan, a poster) is drawn
 			// smaller, down to half its resolution; only a page that does not fit even so fails,

@@ -22,6 +22,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/jpegdec"
 	"github.com/ocrgate/ocrgate/service/memlimit"
+	"github.com/ocrgate/ocrgate/service/tiffdec"
 	"github.com/ocrgate/ocrgate/service/work"
 )
 
@@ -77,10 +78,27 @@ type Decoded struct {
 	// upright too: baseline JPEGs have it for free (the decoder's block means). Offered through
 	// Downscaled, so callers ask for a size, not for a codec's by-product.
 	preview image.Image
+	// Damaged, when not empty, says what of the image could not be decoded (a damaged TIFF
+	// strip, one cut short, tiles its file does not list: see tiffdec.DecodePage), for people.
+	// Those pixels are white; the answer carries it as a warning.
+	Damaged string
+}
+
+// Shrunk is img, an image read shrink times smaller along each side than the width × height
+// image it stands for (a TIFF page too large to read whole, see Header.Smaller), as the pipeline
+// takes it: boxes found on it are scaled back to width × height, which the answer reports.
+func Shrunk(img image.Image, format string, shrink, width, height int) Decoded {
+	b := img.Bounds()
+	d := Decoded{Image: img, Format: format, Width: b.Dx(), Height: b.Dy()}
+	if shrink > 1 {
+		d.shrink, d.fullW, d.fullH = shrink, width, height
+	}
+	return d
 }
 
 // Factor is how many of the file's pixels one pixel of Image spans along each side: 2 for a JPEG
-// decoded at half size (Limits.HalfPixels), otherwise 1.
+// decoded at half size (Limits.HalfPixels), the shrink of a TIFF page read smaller (see
+// Header.Smaller, Shrunk), otherwise 1.
 func (d Decoded) Factor() int { return max(1, d.shrink) }
 
 // FullSize is the upright image's size in the file's pixels: Width × Height unless the image was
@@ -239,6 +257,7 @@ func decodeChecked(ctx context.Context, data []byte, h Header) (Decoded, error) 
 	// A file jpegdec declines is decoded by image/jpeg at full size, which its admitted cost
 	// (Header.PixelBytes) already covers.
 	shrink := 1
+	var damaged string
 	err := func() (err error) {
 		if h.Format == "jpeg" {
 			// Baseline JPEG (scans, camera photos) takes the parallel decoder; anything it
@@ -264,8 +283,12 @@ func decodeChecked(ctx context.Context, data []byte, h Header) (Decoded, error) 
 			}
 		}
 		if h.Format == "tiff" {
-			img, err = decodeTIFF(ctx, data, h)
-			return err
+			var dec tiffdec.Decoded
+			if dec, err = decodeTIFF(ctx, data, h); err != nil {
+				return err
+			}
+			img, shrink, damaged = dec.Image, dec.Shrink, DamageWarning(dec.Damage)
+			return nil
 		}
 		err = safely(ctx, func() (err error) {
 			img, _, err = image.Decode(bytes.NewReader(data))
@@ -292,7 +315,11 @@ func decodeChecked(ctx context.Context, data []byte, h Header) (Decoded, error) 
 			img = Orient(img, h.Orientation) // its workers hand their panics back here
 		}
 		if h.ShownW > 0 {
-			img = Stretch(img, h.ShownW, h.ShownH) // square pixels (a standard-resolution fax)
+			w, ht := h.ShownW, h.ShownH
+			if h.Shrink > 1 {
+				w, ht = h.ReadSize()
+			}
+			img = Stretch(img, w, ht) // square pixels (a standard-resolution fax)
 		}
 		return nil
 	}()
@@ -300,10 +327,13 @@ func decodeChecked(ctx context.Context, data []byte, h Header) (Decoded, error) 
 		return Decoded{}, err
 	}
 	b := img.Bounds()
-	dec := Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), shrink: shrink, preview: preview}
+	dec := Decoded{Image: img, Format: h.Format, Width: b.Dx(), Height: b.Dy(), shrink: shrink, preview: preview, Damaged: damaged}
 	if shrink > 1 {
 		dec.fullW, dec.fullH = h.UprightSize()
-		dec.src, dec.hdr = data, h
+		if h.Half {
+			// Whole can decode it again at full size, within what was admitted for it.
+			dec.src, dec.hdr = data, h
+		}
 	}
 	return dec, nil
 }

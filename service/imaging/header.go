@@ -45,9 +45,50 @@ type Header struct {
 	// tiffdec.Plan.CPU, its upright copies included); 0 where it does not. The decode charges it
 	// to the request's CPU budget before it starts (see cpubudget).
 	CPU time.Duration
+	// Shrink, when more than 1, is how many times smaller along each side a TIFF page is read
+	// (see Smaller): the memory and CPU figures above are then the smaller page's, and ReadSize
+	// is its size. Boxes stay in the image's own pixels (UprightSize).
+	Shrink int
+	// readW × readH is the upright size of a TIFF page read shrunk.
+	readW, readH int
 	// tiff is the page chain InspectContext walked, its first page the image: the decode reads
 	// it instead of walking the file's directories again.
 	tiff *tiffdec.File
+}
+
+// ReadSize returns the upright size of the pixels the pipeline reads: UprightSize, or for a
+// TIFF page read shrunk, the smaller page's. What the models hold is priced at this size.
+func (h Header) ReadSize() (w, ht int) {
+	if h.Shrink > 1 {
+		return h.readW, h.readH
+	}
+	return h.UprightSize()
+}
+
+// MaxShrink is the most times smaller along each side Smaller reads a page: a 600-dpi scan read
+// at 150 dpi still holds print of 8 pt and more at the height the recognizer reads.
+const MaxShrink = 4
+
+// Smaller returns the header of the image read shrink times smaller along each side (2 to
+// MaxShrink), where its decoder can read it so, folding its pixels shrink by shrink as it decodes
+// (a TIFF page in one plane: see tiffdec.Page.PlanAt), and ok false otherwise. A page too large
+// to read whole within what one request may hold is read so, as a PDF page too large is drawn
+// smaller: a 600-dpi scan read at half its size is a 300-dpi one, a quarter of its memory, and
+// the full-size page never exists.
+func (h Header) Smaller(shrink int) (Header, bool) {
+	if h.tiff == nil || h.Shrink > 1 || shrink < 2 || shrink > MaxShrink {
+		return Header{}, false
+	}
+	p := &h.tiff.Pages[0]
+	plan, err := p.PlanAt(shrink)
+	if err != nil {
+		return Header{}, false
+	}
+	s := h
+	s.PixelBytes, s.WorkBytes, s.RotatedBytes, s.CPU = plan.PixelBytes, plan.WorkBytes, plan.UprightBytes, plan.CPU
+	s.Shrink = shrink
+	s.readW, s.readH = p.ShrunkSize(shrink)
+	return s, true
 }
 
 // UprightSize returns the image's size as it is shown: after its orientation, and for a TIFF with
@@ -266,37 +307,48 @@ func tiffError(err error) error {
 }
 
 // decodeTIFF decodes the first page of a TIFF that inspectTIFF checked, from the page chain it
-// walked (h carries it; a Header made elsewhere has the file walked again). The decode is charged
-// to ctx's CPU budget: its estimate before it starts, the CPU it uses as it runs, and it stops
-// when the budget is spent or ctx ends (a *cpubudget.Error, or ctx's error, passes through).
-func decodeTIFF(ctx context.Context, data []byte, h Header) (image.Image, error) {
+// walked (h carries it; a Header made elsewhere has the file walked again), h.Shrink times
+// smaller when Smaller made h, reading what it can of a damaged page (its Damage says what it
+// lost). The decode is charged to ctx's CPU budget: its estimate before it starts, the CPU it uses
+// as it runs, and it stops when the budget is spent or ctx ends (a *cpubudget.Error, or ctx's
+// error, passes through).
+func decodeTIFF(ctx context.Context, data []byte, h Header) (tiffdec.Decoded, error) {
 	f := h.tiff
 	if f == nil || !sameBytes(f.Data(), data) {
 		var err error
 		if f, err = tiffdec.Open(ctx, data, tiffdec.Limits{MaxPages: 1, FirstPage: true}); err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return tiffdec.Decoded{}, ctx.Err()
 			}
-			return nil, tiffError(err)
+			return tiffdec.Decoded{}, tiffError(err)
 		}
 	}
 	if err := cpubudget.From(ctx).Plan(h.CPU); err != nil {
-		return nil, fmt.Errorf("decoding the TIFF: %w", err)
+		return tiffdec.Decoded{}, fmt.Errorf("decoding the TIFF: %w", err)
 	}
-	var img image.Image
+	var dec tiffdec.Decoded
 	_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
-		img, err = f.Decode(ctx, &f.Pages[0])
+		dec, err = f.DecodePage(ctx, &f.Pages[0], max(h.Shrink, 1))
 		return err
 	})
 	switch {
 	case errors.Is(err, cpubudget.ErrExceeded):
-		return nil, fmt.Errorf("decoding the TIFF: %w", err)
+		return tiffdec.Decoded{}, fmt.Errorf("decoding the TIFF: %w", err)
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		return tiffdec.Decoded{}, ctx.Err()
 	case err != nil:
-		return nil, tiffError(err)
+		return tiffdec.Decoded{}, tiffError(err)
 	}
-	return img, nil
+	return dec, nil
+}
+
+// DamageWarning is what an answer says of a TIFF page decoded in part (see
+// tiffdec.DecodePage): what was lost, and why.
+func DamageWarning(d *tiffdec.Damage) string {
+	if d == nil {
+		return ""
+	}
+	return "the image is damaged: " + d.String()
 }
 
 // sameBytes reports whether a and b are the same bytes in memory (not merely equal ones).

@@ -138,7 +138,7 @@ func TestTIFFFaxSquarePixels(t *testing.T) {
 	if !ok || dec.Width != 800 || dec.Height != 306 {
 		t.Fatalf("decoded %T %d×%d", dec.Image, dec.Width, dec.Height)
 	}
-	s := stored.(*image.Gray)
+	s := stored.Image.(*image.Gray)
 	for y := range 306 {
 		sy := (2*y + 1) * 147 / (2 * 306)
 		if !bytes.Equal(g.Pix[y*g.Stride:y*g.Stride+800], s.Pix[sy*s.Stride:sy*s.Stride+800]) {

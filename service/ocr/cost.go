@@ -59,7 +59,7 @@ const cropBytesEstimate = 16 << 20
 // upright copy while it is made), then the upright image for as long as the model stages run,
 // together with the larger of detection's and recognition's tensors (see ModelBytes).
 func (o Options) Cost(h imaging.Header) int64 {
-	w, ht := h.UprightSize()
+	w, ht := h.ReadSize() // a TIFF page read smaller is read at its smaller size
 	return max(h.DecodeBytes(), h.ResidentBytes()+o.ModelBytes(w, ht))
 }
 

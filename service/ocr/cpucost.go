@@ -45,7 +45,8 @@ func (o Options) CPUCost(h imaging.Header) time.Duration {
 	default:
 		decode = mp * float64(cpuOtherPerMP)
 	}
-	read := float64(cpuReadBase) + min(mp, cpuReadMaxMP)*float64(cpuReadPerMP)
+	rw, rh := h.ReadSize() // a TIFF page read smaller: decoded whole, read at its smaller size
+	read := float64(cpuReadBase) + min(float64(rw)*float64(rh)/1e6, cpuReadMaxMP)*float64(cpuReadPerMP)
 	return time.Duration(decode + read)
 }
 

@@ -78,7 +78,10 @@ type Result struct {
 	Blocks []Block
 	// Text is every region's text in reading order, block by block (blocks separated by an empty
 	// line): one line per row, regions of a row separated by a space.
-	Text    string
+	Text string
+	// Warning says, for people, what of the image could not be decoded (imaging.Decoded.Damaged):
+	// the answer covers only the rest.
+	Warning string
 	Timings Timings
 	// InferenceWall is the wall time during which at least one model call was running. It equals
 	// the sum of the inference stages when calls run one at a time, and is less when recognizer
@@ -226,6 +229,7 @@ func (p *Pipeline) recognizeImage(ctx context.Context, dec imaging.Decoded, tm *
 }
 
 func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *Timings) (*Result, int64, error) {
+	warning := dec.Damaged
 	quads, dec, err := p.detect(ctx, dec, tm)
 	if err != nil {
 		return nil, 0, err
@@ -317,6 +321,7 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 		Height:   height,
 		Rotation: rotation,
 		Regions:  regions,
+		Warning:  warning,
 	}
 	start := time.Now()
 	Arrange(res, p.opt.RowOverlap)

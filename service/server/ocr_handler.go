@@ -208,6 +208,20 @@ func (r *reading) admitImage(ctx context.Context, img []byte) (imaging.Header, *
 	}
 	cost := r.held + int64(len(img)) + r.rec.Cost(h)
 	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
+		// A TIFF page too large to read whole is read smaller, as a PDF page is drawn smaller:
+		// at the largest size that fits (see imaging.Header.Smaller).
+		for k := 2; k <= imaging.MaxShrink; k++ {
+			s, ok := h.Smaller(k)
+			if !ok {
+				break
+			}
+			if c := r.held + int64(len(img)) + r.rec.Cost(s); c <= max {
+				h, cost = s, c
+				break
+			}
+		}
+	}
+	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
 		r.s.rejected("too_costly")
 		return imaging.Header{}, nil, nil, tooCostly(h, cost, max)
 	}

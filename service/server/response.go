@@ -19,6 +19,7 @@ func newOCRResponse(res *ocr.Result, size int, words bool, elapsed time.Duration
 		Regions:        newRegions(res.Regions, words),
 		Blocks:         newBlocks(res.Blocks),
 		Text:           res.Text,
+		Warning:        res.Warning,
 		ProcessingTime: round(elapsed.Seconds(), 4),
 	}
 }
@@ -88,7 +89,8 @@ func newDocumentResponse(res *document.Result, words bool, elapsed time.Duration
 	for i, p := range res.Read {
 		pages[i] = api.Page{Page: p.Number, Width: p.Width, Height: p.Height, Source: string(p.Source),
 			Rotation: p.Result.Rotation, Regions: newRegions(p.Result.Regions, words),
-			Blocks: newBlocks(p.Result.Blocks), Text: p.Result.Text, HiddenText: newHiddenText(p.Hidden)}
+			Blocks: newBlocks(p.Result.Blocks), Text: p.Result.Text, HiddenText: newHiddenText(p.Hidden),
+			Warning: p.Result.Warning}
 		if p.Err != nil {
 			ae := classify(p.Err)
 			pages[i].Error = &api.PageError{Code: ae.code, Message: ae.msg}

@@ -1,6 +1,9 @@
 package tiffdec
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // A decoder for ITU-T T.4 (Group 3: modified Huffman 1D and modified READ 2D, lines led by EOL
 // codes with or without fill bits) and T.6 (Group 4: modified modified READ), as TIFF uses them
@@ -110,6 +113,13 @@ type ccittDecoder struct {
 	// eols says whether the page's one-dimensional T.4 rows lead with EOLs: 0 until its first
 	// strip with data is seen, then 1 (they do) or 2 (written without).
 	eols int
+	// damaged counts the lines of the last strip or tile read only as far as their damage (T.4
+	// with EOLs, where the next line's EOL resynchronizes), and damage is the first one's error.
+	damaged int
+	damage  error
+	// partial says that the last decode ended at a damaged line kept as far as it was read, in
+	// dst after the lines it counted.
+	partial bool
 }
 
 // maxChanges is the most changing elements a line of width pixels may have: libtiff's bound on
@@ -137,8 +147,13 @@ func (d *ccittDecoder) change(a int32) error {
 }
 
 // decode fills dst, rows lines of rowBytes each, from src (cut to what rows lines can be coded
-// in: see layout.readCap), looking at the decode's context every few hundred KiB of work.
-func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) error {
+// in: see layout.readCap), looking at the decode's context every few hundred KiB of work. It
+// returns how many lines it wrote whole before the data ended or went wrong (all of them when it
+// did not). A line whose codes go wrong is kept as far as it was read, the rest of it white, as
+// libtiff keeps it: after the lines counted when the strip ends there (d.partial), counted in
+// d.damaged when a T.4 line with EOLs goes on to the next line, whose EOL resynchronizes.
+func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) (int, error) {
+	d.damaged, d.damage, d.partial = 0, nil, false
 	r := &bitReader{src: src}
 	defer func() { pc.read += int64((r.pos + 7) / 8) }()
 	w := int32(d.width)
@@ -159,7 +174,7 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) err
 	last := 0
 	for y := range rows {
 		if err := pc.add(rowBytes + (r.pos-last)/8); err != nil {
-			return err
+			return y, err
 		}
 		last = r.pos
 		var err error
@@ -177,13 +192,13 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) err
 				break
 			}
 			if !syncEOL(r) {
-				return corrupt("T.4 data ends at line %d of %d", y+1, rows)
+				return y, corrupt("T.4 data ends at line %d of %d", y+1, rows)
 			}
 			twoD := false
 			if d.t4&1 != 0 {
 				b, ok := r.bit()
 				if !ok {
-					return corrupt("T.4 data ends at line %d of %d", y+1, rows)
+					return y, corrupt("T.4 data ends at line %d of %d", y+1, rows)
 				}
 				twoD = b == 0
 			}
@@ -196,19 +211,30 @@ func (d *ccittDecoder) decode(dst, src []byte, rows, rowBytes int, pc *pace) err
 				// As libtiff: a damaged line is kept as far as it was read; the next line's
 				// EOL resynchronizes.
 				d.finish()
+				if d.damaged++; d.damage == nil {
+					d.damage = fmt.Errorf("line %d: %w", y+1, err)
+				}
 				err = nil
 			}
 		case compT6:
 			err = d.line2D(r)
 		}
 		if err != nil {
-			return err
+			if errorsIsUnsupported(err) {
+				return y, fmt.Errorf("line %d: %w", y+1, err)
+			}
+			// As libtiff: the damaged line is kept as far as it was read (the rest of it
+			// white), and the strip ends there, as nothing resynchronizes after it.
+			d.finish()
+			d.fill(dst[y*rowBytes : (y+1)*rowBytes])
+			d.partial = true
+			return y, fmt.Errorf("line %d: %w", y+1, err)
 		}
 		d.fill(dst[y*rowBytes : (y+1)*rowBytes])
 		d.ref, d.cur = d.cur, d.ref
 		d.ref = append(d.ref, w, w)
 	}
-	return nil
+	return rows, nil
 }
 
 func errorsIsUnsupported(err error) bool { return errors.Is(err, errUncompressedMode) }

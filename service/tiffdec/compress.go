@@ -8,19 +8,20 @@ import (
 )
 
 // unpackBits decodes PackBits (TIFF 6.0, section 9) from src into dst, which it must fill,
-// looking at the decode's context as it goes.
-func unpackBits(dst, src []byte, pc *pace) (err error) {
+// looking at the decode's context as it goes. It returns how many bytes of dst it wrote, all of
+// them unless the data ends or goes wrong first (what was written is the data's, up to there).
+func unpackBits(dst, src []byte, pc *pace) (written int, err error) {
 	n, i, done := 0, 0, 0 // done: work (bytes read and written) counted so far
 	defer func() { pc.read += int64(i) }()
 	for n < len(dst) {
 		if w := i + n; w-done >= 4096 {
 			if err := pc.add(w - done); err != nil {
-				return err
+				return n, err
 			}
 			done = w
 		}
 		if i >= len(src) {
-			return corrupt("PackBits data ends %d bytes short", len(dst)-n)
+			return n, corrupt("PackBits data ends %d bytes short", len(dst)-n)
 		}
 		c := int8(src[i])
 		i++
@@ -28,13 +29,13 @@ func unpackBits(dst, src []byte, pc *pace) (err error) {
 		case c >= 0: // copy the next c+1 bytes
 			k := int(c) + 1
 			if i+k > len(src) {
-				return corrupt("PackBits data ends inside a literal run")
+				return n, corrupt("PackBits data ends inside a literal run")
 			}
 			n += copy(dst[n:], src[i:i+k])
 			i += k
 		case c != -128: // repeat the next byte 1-c times
 			if i >= len(src) {
-				return corrupt("PackBits data ends inside a repeat")
+				return n, corrupt("PackBits data ends inside a repeat")
 			}
 			b := src[i]
 			i++
@@ -44,7 +45,7 @@ func unpackBits(dst, src []byte, pc *pace) (err error) {
 			}
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // lzwDecoder decodes TIFF's LZW (TIFF 6.0, section 13): codes written most significant bit first,
@@ -66,8 +67,9 @@ const (
 // starts as libtiff recognizes the codes of writers before TIFF 6.0 (a clear code written least
 // significant bit first) is read that way: codes least significant bit first, widened when the
 // next code reaches 512, 1024 and 2048 rather than one code early. It looks at the decode's
-// context every 4 KiB of codes.
-func (z *lzwDecoder) decode(dst, src []byte, pc *pace) error {
+// context every 4 KiB of codes. It returns how many bytes of dst it wrote before the data ended
+// or went wrong (all of them when it did not).
+func (z *lzwDecoder) decode(dst, src []byte, pc *pace) (int, error) {
 	compat := len(src) >= 2 && src[0] == 0 && src[1]&1 != 0
 	for i := range 256 {
 		z.suffix[i], z.first[i], z.length[i] = byte(i), byte(i), 1
@@ -86,13 +88,13 @@ func (z *lzwDecoder) decode(dst, src []byte, pc *pace) error {
 	for n < len(dst) {
 		if w := pos + n; w-done >= 4096 {
 			if err := pc.add(w - done); err != nil {
-				return err
+				return n, err
 			}
 			done = w
 		}
 		for nbits < width {
 			if pos >= len(src) {
-				return corrupt("LZW data ends %d bytes short", len(dst)-n)
+				return n, corrupt("LZW data ends %d bytes short", len(dst)-n)
 			}
 			if compat {
 				bits |= uint64(src[pos]) << nbits
@@ -115,10 +117,10 @@ func (z *lzwDecoder) decode(dst, src []byte, pc *pace) error {
 			width, next, prev = 9, 258, -1
 			continue
 		case code == lzwEOI:
-			return corrupt("LZW data ends %d bytes short", len(dst)-n)
+			return n, corrupt("LZW data ends %d bytes short", len(dst)-n)
 		case prev < 0:
 			if code > 255 {
-				return corrupt("LZW code %d after a clear", code)
+				return n, corrupt("LZW code %d after a clear", code)
 			}
 			dst[n] = byte(code)
 			n++
@@ -139,7 +141,7 @@ func (z *lzwDecoder) decode(dst, src []byte, pc *pace) error {
 				n++
 			}
 		default:
-			return corrupt("LZW code %d before it is defined", code)
+			return n, corrupt("LZW code %d before it is defined", code)
 		}
 		if next < 4096 {
 			z.prefix[next], z.suffix[next], z.first[next] = uint16(prev), firstByte, z.first[prev]
@@ -155,7 +157,7 @@ func (z *lzwDecoder) decode(dst, src []byte, pc *pace) error {
 		}
 		prev = code
 	}
-	return nil
+	return n, nil
 }
 
 // write copies the string of code into dst at n (as much of it as fits) and returns the new n.
@@ -177,8 +179,10 @@ type inflater struct {
 	br bytes.Reader
 }
 
-// decode fills dst from src, 64 KiB at a time, looking at the decode's context between.
-func (f *inflater) decode(dst, src []byte, pc *pace) error {
+// decode fills dst from src, 64 KiB at a time, looking at the decode's context between. It
+// returns how many bytes of dst it wrote before the data ended or went wrong (all of them when it
+// did not).
+func (f *inflater) decode(dst, src []byte, pc *pace) (int, error) {
 	f.br.Reset(src)
 	defer func() { pc.read += int64(len(src) - f.br.Len()) }()
 	var err error
@@ -188,22 +192,23 @@ func (f *inflater) decode(dst, src []byte, pc *pace) error {
 		err = f.r.(zlib.Resetter).Reset(&f.br, nil)
 	}
 	if err != nil {
-		return corrupt("bad Deflate header")
+		return 0, corrupt("bad Deflate header")
 	}
-	for n, in := 0, f.br.Len(); n < len(dst); {
+	n := 0
+	for in := f.br.Len(); n < len(dst); {
 		k, err := io.ReadFull(f.r, dst[n:n+min(len(dst)-n, 64<<10)])
 		n += k
 		switch {
 		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-			return corrupt("Deflate data ends %d bytes short", len(dst)-n)
+			return n, corrupt("Deflate data ends %d bytes short", len(dst)-n)
 		case err != nil:
-			return corrupt("bad Deflate data")
+			return n, corrupt("bad Deflate data")
 		}
 		left := f.br.Len()
 		if err := pc.add(k + in - left); err != nil {
-			return err
+			return n, err
 		}
 		in = left
 	}
-	return nil
+	return n, nil
 }

@@ -40,6 +40,7 @@ const (
 	nsPerReversed   = 2      // a byte read bit-reversed (FillOrder 2)
 	nsPerPlanePixel = 2      // a pixel assembled plane by plane (planar configuration 2)
 	nsPerUpright    = 6      // a pixel of the upright copies callers make (imaging.Orient, Stretch)
+	nsPerFolded     = 2      // a byte of a page row folded into a smaller page (DecodePage shrunk)
 	cpuSafety       = 1.5
 )
 
@@ -68,8 +69,9 @@ func (l *layout) nsPerPixel() float64 {
 	return 10
 }
 
-// cpu estimates the CPU time of decoding the page, and of upright more pixels of upright copies.
-func (l *layout) cpu(upright int64) time.Duration {
+// cpu estimates the CPU time of decoding the page shrink times smaller (1: at its own size), and
+// of upright more pixels of upright copies.
+func (l *layout) cpu(upright int64, shrink int) time.Duration {
 	rate := compressionRates[l.compression]
 	px := float64(l.w) * float64(l.h)
 	chunks := float64(l.across) * float64(l.down) * float64(l.planes)
@@ -101,6 +103,13 @@ func (l *layout) cpu(upright int64) time.Duration {
 	}
 	if l.planar == 2 {
 		ns += nsPerPlanePixel * px
+	}
+	if shrink > 1 {
+		folded := px
+		if l.out != outGray {
+			folded *= 4
+		}
+		ns += nsPerFolded * folded
 	}
 	ns *= cpuSafety
 	if ns >= math.MaxInt64 {

@@ -3,34 +3,126 @@ package tiffdec
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"math"
+	"strings"
 )
 
-// Decode decodes page p of f. The caller checks p.Plan against its limits first: Decode
-// allocates what the plan says and nothing more, and reads no more of the file than the plan
-// priced. It looks at ctx between strips and tiles and, inside one, every paceBytes of work (see
-// pace; a JPEG strip's stream ends with ctx), so that it stops within milliseconds of ctx's end.
-// Errors are a *PageError (ErrCorrupt, ErrUnsupported), or ctx's. A panic is not recovered here:
-// it is a bug, which the caller's unit of work reports (see service/work).
+// Decode decodes page p of f whole, at its own size. The caller checks p.Plan against its limits
+// first: Decode allocates what the plan says and nothing more, and reads no more of the file than
+// the plan priced. It looks at ctx between strips and tiles and, inside one, every paceBytes of
+// work (see pace; a JPEG strip's stream ends with ctx), so that it stops within milliseconds of
+// ctx's end. Errors are a *PageError (ErrCorrupt, ErrUnsupported), or ctx's: a page that is
+// damaged in part is an error here (see DecodePage, which reads what it can of it). A panic is
+// not recovered here: it is a bug, which the caller's unit of work reports (see service/work).
 func (f *File) Decode(ctx context.Context, p *Page) (image.Image, error) {
-	return f.decode(&pace{ctx: ctx}, p)
+	d, err := f.decode(&pace{ctx: ctx}, p, 1)
+	if err != nil {
+		return nil, err
+	}
+	if d.Damage != nil {
+		return nil, &PageError{Page: p.Number, Err: corrupt("%v", d.Damage)}
+	}
+	return d.Image, nil
 }
 
-func (f *File) decode(pc *pace, p *Page) (image.Image, error) {
+// Decoded is a page decoded by DecodePage.
+type Decoded struct {
+	// Image is the page as stored (its Orientation not applied), Shrink times smaller along each
+	// side than the page (rounded up): each pixel the mean of the Shrink × Shrink of the page's it
+	// covers. A gray or bilevel page is an *image.Gray; a palette page is an *image.Paletted at
+	// its own size, colour (RGBA) when shrunk; colour pages are *image.RGBA (*image.NRGBA with
+	// unassociated alpha).
+	Image  image.Image
+	Shrink int
+	// Damage, when not nil, says what of the page could not be decoded (a strip or tile missing
+	// from the file, data that ends or goes wrong part way): those pixels are white, and the rest
+	// are the page's.
+	Damage *Damage
+}
+
+// DecodePage decodes page p of f at 1/shrink of its size along each side (1: whole; see
+// Page.PlanAt, which the caller checks against its limits first, as Decode's), and reads what
+// it can of a damaged page: a strip or tile that the file's offsets do not list or that lies
+// outside it, or whose data ends or goes wrong part way, is read up to the row where it does,
+// and the rest of it left white; the other strips and tiles are read as they are. libtiff reads
+// such pages so too (tiff2rgba shows the rows of a damaged fax up to its damage). What was lost
+// is the result's Damage. A page of which nothing could be read is an error, the first damaged
+// strip's or tile's, as is a page that uses something this package does not read (a strip of it
+// before any was decoded). A shrunk decode holds neither the page nor more than a strip or tile
+// of it at its own size: each strip or tile is folded into the smaller page as it is decoded.
+// Errors and context as Decode.
+func (f *File) DecodePage(ctx context.Context, p *Page, shrink int) (Decoded, error) {
+	return f.decode(&pace{ctx: ctx}, p, shrink)
+}
+
+func (f *File) decode(pc *pace, p *Page, shrink int) (Decoded, error) {
 	l, err := p.layout()
-	if err != nil {
-		return nil, &PageError{Page: p.Number, Err: err}
+	if err == nil {
+		err = l.shrinkable(shrink)
 	}
-	img, err := l.decode(pc, f.data, f.bo)
+	if err != nil {
+		return Decoded{}, &PageError{Page: p.Number, Err: err}
+	}
+	img, dmg, err := l.decode(pc, f.data, f.bo, shrink)
 	if err != nil {
 		if err := pc.ctx.Err(); err != nil {
-			return nil, err
+			return Decoded{}, err
 		}
-		return nil, &PageError{Page: p.Number, Err: err}
+		return Decoded{}, &PageError{Page: p.Number, Err: err}
 	}
-	return img, nil
+	return Decoded{Image: img, Shrink: shrink, Damage: dmg}, nil
+}
+
+// Damage is what a decode could not read of a page.
+type Damage struct {
+	// Lost is how many of the page's pixels (as stored, at its own size) could not be decoded:
+	// they are white. Pixels is the page's.
+	Lost, Pixels int64
+	// FirstRow and LastRow are the first and last rows (0-based, as stored) that hold a lost
+	// pixel; both are -1 when none was lost. Rows is the page's.
+	FirstRow, LastRow, Rows int
+	// Chunks is how many strips or tiles (Tiles) were missing or damaged.
+	Chunks int
+	Tiles  bool
+	// DamagedRows is how many rows were read only as far as their damage (T.4 with EOLs: the next
+	// row's EOL resynchronizes, as libtiff reads them).
+	DamagedRows int
+	// Cause is the first damaged strip's or tile's error, which names it.
+	Cause error
+}
+
+// String says what was lost, for people: numbers and fixed words, and the cause's.
+func (d *Damage) String() string {
+	var b strings.Builder
+	unit := "strip"
+	if d.Tiles {
+		unit = "tile"
+	}
+	if d.Chunks != 1 {
+		unit += "s"
+	}
+	if d.Lost > 0 {
+		pct := int64(100)
+		if d.Pixels > 0 {
+			pct = (100*d.Lost + d.Pixels - 1) / d.Pixels // a lost pixel is never 0 %
+		}
+		fmt.Fprintf(&b, "%d %% of the page could not be decoded and is left white (rows %d to %d of %d, in %d %s)",
+			pct, d.FirstRow+1, d.LastRow+1, d.Rows, d.Chunks, unit)
+	}
+	if d.DamagedRows > 0 {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d rows are damaged and read only up to their damage", d.DamagedRows)
+	}
+	if d.Cause != nil {
+		fmt.Fprintf(&b, "; the first damage: %v", d.Cause)
+	}
+	return b.String()
 }
 
 // paceBytes is how much work (bytes read from the file, plus bytes decompressed and written) a
@@ -55,7 +147,9 @@ func (p *pace) add(n int) error {
 	return p.ctx.Err()
 }
 
-// canvas is the page being written, with what each kind of sample maps to.
+// canvas is the page being written, with what each kind of sample maps to. Writers ask line for
+// where a row's pixels go (the page itself; a scratch row when the page is shrunk, which commit
+// then folds into it) and hand it back to commit.
 type canvas struct {
 	l    *layout
 	bo   binary.ByteOrder
@@ -63,34 +157,81 @@ type canvas struct {
 	img  image.Image
 	pix  []byte
 	str  int // stride
+	bpp  int // bytes of a pixel as writers write it: 1 (gray, palette indexes) or 4
 	gray [256]byte
 	bits *[256][8]byte // a byte of 1-bit gray samples as 8 pixels
 	row  []byte        // one row of 8-bit samples (or raw sub-byte values)
+
+	// red folds rows into a page shrunk k times (k > 1); scratch holds the rows writers write
+	// for it (up to 4 at once: a row of subsampled YCbCr units), scrStride bytes apart.
+	k         int
+	red       *reducer
+	scratch   []byte
+	scrStride int
+
+	// What was lost. good holds, for each strip or tile position of a page in separate planes,
+	// how many of its rows from the top every plane decoded (see lose).
+	good     []int32
+	dmg      Damage
+	anything bool // a row of the page has been decoded
 }
 
-func (l *layout) decode(pc *pace, data []byte, bo binary.ByteOrder) (image.Image, error) {
-	c := &canvas{l: l, bo: bo, pc: pc}
-	r := image.Rect(0, 0, l.w, l.h)
-	switch l.out {
-	case outGray:
-		g := image.NewGray(r)
-		c.img, c.pix, c.str = g, g.Pix, g.Stride
-	case outPaletted:
-		g := image.NewPaletted(r, l.palette)
-		c.img, c.pix, c.str = g, g.Pix, g.Stride
-	case outRGBA:
-		g := image.NewRGBA(r)
-		c.img, c.pix, c.str = g, g.Pix, g.Stride
-	case outNRGBA:
-		g := image.NewNRGBA(r)
-		c.img, c.pix, c.str = g, g.Pix, g.Stride
+// whiteIndex is the palette entry a lost pixel of a palette page takes.
+func (c *canvas) whiteIndex() byte {
+	// The palette's lightest entry stands for the paper.
+	best, lum := 0, -1
+	for i, e := range c.l.palette {
+		r, g, b, _ := e.RGBA()
+		if v := int(299*r + 587*g + 114*b); v > lum {
+			best, lum = i, v
+		}
+	}
+	return byte(best)
+}
+
+func (l *layout) decode(pc *pace, data []byte, bo binary.ByteOrder, shrink int) (image.Image, *Damage, error) {
+	c := &canvas{l: l, bo: bo, pc: pc, k: max(shrink, 1), bpp: 1}
+	c.dmg.FirstRow, c.dmg.LastRow, c.dmg.Rows, c.dmg.Tiles = -1, -1, l.h, l.tiled
+	c.dmg.Pixels = int64(l.w) * int64(l.h)
+	if l.out == outRGBA || l.out == outNRGBA || (c.k > 1 && l.out == outPaletted) {
+		c.bpp = 4
+	}
+	if c.k > 1 {
+		c.red = newReducer(l, c.k)
+		c.img = c.red.img
+		rows := 1
+		if l.subV > 1 {
+			rows = l.subV
+		}
+		c.scrStride = c.bpp * min(l.cw, l.w)
+		c.scratch = make([]byte, rows*c.scrStride)
+	} else {
+		r := image.Rect(0, 0, l.w, l.h)
+		switch l.out {
+		case outGray:
+			g := image.NewGray(r)
+			c.img, c.pix, c.str = g, g.Pix, g.Stride
+		case outPaletted:
+			g := image.NewPaletted(r, l.palette)
+			c.img, c.pix, c.str = g, g.Pix, g.Stride
+		case outRGBA:
+			g := image.NewRGBA(r)
+			c.img, c.pix, c.str = g, g.Pix, g.Stride
+		case outNRGBA:
+			g := image.NewNRGBA(r)
+			c.img, c.pix, c.str = g, g.Pix, g.Stride
+		}
 	}
 	c.grayMap()
 	if l.compression == compOJPEG {
+		// One stream for the whole page: read whole, or not at all.
 		if err := c.jpeg(l.ojpeg, nil, 0, 0, 0, l.w, l.h); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return c.img, nil
+		if c.red != nil {
+			c.red.flush(l.h)
+		}
+		return c.img, nil, nil
 	}
 	samples := l.spp
 	if l.planar == 2 {
@@ -124,80 +265,233 @@ func (l *layout) decode(pc *pace, data []byte, bo binary.ByteOrder) (image.Image
 		for cy := range l.down {
 			for cx := range l.across {
 				if err := pc.ctx.Err(); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				i := plane*per + cy*l.across + cx
-				src, err := l.chunk(data, i)
-				if err != nil {
-					return nil, err
-				}
-				if l.reverse {
-					src = reverseBits(rev[:len(src)], src)
-				}
 				x0, y0 := cx*l.cw, cy*l.ch
 				rows := l.chunkRows(i)
 				visW, visH := min(l.cw, l.w-x0), min(rows, l.h-y0)
-				if l.compression == compJPEG {
-					pc.read += int64(len(src))
-					if err := c.jpeg(src, l.jpegTables, plane, x0, y0, visW, visH); err != nil {
-						return nil, fmt.Errorf("strip or tile %d: %w", i+1, err)
-					}
-					continue
-				}
-				units := rows
-				if l.subV > 1 {
-					units = (rows + l.subV - 1) / l.subV
-				}
-				need := l.rowBytes * units
-				var out []byte
-				switch l.compression {
-				case compNone:
-					pc.read += int64(len(src))
-					out = src[:need]
-					if buf != nil {
-						out = buf[:need]
-						copy(out, src)
-					}
-					err = pc.add(need)
-				case compPackBits:
-					out = buf[:need]
-					err = unpackBits(out, src, pc)
-				case compLZW:
-					out = buf[:need]
-					err = lzw.decode(out, src, pc)
-				case compDeflate, compDeflateA:
-					out = buf[:need]
-					err = zlib.decode(out, src, pc)
-				default:
-					out = buf[:need]
-					err = ccitt.decode(out, src, rows, l.rowBytes, pc)
-				}
+				got, err := c.chunk(data, i, plane, x0, y0, visW, visH, rows, buf, rev, lzw, &zlib, ccitt)
 				if err != nil {
-					if pc.ctx.Err() != nil {
-						return nil, pc.ctx.Err()
+					if err := pc.ctx.Err(); err != nil {
+						return nil, nil, err
 					}
-					return nil, fmt.Errorf("strip or tile %d: %w", i+1, err)
+					err = fmt.Errorf("strip or tile %d: %w", i+1, err)
+					if errors.Is(err, ErrUnsupported) && !c.anything && got == 0 {
+						// A feature this package does not read, not damage.
+						return nil, nil, err
+					}
+					c.lose(cy*l.across+cx, x0, y0, visW, got, visH, err)
 				}
-				if l.predictor == 2 {
-					l.undoPredictor(out, bo)
-				}
-				if l.subH > 1 || l.subV > 1 {
-					err = c.putYCbCrUnits(out, x0, y0, visW, visH)
-				} else {
-					err = c.put(out, plane, x0, y0, visW, visH)
-				}
-				if err != nil {
-					return nil, err
+				if c.red != nil && l.across > 1 && cx == l.across-1 {
+					c.red.flush(min(y0+l.ch, l.h))
 				}
 			}
 		}
 	}
 	if l.planar == 2 {
 		if err := c.finishPlanes(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return c.img, nil
+	if c.red != nil {
+		c.red.flush(l.h)
+	}
+	c.paintLost()
+	if c.dmg.Chunks == 0 && c.dmg.DamagedRows == 0 {
+		return c.img, nil, nil
+	}
+	if c.dmg.Lost+int64(c.dmg.DamagedRows)*int64(l.w) >= c.dmg.Pixels || !c.anything {
+		// Nothing of the page could be read: the page is not there to answer for.
+		return nil, nil, c.dmg.Cause
+	}
+	d := c.dmg
+	return c.img, &d, nil
+}
+
+// chunk decodes strip or tile i (of plane plane) and writes its visible visW×visH part at
+// (x0, y0). It returns how many of its visible rows it wrote from the top, all of them unless
+// its data is missing, ends, or goes wrong first, and why not then.
+func (c *canvas) chunk(data []byte, i, plane, x0, y0, visW, visH, rows int, buf, rev []byte, lzw *lzwDecoder,
+	zlib *inflater, ccitt *ccittDecoder) (int, error) {
+	l, pc := c.l, c.pc
+	src, err := l.chunk(data, i)
+	if err != nil {
+		return 0, err
+	}
+	if l.reverse {
+		src = reverseBits(rev[:len(src)], src)
+	}
+	if l.compression == compJPEG {
+		pc.read += int64(len(src))
+		if err := c.jpeg(src, l.jpegTables, plane, x0, y0, visW, visH); err != nil {
+			return 0, err
+		}
+		c.anything = true
+		return visH, nil
+	}
+	units := rows
+	if l.subV > 1 {
+		units = (rows + l.subV - 1) / l.subV
+	}
+	need := l.rowBytes * units
+	var out []byte
+	got := need  // bytes decompressed
+	partial := 0 // 1 when the last row written is a damaged one, kept as far as it was read
+	switch l.compression {
+	case compNone:
+		pc.read += int64(len(src))
+		got = min(len(src), need)
+		out = src[:got]
+		if buf != nil {
+			out = buf[:got]
+			copy(out, src)
+		}
+		if err = pc.add(got); err == nil && got < need {
+			err = corrupt("the data ends %d bytes short", need-got)
+		}
+	case compPackBits:
+		out = buf[:need]
+		got, err = unpackBits(out, src, pc)
+	case compLZW:
+		out = buf[:need]
+		got, err = lzw.decode(out, src, pc)
+	case compDeflate, compDeflateA:
+		out = buf[:need]
+		got, err = zlib.decode(out, src, pc)
+	default:
+		out = buf[:need]
+		var lines int
+		lines, err = ccitt.decode(out, src, rows, l.rowBytes, pc)
+		got = lines * l.rowBytes
+		if ccitt.partial && err != nil {
+			// The damaged line, kept as far as it was read, is written too; it does not
+			// count as a row read (see decode's "nothing could be read").
+			got += l.rowBytes
+			partial = 1
+		}
+		if ccitt.damaged > 0 {
+			c.damagedRows(ccitt.damaged, fmt.Errorf("strip or tile %d: %w", i+1, ccitt.damage))
+		}
+	}
+	if err != nil && pc.ctx.Err() != nil {
+		return 0, pc.ctx.Err()
+	}
+	// Whole rows only (of subsampled YCbCr, whole rows of units).
+	units = got / max(l.rowBytes, 1)
+	out = out[:units*l.rowBytes]
+	done := min(units*max(l.subV, 1), visH)
+	if done-partial > 0 {
+		c.anything = true
+	}
+	if l.predictor == 2 {
+		l.undoPredictor(out, c.bo)
+	}
+	if done > 0 {
+		var perr error
+		if l.subH > 1 || l.subV > 1 {
+			perr = c.putYCbCrUnits(out, x0, y0, visW, done)
+		} else {
+			perr = c.put(out, plane, x0, y0, visW, done)
+		}
+		if perr != nil {
+			return 0, perr
+		}
+	}
+	if err == nil && done < visH {
+		err = corrupt("the data ends at row %d of %d", done+1, visH)
+	}
+	return done, err
+}
+
+// lose records that rows from..h of the visible w-pixel wide part of the strip or tile at
+// position pos (x0, y0) could not be decoded, for cause. They are made white at once, except in
+// separate planes at full size, where the other planes' strips still write into them: those are
+// whitened at the end (see paintLost).
+func (c *canvas) lose(pos, x0, y0, w, from, h int, cause error) {
+	if c.dmg.Cause == nil {
+		c.dmg.Cause = cause
+	}
+	c.dmg.Chunks++
+	if from >= h {
+		return
+	}
+	if c.l.planar == 2 && c.red == nil {
+		if c.good == nil {
+			c.good = make([]int32, c.l.across*c.l.down)
+			for k := range c.good {
+				c.good[k] = math.MaxInt32
+			}
+		}
+		c.good[pos] = min(c.good[pos], int32(from))
+		return
+	}
+	c.whiten(x0, y0+from, w, h-from)
+}
+
+// whiten makes the w×h pixels at (x0, y0) of the page white, and counts them lost.
+func (c *canvas) whiten(x0, y0, w, h int) {
+	c.dmg.Lost += int64(h) * int64(w)
+	if c.dmg.FirstRow < 0 || y0 < c.dmg.FirstRow {
+		c.dmg.FirstRow = y0
+	}
+	c.dmg.LastRow = max(c.dmg.LastRow, y0+h-1)
+	white := [4]byte{255, 255, 255, 255}
+	if c.red == nil && c.l.out == outPaletted {
+		white[0] = c.whiteIndex()
+	}
+	for y := y0; y < y0+h; y++ {
+		d := c.line(y, x0, w, 0)
+		for k := range d {
+			d[k] = white[k%c.bpp]
+		}
+		c.commit(y, x0, d)
+	}
+}
+
+func (c *canvas) damagedRows(n int, cause error) {
+	c.dmg.DamagedRows += n
+	if c.dmg.Cause == nil {
+		c.dmg.Cause = cause
+	}
+}
+
+// paintLost whitens what a whole-size decode in separate planes lost, once every plane is in
+// and converted.
+func (c *canvas) paintLost() {
+	l := c.l
+	for pos, g := range c.good {
+		cx, cy := pos%l.across, pos/l.across
+		x0, y0 := cx*l.cw, cy*l.ch
+		w, h := min(l.cw, l.w-x0), min(l.chunkRows(pos), l.h-y0)
+		if from := int(g); from < h {
+			c.whiten(x0, y0+from, w, h-from)
+		}
+	}
+}
+
+// line returns where the n pixels of page row y from column x0 are written: the page itself, or
+// when it is shrunk, scratch row j (writers that fill several rows at once use several), which
+// commit then folds into the smaller page.
+func (c *canvas) line(y, x0, n, j int) []byte {
+	if c.red == nil {
+		o := y*c.str + x0*c.bpp
+		return c.pix[o : o+n*c.bpp]
+	}
+	o := j * c.scrStride
+	return c.scratch[o : o+n*c.bpp]
+}
+
+// commit hands a row line gave back once it is written: a shrunk page folds it in (and, when its
+// strips or tiles span the page's width, writes each smaller row as soon as its rows are in).
+func (c *canvas) commit(y, x0 int, d []byte) {
+	if c.red == nil {
+		return
+	}
+	c.red.add(y, x0, d)
+	if c.l.across == 1 {
+		c.red.flush(y + 1)
+	}
 }
 
 // reverseBits copies src into dst with each byte's bits reversed (FillOrder 2).
@@ -283,17 +577,20 @@ func (c *canvas) put(chunk []byte, plane, x0, y0, w, h int) error {
 		if err := c.pc.add(w * samples); err != nil {
 			return err
 		}
-		if l.out == outGray && l.bps == 1 && samples == 1 && l.planar == 1 {
-			c.putBits(c.pix[(y0+y)*c.str+x0:(y0+y)*c.str+x0+w], chunk[y*l.rowBytes:])
+		if l.planar == 2 {
+			s := c.samples8(chunk[y*l.rowBytes:], w*samples)
+			c.putPlane(c.pix[(y0+y)*c.str:], s, plane, x0, w)
+			continue
+		}
+		d := c.line(y0+y, x0, w, 0)
+		if l.out == outGray && l.bps == 1 && samples == 1 {
+			c.putBits(d, chunk[y*l.rowBytes:])
+			c.commit(y0+y, x0, d)
 			continue
 		}
 		s := c.samples8(chunk[y*l.rowBytes:], w*samples)
-		dst := c.pix[(y0+y)*c.str:]
 		switch {
-		case l.planar == 2:
-			c.putPlane(dst, s, plane, x0, w)
 		case l.out == outGray:
-			d := dst[x0 : x0+w]
 			if samples == 1 {
 				for x, v := range s {
 					d[x] = c.gray[v]
@@ -304,23 +601,38 @@ func (c *canvas) put(chunk []byte, plane, x0, y0, w, h int) error {
 				}
 			}
 		case l.out == outPaletted:
-			copy(dst[x0:x0+w], s)
-			if samples > 1 {
-				for x := range w {
-					dst[x0+x] = s[x*samples]
-				}
-			}
+			c.putIndexes(d, s, samples, w)
 		case l.colors == 1: // gray with alpha
-			d := dst[4*x0 : 4*(x0+w)]
 			for x := range w {
 				g := c.gray[s[x*samples]]
 				d[4*x], d[4*x+1], d[4*x+2], d[4*x+3] = g, g, g, s[x*samples+1]
 			}
 		default:
-			c.putColor(dst[4*x0:4*(x0+w)], s, samples, w)
+			c.putColor(d, s, samples, w)
 		}
+		c.commit(y0+y, x0, d)
 	}
 	return nil
+}
+
+// putIndexes writes w palette indexes (every samples-th of s): as they are at full size, as the
+// colours they stand for when the page is shrunk (a mean of indexes means nothing).
+func (c *canvas) putIndexes(d, s []byte, samples, w int) {
+	if c.bpp == 1 {
+		for x := range w {
+			d[x] = s[x*samples]
+		}
+		return
+	}
+	pal := c.l.palette
+	for x := range w {
+		r, g, b := byte(0), byte(0), byte(0)
+		if i := int(s[x*samples]); i < len(pal) {
+			e := pal[i].(color.RGBA)
+			r, g, b = e.R, e.G, e.B
+		}
+		d[4*x], d[4*x+1], d[4*x+2], d[4*x+3] = r, g, b, 255
+	}
 }
 
 // putBits writes a row of 1-bit gray samples, eight pixels a byte through a table (bilevel pages
@@ -472,7 +784,8 @@ func (c *canvas) finishPlanes() error {
 	return nil
 }
 
-// putYCbCrUnits writes subsampled YCbCr data: units of subH×subV luma samples, then Cb and Cr.
+// putYCbCrUnits writes subsampled YCbCr data: units of subH×subV luma samples, then Cb and Cr;
+// w×h pixels at (x0, y0), a row of units (subV rows) at a time.
 func (c *canvas) putYCbCrUnits(chunk []byte, x0, y0, w, h int) error {
 	l := c.l
 	uw := l.subH*l.subV + 2
@@ -481,25 +794,25 @@ func (c *canvas) putYCbCrUnits(chunk []byte, x0, y0, w, h int) error {
 			return err
 		}
 		row := chunk[uy*l.rowBytes:]
-		for ux := 0; ux*l.subH < w; ux++ {
-			u := row[ux*uw : (ux+1)*uw]
-			cb, cr := u[uw-2], u[uw-1]
-			for j := range l.subV {
-				y := uy*l.subV + j
-				if y >= h {
-					break
-				}
-				d := c.pix[(y0+y)*c.str:]
+		for j := range l.subV {
+			y := uy*l.subV + j
+			if y >= h {
+				break
+			}
+			d := c.line(y0+y, x0, w, j)
+			for ux := 0; ux*l.subH < w; ux++ {
+				u := row[ux*uw : (ux+1)*uw]
+				cb, cr := u[uw-2], u[uw-1]
 				for i := range l.subH {
 					x := ux*l.subH + i
 					if x >= w {
 						break
 					}
 					r, g, b := l.ycc.rgb(u[j*l.subH+i], cb, cr)
-					o := 4 * (x0 + x)
-					d[o], d[o+1], d[o+2], d[o+3] = r, g, b, 255
+					d[4*x], d[4*x+1], d[4*x+2], d[4*x+3] = r, g, b, 255
 				}
 			}
+			c.commit(y0+y, x0, d)
 		}
 	}
 	return nil

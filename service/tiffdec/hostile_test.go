@@ -218,7 +218,7 @@ func TestReadsLinearInOutput(t *testing.T) {
 				t.Fatal(err)
 			}
 			pc := &pace{ctx: context.Background()}
-			if _, err := f.decode(pc, p); err != nil {
+			if _, err := f.decode(pc, p, 1); err != nil {
 				t.Fatal(err)
 			}
 			out := int64(l.rowBytes) * int64(l.h) // the page decompressed

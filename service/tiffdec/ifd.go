@@ -246,8 +246,18 @@ type Page struct {
 
 // UprightSize is the page's size as it is shown: its axes stretched to square pixels
 // (StretchX, StretchY), then its Orientation applied (sides swapped for 5 to 8).
-func (p *Page) UprightSize() (w, h int) {
-	w, h = stretched(p.Width, p.StretchX), stretched(p.Height, p.StretchY)
+func (p *Page) UprightSize() (w, h int) { return p.uprightSize(p.Width, p.Height) }
+
+// ShrunkSize is UprightSize for the page read shrink times smaller (DecodePage): its stored
+// size shrunk (rounded up), then stretched and turned.
+func (p *Page) ShrunkSize(shrink int) (w, h int) {
+	k := max(shrink, 1)
+	return p.uprightSize((p.Width+k-1)/k, (p.Height+k-1)/k)
+}
+
+// uprightSize is how a w×h image of the page as stored is shown: stretched, then turned.
+func (p *Page) uprightSize(w, h int) (int, int) {
+	w, h = stretched(w, p.StretchX), stretched(h, p.StretchY)
 	if p.Orientation >= 5 {
 		return h, w
 	}

@@ -138,7 +138,7 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 			if err := c.pc.add(4 * w); err != nil {
 				return err
 			}
-			d := c.pix[(y0+y)*c.str+4*x0:]
+			d := c.line(y0+y, x0, w, 0)
 			yrow := m.Y[m.YOffset(0, y):]
 			if l.photometric == photoRGB {
 				// libtiff takes the components of an RGB page as they are.
@@ -146,6 +146,7 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 				for x := range w {
 					d[4*x], d[4*x+1], d[4*x+2], d[4*x+3] = yrow[x], crow[x], rrow[x], 255
 				}
+				c.commit(y0+y, x0, d)
 				continue
 			}
 			cb, cr := up.row(y)
@@ -158,22 +159,25 @@ func (c *canvas) jpeg(stream, tables []byte, plane, x0, y0, w, h int) error {
 				}
 				d[4*x], d[4*x+1], d[4*x+2], d[4*x+3] = r, g, bb, 255
 			}
+			c.commit(y0+y, x0, d)
 		}
 	case *image.RGBA: // image/jpeg's RGB (an Adobe marker with transform 0)
 		for y := range h {
-			d := c.pix[(y0+y)*c.str+4*x0:]
-			copy(d[:4*w], m.Pix[y*m.Stride:y*m.Stride+4*w])
+			d := c.line(y0+y, x0, w, 0)
+			copy(d, m.Pix[y*m.Stride:y*m.Stride+4*w])
+			c.commit(y0+y, x0, d)
 		}
 	case *image.CMYK:
 		// image/jpeg inverts Adobe CMYK (Photoshop's convention); libtiff's ink values are the
 		// stored ones.
 		for y := range h {
-			d := c.pix[(y0+y)*c.str+4*x0:]
+			d := c.line(y0+y, x0, w, 0)
 			s := m.Pix[y*m.Stride:]
 			for x := range w {
 				d[4*x], d[4*x+1], d[4*x+2] = cmyk(255-s[4*x], 255-s[4*x+1], 255-s[4*x+2], 255-s[4*x+3])
 				d[4*x+3] = 255
 			}
+			c.commit(y0+y, x0, d)
 		}
 	default:
 		return unsupported("a JPEG stream of an unexpected colour model")
@@ -199,30 +203,25 @@ func (s *stopReader) Read(p []byte) (int, error) {
 
 // put8 writes w 8-bit samples of one plane (or gray pixels, or palette indexes) at (x0, y).
 func (c *canvas) put8(s []byte, samples, plane, x0, y, w int) {
-	dst := c.pix[y*c.str:]
 	if c.l.planar == 2 {
-		c.putPlane(dst, s, plane, x0, w)
+		c.putPlane(c.pix[y*c.str:], s, plane, x0, w)
 		return
 	}
+	d := c.line(y, x0, w, 0)
 	switch c.l.out {
 	case outGray:
-		d := dst[x0 : x0+w]
 		for x := range d {
 			d[x] = c.gray[s[x*samples]]
 		}
-		return
 	case outPaletted:
-		d := dst[x0 : x0+w]
-		for x := range d {
-			d[x] = s[x*samples]
+		c.putIndexes(d, s, samples, w)
+	default:
+		for x := range w {
+			g := c.gray[s[x*samples]]
+			d[4*x], d[4*x+1], d[4*x+2], d[4*x+3] = g, g, g, 255
 		}
-		return
 	}
-	for x := range w {
-		g := c.gray[s[x*samples]]
-		o := 4 * (x0 + x)
-		dst[o], dst[o+1], dst[o+2], dst[o+3] = g, g, g, 255
-	}
+	c.commit(y, x0, d)
 }
 
 // upsampler gives a YCbCr image's chroma at full resolution, row by row, interpolated the way

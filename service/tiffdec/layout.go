@@ -52,11 +52,12 @@ const (
 // Plan is what decoding a page allocates, priced before anything is allocated.
 type Plan struct {
 	// PixelBytes is the decoded page: 1 byte a pixel for bilevel, gray and palette pages, 4 for
-	// colour.
+	// colour (and for a palette page read shrunk, which takes its entries' colours).
 	PixelBytes int64
 	// WorkBytes is what the decoder holds beside it at most: one strip or tile (decompressed, at
 	// its real bit depth), a bit-reversed copy of its compressed bytes where FillOrder asks for one,
-	// a JPEG decoder's planes and the stream with its tables, the decompressors' state.
+	// a JPEG decoder's planes and the stream with its tables, the decompressors' state; read
+	// shrunk, the rows it folds in and their sums.
 	WorkBytes int64
 	// UprightBytes is what showing the decoded page takes: the copy its Orientation makes
 	// (imaging.Orient) and the copy stretched to square pixels (imaging.Stretch), a byte a pixel
@@ -65,6 +66,9 @@ type Plan struct {
 	UprightBytes int64
 	// Width, Height are the page's size as stored.
 	Width, Height int
+	// Shrink is how many times smaller than the page along each side the decode is (see
+	// DecodePage): 1 for the page at its own size.
+	Shrink int
 	// CPU is what decoding the page costs in CPU time at most, upright copies included: the
 	// bytes it reads of the file, the bytes they decompress to, the pixels it writes and the
 	// strips or tiles it goes through, each at what the slowest of them costs on this
@@ -76,6 +80,13 @@ type Plan struct {
 // Bytes is the most the decode holds at once, showing the page upright included (the decoder's
 // working memory is free by then).
 func (p Plan) Bytes() int64 { return p.PixelBytes + max(p.WorkBytes, p.UprightBytes) }
+
+// Size is the size of the image the decode gives, as stored: the page's, Shrink times smaller
+// (rounded up).
+func (p Plan) Size() (w, h int) {
+	k := max(p.Shrink, 1)
+	return (p.Width + k - 1) / k, (p.Height + k - 1) / k
+}
 
 // layout is a page's directory, checked: everything Decode needs.
 type layout struct {
@@ -128,7 +139,12 @@ type yccParams struct {
 // may share one array of them) are priced at what they could hold, and checked as they are
 // decoded. Errors are a *PageError wrapping ErrUnsupported (a valid layout this package does not
 // read) or ErrCorrupt.
-func (p *Page) Plan() (Plan, error) {
+func (p *Page) Plan() (Plan, error) { return p.PlanAt(1) }
+
+// PlanAt is Plan for a decode shrink times smaller along each side (DecodePage): the smaller page
+// and its upright copies, and the rows the decode folds into it. A page in separate planes is
+// read at its own size only: PlanAt refuses another (ErrUnsupported), as DecodePage does.
+func (p *Page) PlanAt(shrink int) (Plan, error) {
 	l, err := p.layout()
 	if err != nil {
 		return Plan{}, &PageError{Page: p.Number, Err: err}
@@ -139,22 +155,39 @@ func (p *Page) Plan() (Plan, error) {
 		return Plan{}, &PageError{Page: p.Number, Err: unsupported("strips or tiles of %d×%d px that need %d MiB to decode a %d×%d page",
 			l.cw, l.ch, pl.Bytes()>>20, l.w, l.h)}
 	}
+	if err := l.shrinkable(shrink); err != nil {
+		return Plan{}, &PageError{Page: p.Number, Err: err}
+	}
+	pl.Shrink = shrink
+	out := l.out
+	if shrink > 1 {
+		out = l.shrunkOut()
+		bpp := int64(1)
+		if out != outGray {
+			bpp = 4
+		}
+		w, h := pl.Size()
+		pl.PixelBytes = bpp * int64(w) * int64(h)
+		rows := int64(max(l.subV, 1))
+		pl.WorkBytes += rows*bpp*int64(min(l.cw, l.w)) + int64(l.reducerSlots(shrink))*int64(w)*bpp*4
+	}
 	bpp := int64(4)
-	if l.out == outGray {
+	if out == outGray {
 		bpp = 1
 	}
+	sw, sh := pl.Size()
 	if p.Orientation > 1 {
-		pl.UprightBytes = bpp * int64(l.w) * int64(l.h)
+		pl.UprightBytes = bpp * int64(sw) * int64(sh)
 	}
 	upright := int64(0)
-	if w, h := p.UprightSize(); w*h != l.w*l.h {
+	if w, h := p.uprightSize(sw, sh); w*h != sw*sh {
 		pl.UprightBytes += bpp * int64(w) * int64(h)
 		upright = int64(w) * int64(h)
 	}
 	if p.Orientation > 1 {
-		upright += int64(l.w) * int64(l.h)
+		upright += int64(sw) * int64(sh)
 	}
-	pl.CPU = l.cpu(upright)
+	pl.CPU = l.cpu(upright, shrink)
 	return pl, nil
 }
 
@@ -187,6 +220,9 @@ func (l *layout) plan() Plan {
 		if l.compression == compT4 || l.compression == compT6 || l.compression == compCCITTRLE || l.compression == compRLEW {
 			work += 2 * 4 * int64(maxChanges(l.cw)+2) // the reference and coding lines' changing elements
 		}
+	}
+	if l.planar == 2 {
+		work += 4 * int64(l.across) * int64(l.down) // what each position's planes decoded, where one was damaged
 	}
 	pl.WorkBytes = work
 	return pl
@@ -590,9 +626,9 @@ func (p *Page) chunks(l *layout) error {
 	if l.subV > 1 && !l.tiled && l.ch%l.subV != 0 && l.down > 1 {
 		return corrupt("strips of %d rows hold YCbCr subsampled %d rows high", l.ch, l.subV)
 	}
-	n := int64(l.across) * int64(l.down) * int64(l.planes)
-	if !offsets.present() || int64(offsets.count) < n {
-		return corrupt("the page has %d strips or tiles, its offsets list fewer", n)
+	n := l.chunks()
+	if !offsets.present() {
+		return corrupt("the page has no strip or tile offsets")
 	}
 	if l.offsets, err = p.array(offsets, n); err != nil {
 		return err
@@ -647,12 +683,9 @@ func (p *Page) chunks(l *layout) error {
 		l.readBytes = mulSat(n, l.maxRead)
 		return nil
 	}
-	// Every chunk's bytes lie in the file.
+	// What each chunk reads of the file (nothing, for one that is missing or outside it).
 	for i := range int(n) {
-		src, err := l.chunk(p.f.data, i)
-		if err != nil {
-			return err
-		}
+		src, _ := l.chunk(p.f.data, i)
 		l.readBytes += int64(len(src))
 		l.maxRead = max(l.maxRead, int64(len(src)))
 	}
@@ -728,17 +761,28 @@ func (l *layout) compressedSize(i int, off int64) int64 {
 	return int64(l.counts.at(i))
 }
 
-// chunk returns the compressed bytes of chunk i as the decoder reads them: checked against the
-// file, and cut to readCap.
+// chunk returns the compressed bytes of chunk i as the decoder reads them: cut to readCap, and
+// to the end of the file when it runs past it (a file cut short: its decoder reads what there
+// is). A chunk the offsets do not list (libtiff takes a short list as it is, the chunks it lacks
+// at offset 0), or that lies in the file's header or outside the file, has no bytes: an error
+// (the caller names the chunk).
 func (l *layout) chunk(data []byte, i int) ([]byte, error) {
-	off := int64(l.offsets.at(i))
-	size := l.compressedSize(i, off)
-	if off+size > int64(len(data)) {
-		return nil, corrupt("strip or tile %d lies outside the file", i+1)
+	if i >= l.offsets.n {
+		return nil, corrupt("missing (the file lists %d offsets for %d strips or tiles)", l.offsets.n, l.chunks())
 	}
-	size = min(size, l.readCap(l.chunkRows(i)))
-	return data[off : off+size], nil
+	off := int64(l.offsets.at(i))
+	switch {
+	case off < 8:
+		return nil, corrupt("missing (at offset %d, in the file's header)", off)
+	case off >= int64(len(data)):
+		return nil, corrupt("outside the file (at offset %d of %d bytes)", off, len(data))
+	}
+	size := min(l.compressedSize(i, off), l.readCap(l.chunkRows(i)))
+	return data[off:min(off+size, int64(len(data)))], nil
 }
+
+// chunks is how many strips or tiles the page has, in all its planes.
+func (l *layout) chunks() int64 { return int64(l.across) * int64(l.down) * int64(l.planes) }
 
 // ojpegStream finds the JPEG stream of an old-style JPEG page: libtiff reads it from
 // JPEGInterchangeFormat when the file has one; files that keep only the tables in the directory

@@ -548,6 +548,28 @@ func (d *Document) Render(ctx context.Context, p *Page, scale float64, lease ima
 	return imaging.Decoded{Image: img, Format: string(FormatPDF), Width: c.Width, Height: c.Height}, nil
 }
 
+// Smaller returns TIFF page p read shrink times smaller along each side (2 to
+// imaging.MaxShrink), where its decoder can read it so (a page in one plane: see
+// tiffdec.Page.PlanAt), and ok false otherwise: a page too large to read whole within what one
+// request may hold is read so, as a PDF page too large is drawn smaller. Its RenderCost is then
+// the smaller page's; Render folds the page into the smaller one strip by strip, so the page at
+// its own size never exists, and the boxes read on it are scaled back to the page's own pixels
+// (imaging.Decoded.Factor), in which the page is still answered.
+func (d *Document) Smaller(p *Page, shrink int) (*Page, bool) {
+	if d.format != FormatTIFF || !p.Raster || p.shrink > 1 || shrink < 2 || shrink > imaging.MaxShrink {
+		return nil, false
+	}
+	tp := &d.tiff.Pages[p.Number-1]
+	plan, err := tp.PlanAt(shrink)
+	if err != nil {
+		return nil, false
+	}
+	s := *p
+	s.raster, s.rasterBytes, s.shrink = plan, plan.Bytes(), shrink
+	s.readW, s.readH = tp.ShrunkSize(shrink)
+	return &s, true
+}
+
 // decodeTIFF decodes TIFF page p from the chain Open walked, by the plan Page made: upright, its
 // pixels square. The decode and its upright copies are charged to ctx's CPU budget, their
 // estimate (tiffdec.Plan.CPU) before they start and the CPU they use as they run; they stop when
@@ -558,18 +580,25 @@ func (d *Document) decodeTIFF(ctx context.Context, p *Page) (imaging.Decoded, er
 		return imaging.Decoded{}, fmt.Errorf("page %d: %w", p.Number, err)
 	}
 	var img image.Image
+	var damage *tiffdec.Damage
 	// The decode is a unit of work of its own: a bug in it fails this page alone, as an internal
-	// error, not as the file's fault.
+	// error, not as the file's fault. A page damaged in part is read up to its damage (see
+	// tiffdec.DecodePage), and the answer says what was lost.
 	err := work.Do(ctx, "tiff decode", func() error {
-		_, err := cpubudget.Run(ctx, func(ctx context.Context) (err error) {
-			if img, err = d.tiff.Decode(ctx, tp); err != nil {
+		_, err := cpubudget.Run(ctx, func(ctx context.Context) error {
+			dec, err := d.tiff.DecodePage(ctx, tp, max(p.shrink, 1))
+			if err != nil {
 				return err
 			}
-			img = toOrigin(img)
+			img, damage = toOrigin(dec.Image), dec.Damage
 			if tp.Orientation > 1 {
 				img = imaging.Orient(img, tp.Orientation)
 			}
-			img = imaging.Stretch(img, int(p.Width), int(p.Height)) // square pixels: a standard-resolution fax
+			w, h := int(p.Width), int(p.Height)
+			if p.shrink > 1 {
+				w, h = p.readW, p.readH
+			}
+			img = imaging.Stretch(img, w, h) // square pixels: a standard-resolution fax
 			return nil
 		})
 		return err
@@ -583,8 +612,9 @@ func (d *Document) decodeTIFF(ctx context.Context, p *Page) (imaging.Decoded, er
 	case err != nil:
 		return imaging.Decoded{}, tiffError(err, d.lim.MaxDocumentPages)
 	}
-	b := img.Bounds()
-	return imaging.Decoded{Image: img, Format: string(FormatTIFF), Width: b.Dx(), Height: b.Dy()}, nil
+	dec := imaging.Shrunk(img, string(FormatTIFF), p.shrink, int(p.Width), int(p.Height))
+	dec.Damaged = imaging.DamageWarning(damage)
+	return dec, nil
 }
 
 // scanPixels decodes a scanned page's JPEG from the file.

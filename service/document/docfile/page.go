@@ -41,6 +41,10 @@ type Page struct {
 	// (tiffdec.Plan), which Render charges to the request's CPU budget.
 	rasterBytes int64
 	raster      tiffdec.Plan
+	// shrink, when more than 1, is how many times smaller along each side the TIFF page is read
+	// (see Document.Smaller), and readW × readH its upright size so read.
+	shrink       int
+	readW, readH int
 
 	chars    []pdfengine.Char
 	decision TextDecision
@@ -366,6 +370,9 @@ func (p *Page) RenderCost(scale float64) Cost {
 	}
 	if p.Raster {
 		w, h := int(p.Width), int(p.Height)
+		if p.shrink > 1 {
+			w, h = p.readW, p.readH
+		}
 		px := int64(w) * int64(h)
 		return Cost{Width: w, Height: h, Pixels: px, Bytes: p.rasterBytes}
 	}
