@@ -336,7 +336,7 @@ func (c *canvas) chunk(data []byte, i, plane, x0, y0, visW, visH, rows int, buf,
 	}
 	need := l.rowBytes * units
 	var out []byte
-	got := need  // bytes decompressed
+	var got int  // bytes decompressed
 	partial := 0 // 1 when the last row written is a damaged one, kept as far as it was read
 	switch l.compression {
 	case compNone:

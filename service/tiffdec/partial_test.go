@@ -33,7 +33,7 @@ func pixelAt(img image.Image, x, y int) []uint8 {
 
 func isWhite(px []uint8) bool {
 	for i, v := range px {
-		if v != 255 && !(i == 3 && len(px) == 4) {
+		if v != 255 && (i != 3 || len(px) != 4) {
 			return false
 		}
 	}
