@@ -113,6 +113,10 @@ type textLine struct {
 	turn   int
 	u0, u1 float64
 	v0, v1 float64
+	// b0, b1 is the line's body across the baseline: the font box of its first glyph (see
+	// onBaseline). A glyph joins the line by this band, not by the union of all its
+	// glyphs', which grows with every tall glyph until it spans the next line.
+	b0, b1 float64
 	box    pdfengine.Rect // union of glyph boxes, display points
 }
 
@@ -175,17 +179,15 @@ func group(chars []pdfengine.Char) []*textLine {
 			r = unicode.ReplacementChar
 		}
 		g := glyph{r: r, box: box, turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, space: space, prev: len(gl) - 1, font: font}
-		height := v1 - v0
 		joins := false
 		if cur != nil && cur.turn == turn {
-			lh := math.Min(height, cur.v1-cur.v0)
-			reach := splitGap * math.Max(height, cur.v1-cur.v0)
-			overlap := math.Min(v1, cur.v1) - math.Max(v0, cur.v0)
-			joins = overlap >= sameLine*lh && u0-cur.u1 <= reach && cur.u0-u1 <= reach
+			reach := splitGap * math.Max(v1-v0, cur.b1-cur.b0)
+			joins = onBaseline(cur.b0, cur.b1, v0, v1) && u0-cur.u1 <= reach && cur.u0-u1 <= reach &&
+				!drawnOver(gl, cur.idx, &g)
 		}
 		gl = append(gl, g)
 		if !joins {
-			cur = &textLine{turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, box: box}
+			cur = &textLine{turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, b0: v0, b1: v1, box: box}
 			lines = append(lines, cur)
 		} else {
 			cur.u0, cur.u1 = math.Min(cur.u0, u0), math.Max(cur.u1, u1)
@@ -195,7 +197,7 @@ func group(chars []pdfengine.Char) []*textLine {
 		cur.idx = append(cur.idx, len(gl)-1)
 		space = false
 	}
-	lines = joinLines(lines)
+	lines = joinLines(lines, gl)
 	for _, l := range lines {
 		l.gl = gl
 		l.order()
@@ -204,8 +206,10 @@ func group(chars []pdfengine.Char) []*textLine {
 }
 
 // joinLines joins lines that share a baseline and touch or overlap along it: a line the content
-// drew in pieces, or drew twice (fake bold of a whole page drawn again after it).
-func joinLines(lines []*textLine) []*textLine {
+// drew in pieces, or drew twice (fake bold of a whole page drawn again after it); then a few
+// glyphs of a smaller size within a line's band (a footnote mark, a superscript, an index) join
+// that line.
+func joinLines(lines []*textLine, gl []glyph) []*textLine {
 	if len(lines) < 2 {
 		return lines
 	}
@@ -214,7 +218,7 @@ func joinLines(lines []*textLine) []*textLine {
 		if c := cmp.Compare(a.turn, b.turn); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.v0+a.v1, b.v0+b.v1)
+		return cmp.Compare(a.b0+a.b1, b.b0+b.b1)
 	})
 	pos := make(map[*textLine]int, len(lines)) // each line's place in the page's order
 	for i, l := range lines {
@@ -235,31 +239,56 @@ func joinLines(lines []*textLine) []*textLine {
 		}
 		return r
 	}
+	// merge joins b into a; the line drawn first keeps its place in the page's order, a keeps
+	// its body.
+	merge := func(a, b *textLine) {
+		first, second := a, b
+		if pos[b] < pos[a] {
+			first, second = b, a
+		}
+		first.idx = append(first.idx, second.idx...)
+		first.u0, first.u1 = math.Min(first.u0, second.u0), math.Max(first.u1, second.u1)
+		first.v0, first.v1 = math.Min(first.v0, second.v0), math.Max(first.v1, second.v1)
+		first.b0, first.b1 = a.b0, a.b1
+		first.box = union(first.box, second.box)
+		into[second] = first
+	}
 	for i, a := range byBand {
 		for _, b := range byBand[i+1 : min(len(byBand), i+1+mergeWindow)] {
-			if b.turn != a.turn || (b.v0+b.v1)/2 > a.v1 {
+			if b.turn != a.turn || (b.b0+b.b1)/2 > a.b1 {
 				break
 			}
 			ra, rb := root(a), root(b)
 			if ra == rb {
 				continue
 			}
-			lh := math.Min(ra.v1-ra.v0, rb.v1-rb.v0)
-			reach := splitGap * math.Max(ra.v1-ra.v0, rb.v1-rb.v0)
-			overlap := math.Min(ra.v1, rb.v1) - math.Max(ra.v0, rb.v0)
-			if overlap < sameLine*lh || rb.u0-ra.u1 > reach || ra.u0-rb.u1 > reach {
+			reach := splitGap * math.Max(ra.b1-ra.b0, rb.b1-rb.b0)
+			if !onBaseline(ra.b0, ra.b1, rb.b0, rb.b1) || rb.u0-ra.u1 > reach || ra.u0-rb.u1 > reach || clash(gl, ra, rb) {
 				continue
 			}
-			// The line drawn first keeps its place in the page's order.
-			first, second := ra, rb
-			if pos[rb] < pos[ra] {
-				first, second = rb, ra
+			merge(ra, rb)
+		}
+	}
+	// Marks: a short line of a smaller size joins the nearest line whose band holds it and
+	// whose end it touches.
+	for i, m := range byBand {
+		if into[m] != nil || len(m.idx) > markGlyphs {
+			continue
+		}
+		var best *textLine
+		bestGap := math.Inf(1)
+		for _, l := range byBand[max(0, i-mergeWindow):min(len(byBand), i+mergeWindow+1)] {
+			r := root(l)
+			if r == m || r.turn != m.turn || !holds(r.b0, r.b1, m.b0, m.b1) {
+				continue
 			}
-			first.idx = append(first.idx, second.idx...)
-			first.u0, first.u1 = math.Min(first.u0, second.u0), math.Max(first.u1, second.u1)
-			first.v0, first.v1 = math.Min(first.v0, second.v0), math.Max(first.v1, second.v1)
-			first.box = union(first.box, second.box)
-			into[second] = first
+			gap := math.Max(m.u0-r.u1, r.u0-m.u1)
+			if gap <= wordGap*(r.b1-r.b0) && gap < bestGap && !clash(gl, r, m) {
+				best, bestGap = r, gap
+			}
+		}
+		if best != nil {
+			merge(best, m)
 		}
 	}
 	if len(into) == 0 {
@@ -274,6 +303,121 @@ func joinLines(lines []*textLine) []*textLine {
 	return out
 }
 
+// Thresholds for glyphs on one line, across its baseline (see onBaseline and holds).
+const (
+	// sameSize: glyphs whose font boxes' heights are within this ratio are of one size: a bold
+	// and a regular face of one size, or two fonts of slightly different metrics, are.
+	sameSize = 0.8
+	// sameBand: glyphs of one size are on one baseline when their bands overlap by this share of
+	// the taller: lines set solid (leading = size) overlap by under a fifth, cells stacked half
+	// a row apart by half.
+	sameBand = 0.7
+	// inBand: a glyph of a smaller size is within a line's band when it lies within it give or
+	// take this share of the band's height (a superscript, a footnote mark, a subscript); a small
+	// line over a large one sticks out of it.
+	inBand = 0.15
+	// markGlyphs: a run of a smaller size within a line's band joins the line when it holds at
+	// most this many glyphs (¹, th, ™, an index); a longer one is a line of its own (a small
+	// line drawn beside a large form number, within its band).
+	markGlyphs = 3
+)
+
+// onBaseline reports whether a glyph (or a line) whose font box spans v0..v1 across the baseline
+// is on the line whose body spans b0..b1: of the same size, on the same baseline. Overlap alone
+// is not enough: a small line drawn over a large one, or cells stacked half a row apart, overlap
+// as much as a superscript does.
+func onBaseline(b0, b1, v0, v1 float64) bool {
+	h, bh := v1-v0, b1-b0
+	large := math.Max(h, bh)
+	return math.Min(h, bh) >= sameSize*large && math.Min(v1, b1)-math.Max(v0, b0) >= sameBand*large
+}
+
+// holds reports whether a run of a smaller size spanning v0..v1 lies within the band b0..b1.
+func holds(b0, b1, v0, v1 float64) bool {
+	bh := b1 - b0
+	return v1-v0 < sameSize*bh && v0 >= b0-inBand*bh && v1 <= b1+inBand*bh
+}
+
+// overWindow: a glyph is compared with at most this many glyphs drawn before it on its line, for
+// one it is drawn over.
+const overWindow = 8
+
+// drawnOver reports whether glyph g lands on a glyph of another letter among the last ones of a
+// line (idx): text drawn over text (an amount printed over the end of its label), which is a line
+// of its own, not letters to interleave with the line's. A glyph drawn again over itself (fake
+// bold), an accent and the letter drawn under it are not (see order).
+func drawnOver(gl []glyph, idx []int, g *glyph) bool {
+	if m, _ := combining(g.r); m != 0 {
+		return false
+	}
+	over := false
+	for k := len(idx) - 1; k >= 0 && k >= len(idx)-overWindow; k-- {
+		o := &gl[idx[k]]
+		if k == len(idx)-1 && o.box == g.box {
+			return false // the next letter of a ligature (see ligature)
+		}
+		if m, _ := combining(o.r); m != 0 {
+			if k == len(idx)-1 {
+				return false // the letter under the accent just drawn
+			}
+			continue
+		}
+		if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*math.Max(o.height(), g.height()) {
+			return false
+		}
+		if covers(o, g) {
+			over = true
+		}
+	}
+	return over
+}
+
+// covers reports whether glyphs a and b overlap along the baseline by more than half the
+// narrower's advance: more than kerning or an italic's overhang ever brings together.
+func covers(a, b *glyph) bool {
+	w := math.Min(a.u1-a.u0, b.u1-b.u0)
+	return w > 0 && math.Min(a.u1, b.u1)-math.Max(a.u0, b.u0) > w/2
+}
+
+// clash reports whether lines a and b, on one baseline, are text drawn over text: more of b's
+// glyphs land on a glyph of another letter of a than on a copy of themselves (fake bold drawing a
+// line again). Each glyph of b is compared with the glyphs of a whose middles are nearest to its.
+func clash(gl []glyph, a, b *textLine) bool {
+	if math.Min(a.u1, b.u1) <= math.Max(a.u0, b.u0) {
+		return false
+	}
+	mid := make([]int, len(a.idx))
+	copy(mid, a.idx)
+	slices.SortFunc(mid, func(x, y int) int { return cmp.Compare(gl[x].middle(), gl[y].middle()) })
+	clashes, copies := 0, 0
+	for _, i := range b.idx {
+		g := &gl[i]
+		if m, _ := combining(g.r); m != 0 || g.u1 < a.u0 || g.u0 > a.u1 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(mid, g.middle(), func(x int, m float64) int { return cmp.Compare(gl[x].middle(), m) })
+		same, over := false, false
+		for k := max(0, at-2); k < min(len(mid), at+2); k++ {
+			o := &gl[mid[k]]
+			if m, _ := combining(o.r); m != 0 || o.box == g.box {
+				continue
+			}
+			if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*math.Max(o.height(), g.height()) {
+				same = true
+			} else if covers(o, g) {
+				over = true
+			}
+		}
+		switch {
+		case same:
+			copies++
+		case over:
+			clashes++
+		}
+	}
+	return clashes > copies
+}
+
 // order puts the line's glyphs in order along the baseline, drops the duplicates fake bold
 // draws, and makes accents drawn over letters the letters' marks.
 func (l *textLine) order() {
@@ -286,7 +430,8 @@ func (l *textLine) order() {
 			o := &gl[kept[k]]
 			h := math.Max(g.height(), o.height())
 			if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*h &&
-				math.Abs(o.vmiddle()-g.vmiddle()) <= dupAcross*h && math.Min(o.i1, g.i1) > math.Max(o.i0, g.i0) {
+				math.Abs(o.vmiddle()-g.vmiddle()) <= dupAcross*h && math.Min(o.i1, g.i1) > math.Max(o.i0, g.i0) &&
+				!ligature(gl, kept[k], i) {
 				g.gone = true
 				break
 			}
@@ -339,6 +484,14 @@ func (l *textLine) order() {
 		}
 	}
 	l.idx = kept
+}
+
+// ligature reports whether glyphs a and b are two letters of one ligature glyph (ﬀ in
+// "différer", where the font's map gives the glyph as "ff"): PDFium gives each letter of it as a
+// character of its own, one right after the other, with the ligature's box. Fake bold draws its
+// copy apart from the original, in place or in content order, never as the same box at once.
+func ligature(gl []glyph, a, b int) bool {
+	return (gl[b].prev == a || gl[a].prev == b) && gl[a].box == gl[b].box
 }
 
 // lineWord is a word of a line, in logical order.
