@@ -22,6 +22,14 @@ type Line struct {
 	Quad  geom.Quad
 	Words []Word
 	Row   int // row in reading order (0-based): lines sharing a row sit side by side
+	// Garbled is set on a line whose glyphs cannot all be one line (see garbled): two lines
+	// merged letter by letter. Its text is not the page's, whatever a probe of it says.
+	Garbled bool
+	// ByOCR is set on a line whose text OCR read again in place of the layer's (see
+	// TextLayer.Doubted), with Score its confidence; its Words are then the reading's, placed
+	// along the line.
+	ByOCR bool
+	Score float32
 	turn  int // quarter turns of the text, counter-clockwise as displayed
 }
 
@@ -71,7 +79,7 @@ func (p *Page) Lines(w, h int) []Line {
 		if len(words) == 0 {
 			continue
 		}
-		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words))}
+		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words)), Garbled: garbled(l.gl, l.idx)}
 		texts := make([]string, len(words))
 		for i, wd := range words {
 			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts}
@@ -306,16 +314,17 @@ func joinLines(lines []*textLine, gl []glyph) []*textLine {
 // Thresholds for glyphs on one line, across its baseline (see onBaseline and holds).
 const (
 	// sameSize: glyphs whose font boxes' heights are within this ratio are of one size: a bold
-	// and a regular face of one size, or two fonts of slightly different metrics, are.
-	sameSize = 0.8
+	// and a regular face of one size, two fonts of slightly different metrics, and the letters of
+	// a font whose boxes PDFium takes from their ink ('g' reaching lower than 'n') are.
+	sameSize = 0.7
 	// sameBand: glyphs of one size are on one baseline when their bands overlap by this share of
-	// the taller: lines set solid (leading = size) overlap by under a fifth, cells stacked half
+	// the shorter: lines set solid (leading = size) overlap by under a fifth, cells stacked half
 	// a row apart by half.
 	sameBand = 0.7
 	// inBand: a glyph of a smaller size is within a line's band when it lies within it give or
 	// take this share of the band's height (a superscript, a footnote mark, a subscript); a small
 	// line over a large one sticks out of it.
-	inBand = 0.15
+	inBand = 0.3
 	// markGlyphs: a run of a smaller size within a line's band joins the line when it holds at
 	// most this many glyphs (¹, th, ™, an index); a longer one is a line of its own (a small
 	// line drawn beside a large form number, within its band).
@@ -328,8 +337,8 @@ const (
 // as much as a superscript does.
 func onBaseline(b0, b1, v0, v1 float64) bool {
 	h, bh := v1-v0, b1-b0
-	large := math.Max(h, bh)
-	return math.Min(h, bh) >= sameSize*large && math.Min(v1, b1)-math.Max(v0, b0) >= sameBand*large
+	small, large := math.Min(h, bh), math.Max(h, bh)
+	return small >= sameSize*large && math.Min(v1, b1)-math.Max(v0, b0) >= sameBand*small
 }
 
 // holds reports whether a run of a smaller size spanning v0..v1 lies within the band b0..b1.
@@ -342,12 +351,13 @@ func holds(b0, b1, v0, v1 float64) bool {
 // one it is drawn over.
 const overWindow = 8
 
-// drawnOver reports whether glyph g lands on a glyph of another letter among the last ones of a
-// line (idx): text drawn over text (an amount printed over the end of its label), which is a line
-// of its own, not letters to interleave with the line's. A glyph drawn again over itself (fake
-// bold), an accent and the letter drawn under it are not (see order).
+// drawnOver reports whether glyph g goes back along a line (idx) and lands on a glyph of another
+// letter among its last ones: text drawn over text (an amount printed over the end of its label),
+// which is a line of its own, not letters to interleave with the line's. A glyph drawn onwards
+// is not, however close (a condensed font's letters overlap), nor one drawn again over itself
+// (fake bold), an accent or the letter drawn under it (see order).
 func drawnOver(gl []glyph, idx []int, g *glyph) bool {
-	if m, _ := combining(g.r); m != 0 {
+	if m, _ := combining(g.r); m != 0 || g.middle() >= gl[idx[len(idx)-1]].middle() {
 		return false
 	}
 	over := false
@@ -379,9 +389,11 @@ func covers(a, b *glyph) bool {
 	return w > 0 && math.Min(a.u1, b.u1)-math.Max(a.u0, b.u0) > w/2
 }
 
-// clash reports whether lines a and b, on one baseline, are text drawn over text: more of b's
-// glyphs land on a glyph of another letter of a than on a copy of themselves (fake bold drawing a
-// line again). Each glyph of b is compared with the glyphs of a whose middles are nearest to its.
+// clash reports whether lines a and b, on one baseline, are text drawn over text: two of b's
+// glyphs or more land on a glyph of another letter of a, and more than on a copy of themselves
+// (fake bold drawing a line again). Each glyph of b is compared with the glyphs of a whose
+// middles are nearest to its; glyphs drawn one after the other do not clash (a condensed font's
+// letters overlap where one piece of a line ends and the next begins).
 func clash(gl []glyph, a, b *textLine) bool {
 	if math.Min(a.u1, b.u1) <= math.Max(a.u0, b.u0) {
 		return false
@@ -399,7 +411,7 @@ func clash(gl []glyph, a, b *textLine) bool {
 		same, over := false, false
 		for k := max(0, at-2); k < min(len(mid), at+2); k++ {
 			o := &gl[mid[k]]
-			if m, _ := combining(o.r); m != 0 || o.box == g.box {
+			if m, _ := combining(o.r); m != 0 || o.box == g.box || o.prev == i || g.prev == mid[k] {
 				continue
 			}
 			if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*math.Max(o.height(), g.height()) {
@@ -415,7 +427,7 @@ func clash(gl []glyph, a, b *textLine) bool {
 			clashes++
 		}
 	}
-	return clashes > copies
+	return clashes >= 2 && clashes > copies
 }
 
 // order puts the line's glyphs in order along the baseline, drops the duplicates fake bold
@@ -492,6 +504,37 @@ func (l *textLine) order() {
 // copy apart from the original, in place or in content order, never as the same box at once.
 func ligature(gl []glyph, a, b int) bool {
 	return (gl[b].prev == a || gl[a].prev == b) && gl[a].box == gl[b].box
+}
+
+// garbled reports whether a line's glyphs, in order along it (idx), are two lines or more read
+// as one: neighbours drawn over each other and not one after the other (letters of two strings
+// landing on one another) or on different baselines (neither of the other's size on its baseline, nor a mark within its
+// band), at two places or more and at a tenth of its glyphs or more. It is the check that would
+// have caught lines merged by a sort by x ("DUep.aSrt.meInt…" on a tax form): glyphs of one line
+// share a baseline and advance one after the other. A line built by group passes it by
+// construction; the check stands guard over what group may miss.
+func garbled(gl []glyph, idx []int) bool {
+	clashes, pairs := 0, 0
+	var prev *glyph
+	pi := -1
+	for _, i := range idx {
+		g := &gl[i]
+		if m, _ := combining(g.r); m != 0 {
+			continue
+		}
+		if prev != nil {
+			pairs++
+			switch {
+			case covers(prev, g) && prev.r != g.r && prev.box != g.box && g.prev != pi && prev.prev != i:
+				clashes++
+			case !onBaseline(prev.v0, prev.v1, g.v0, g.v1) && !holds(prev.v0, prev.v1, g.v0, g.v1) &&
+				!holds(g.v0, g.v1, prev.v0, prev.v1):
+				clashes++
+			}
+		}
+		prev, pi = g, i
+	}
+	return clashes >= 2 && 20*clashes >= pairs
 }
 
 // lineWord is a word of a line, in logical order.
