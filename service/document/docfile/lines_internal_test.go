@@ -1,6 +1,7 @@
 package docfile
 
 import (
+	"cmp"
 	"slices"
 	"testing"
 
@@ -164,6 +165,66 @@ func TestDoubleLetters(t *testing.T) {
 			got := lineTexts(c.chars)
 			if len(got) != 1 || got[0] != c.want {
 				t.Errorf("lines %q, want [%q]", got, c.want)
+			}
+		})
+	}
+}
+
+// glyphsOf places chars as group does, each a glyph of its own, in the order given.
+func glyphsOf(cs []pdfengine.Char) []glyph {
+	var gl []glyph
+	for _, c := range cs {
+		if c.Rune == ' ' || c.Generated {
+			continue
+		}
+		u0, u1, v0, v1 := frame(c.Loose, 0)
+		i0, i1, _, _ := frame(c.Box, 0)
+		gl = append(gl, glyph{r: c.Rune, box: c.Box, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, prev: len(gl) - 1})
+	}
+	return gl
+}
+
+// TestGarbled: the check that catches two lines read as one by a sort along the baseline, as
+// lines were built before they were built by baseline: the header of a tax form (a small line over
+// a large one), two timetable cells stacked less than a row apart, an amount drawn over its
+// label. One line, a line with a subscript, and a condensed font whose letters overlap are not
+// garbled.
+func TestGarbled(t *testing.T) {
+	condensed := chars(run{x: 72, y: 200, size: 40, advance: 7, text: "transport actif"})
+	for i := range condensed {
+		condensed[i].Loose.X1 += 5 // each letter's box reaches well into the next one's
+	}
+	for _, c := range []struct {
+		name  string
+		chars []pdfengine.Char
+		want  bool
+	}{
+		{"a small line over a large one", chars(
+			run{x: 109, y: 56.4, size: 14.2, advance: 6.5, text: "U.S. Individual Income Tax Return"},
+			run{x: 109, y: 43.8, size: 7, advance: 3.4, text: "Department of the Treasury—Internal Revenue Service"}), true},
+		{"cells stacked half a row apart", chars(
+			run{x: 100, y: 100, size: 6, advance: 3.4, text: "11:50"},
+			run{x: 100, y: 103, size: 6, advance: 3.4, text: "12:05"}), true},
+		{"an amount over its label", chars(
+			run{x: 46, y: 582, size: 9.3, advance: 4.9, text: "Montant du prélèvement :"},
+			run{x: 140, y: 582, size: 9.3, advance: 5.1, text: "29.99 €"}), true},
+		{"one line", chars(run{x: 46, y: 582, size: 9.3, advance: 4.9, text: "Montant du prélèvement : 29.99 €"}), false},
+		{"a subscript", chars(
+			run{x: 50, y: 100, size: 10, advance: 5, text: "baisse du HCO"},
+			run{x: 115, y: 102, size: 6, advance: 3, text: "3"},
+			run{x: 118, y: 100, size: 10, advance: 5, text: " plasmatique"}), false},
+		{"a condensed font", condensed, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gl := glyphsOf(c.chars)
+			idx := make([]int, len(gl))
+			for i := range idx {
+				idx[i] = i
+			}
+			// The lines merged as a sort by x merged them.
+			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(gl[a].middle(), gl[b].middle()) })
+			if got := garbled(gl, idx); got != c.want {
+				t.Errorf("garbled %v, want %v", got, c.want)
 			}
 		})
 	}
