@@ -98,6 +98,15 @@ func TestLinesFromBaselines(t *testing.T) {
 			want: []string{"1 Preliminary report"},
 		},
 		{
+			// A font-size sample sheet: "5" set in 5 pt just under a heading's first letters,
+			// within its band, is a line of its own.
+			name: "a small number under a heading's first letters",
+			chars: chars(
+				run{x: 71, y: 95, size: 20, advance: 10, text: "Arial font"},
+				run{x: 72, y: 99, size: 5, advance: 2.8, text: "5"}),
+			want: []string{"Arial font", "5"},
+		},
+		{
 			name: "a word in another face of the same size",
 			chars: chars(
 				run{x: 50, y: 100, size: 10, advance: 5, text: "Total"},

@@ -291,7 +291,12 @@ func joinLines(lines []*textLine, gl []glyph) []*textLine {
 				continue
 			}
 			gap := math.Max(m.u0-r.u1, r.u0-m.u1)
-			if gap <= wordGap*(r.b1-r.b0) && gap < bestGap && !clash(gl, r, m) {
+			if gap > wordGap*(r.b1-r.b0) || gap >= bestGap {
+				continue
+			}
+			// Beside the line or between two of its glyphs, never on one (a line of its own
+			// drawn under a larger one's first letters).
+			if clashes, copies := landings(gl, r, m); clashes+copies == 0 {
 				best, bestGap = r, gap
 			}
 		}
@@ -395,13 +400,19 @@ func covers(a, b *glyph) bool {
 // middles are nearest to its; glyphs drawn one after the other do not clash (a condensed font's
 // letters overlap where one piece of a line ends and the next begins).
 func clash(gl []glyph, a, b *textLine) bool {
+	clashes, copies := landings(gl, a, b)
+	return clashes >= 2 && clashes > copies
+}
+
+// landings counts the glyphs of line b that land on a glyph of another letter of line a
+// (clashes), and those that land on a copy of themselves (copies).
+func landings(gl []glyph, a, b *textLine) (clashes, copies int) {
 	if math.Min(a.u1, b.u1) <= math.Max(a.u0, b.u0) {
-		return false
+		return 0, 0
 	}
 	mid := make([]int, len(a.idx))
 	copy(mid, a.idx)
 	slices.SortFunc(mid, func(x, y int) int { return cmp.Compare(gl[x].middle(), gl[y].middle()) })
-	clashes, copies := 0, 0
 	for _, i := range b.idx {
 		g := &gl[i]
 		if m, _ := combining(g.r); m != 0 || g.u1 < a.u0 || g.u0 > a.u1 {
@@ -427,7 +438,7 @@ func clash(gl []glyph, a, b *textLine) bool {
 			clashes++
 		}
 	}
-	return clashes >= 2 && clashes > copies
+	return clashes, copies
 }
 
 // order puts the line's glyphs in order along the baseline, drops the duplicates fake bold
