@@ -95,6 +95,10 @@ type Region struct {
 	Language      string        `json:"language"`
 	ReadingOrder  int           `json:"reading_order"` // 1-based
 	Row           int           `json:"row"`           // 0-based
+	// Source is set on a page read partly from its text layer and partly by OCR (lines of a
+	// font whose text the check doubted, read again): "text-layer" or "ocr", where the region's
+	// text came from. It is absent where the whole page was read one way (see Page.Source).
+	Source string `json:"source,omitempty"`
 	// Words are sent when the request asks for them ("words": true): an empty list for a region
 	// whose words could not be located, a missing member when they were not asked for.
 	Words []Word `json:"words,omitzero"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ocrgate/ocrgate/service/cpubudget"
@@ -246,7 +247,10 @@ func (s *surveyor) page(ctx context.Context, i, n int) error {
 			// The check is a unit of work of its own: a panic in it fails this page alone.
 			err := work.Do(ctx, "text-layer check", func() (err error) {
 				check, err = s.checkLayer(ctx, page, tl, c)
-				return err
+				if err != nil || !check.Trusted {
+					return err
+				}
+				return s.readDoubted(ctx, page, tl, check, c)
 			})
 			if err != nil {
 				return s.fail(i, n, err)
@@ -328,6 +332,61 @@ func (s *surveyor) checkLayer(ctx context.Context, page *docfile.Page, tl *docfi
 	return &check, nil
 }
 
+// The lines of a trusted layer OCR reads again (see docfile.TextLayer.Doubted) hold at most
+// maxDoubted of its characters and number at most maxDoubtedLines: a layer more of which is in
+// doubt is not the page's text, and the page is OCR'd whole.
+const (
+	maxDoubted      = 0.25
+	maxDoubtedLines = 32
+)
+
+// readDoubted has OCR read again, line by line, the lines of a trusted layer that its check
+// doubts (a font whose probes disagreed: ornaments, a code font, a wrong map) or that are garbled,
+// in place of the layer's text; the rest of the layer stands. Where those lines are too many, the
+// check no longer trusts the layer. A line OCR reads nothing in (an ornament row) is dropped.
+func (s *surveyor) readDoubted(ctx context.Context, page *docfile.Page, tl *docfile.TextLayer, check *docfile.Check, c docfile.Cost) error {
+	idx, share := tl.Doubted(*check)
+	if len(idx) == 0 {
+		return nil
+	}
+	if share > maxDoubted || len(idx) > maxDoubtedLines {
+		check.Trusted, check.Reason, check.Fonts = false, docfile.ReasonLayerDisagrees, nil
+		return nil
+	}
+	probes := make([]docfile.Probe, len(idx))
+	for k, i := range idx {
+		probes[k] = docfile.LineProbe(tl.Lines[i])
+	}
+	var strip *image.RGBA
+	var quads []geom.Quad
+	err := s.r.op(ctx, page.Number, func(ctx context.Context) (err error) {
+		strip, quads, err = s.doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	got, err := s.readProbes(ctx, strip, quads)
+	if err != nil {
+		return err
+	}
+	for k, i := range idx {
+		var rd ocr.Reading
+		if k < len(got) {
+			rd = got[k]
+		}
+		tl.Lines[i].ReadAs(rd.Text, rd.Score)
+	}
+	kept := tl.Lines[:0]
+	for _, l := range tl.Lines {
+		if l.Text != "" {
+			kept = append(kept, l)
+		}
+	}
+	tl.Lines = kept
+	return nil
+}
+
 // readProbes has the recognizer read the probes drawn in strip, priced at its estimate (see
 // probeCPU): planned before, charged after. The recognizer runs its batches on goroutines of its
 // own, whose threads the survey's thread clock does not see; it is run on a goroutine of its own
@@ -383,13 +442,21 @@ func textLayerPage(number int, tl *docfile.TextLayer, w, h int, check *docfile.C
 		conf = check.Similarity
 	}
 	score := float32(conf)
+	mixed := slices.ContainsFunc(lines, func(l docfile.Line) bool { return l.ByOCR })
 	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
 	for i, l := range lines {
+		sc, src := score, ""
+		if mixed {
+			src = string(TextLayer)
+		}
+		if l.ByOCR {
+			sc, src = l.Score, string(OCR)
+		}
 		words := make([]ocr.Word, len(l.Words))
 		for k, wd := range l.Words {
-			words[k] = ocr.Word{Text: wd.Text, Score: score, Quad: wd.Quad}
+			words[k] = ocr.Word{Text: wd.Text, Score: sc, Quad: wd.Quad}
 		}
-		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: score, Vertical: vertical(l.Quad), Words: words}
+		res.Regions[i] = ocr.Region{Quad: l.Quad, Text: l.Text, Score: sc, Vertical: vertical(l.Quad), Words: words, Source: src}
 	}
 	ocr.Arrange(res, rowOverlap)
 	var shown *docfile.Check

@@ -57,6 +57,9 @@ type Region struct {
 	Order   int // position in reading order (0-based)
 	// Words are the region's words with their boxes, located from the recognizer's timesteps.
 	Words []Word
+	// Source is where a region of a page read partly from its text layer and partly by OCR
+	// came from: "text-layer" or "ocr"; empty on a page read one way.
+	Source string
 }
 
 // Result is the outcome of one image.

@@ -105,3 +105,38 @@ func TestTextLayerChecked(t *testing.T) {
 		}
 	})
 }
+
+// TestDoubtedFontReadAgain: a page whose text layer is right but for one font costs that font's
+// lines, not the page. "Phone" is drawn with a TrueType font without a Unicode map (its layer says
+// `"7+%-`), the rest with Helvetica: the page is answered from its layer, the line in the bad
+// font read again by OCR, each region saying where its text came from.
+func TestDoubtedFontReadAgain(t *testing.T) {
+	needModels(t) // the real recognizer reads the probes and the line
+	app := docApp(t, server.Options{}, nil, nil)
+	pdf, err := testdoc.FontPDF(testdoc.FontPage{Width: 595, Height: 842, Embedding: testdoc.NoUnicode,
+		Runs: []testdoc.Run{{X: 72, Y: 760, Size: 14, Text: "Phone"}},
+		Content: "BT /F2 14 Tf 72 700 Td (Invoice number 2024-118 due 12 March) Tj ET " +
+			"BT /F2 14 Tf 72 670 Td (Delivery to the warehouse on the quay) Tj ET " +
+			"BT /F2 14 Tf 72 640 Td (Payment within thirty days of receipt) Tj ET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readDocument(t, app, pdf, nil)
+	if len(d.Pages) != 1 {
+		t.Fatalf("%d pages", len(d.Pages))
+	}
+	p := d.Pages[0]
+	if p.Source != "text-layer" || p.SourceReason != "text_layer_agrees" {
+		t.Fatalf("source %s (%s), text %q; want the text layer", p.Source, p.SourceReason, p.Text)
+	}
+	want := map[string]string{"Phone": "ocr", "Invoice number 2024-118 due 12 March": "text-layer",
+		"Delivery to the warehouse on the quay": "text-layer", "Payment within thirty days of receipt": "text-layer"}
+	if len(p.Regions) != len(want) {
+		t.Fatalf("regions %+v, want %d", p.Regions, len(want))
+	}
+	for _, r := range p.Regions {
+		if src, ok := want[r.Text]; !ok || r.Source != src {
+			t.Errorf("region %q from %q; want one of %v", r.Text, r.Source, want)
+		}
+	}
+}

@@ -120,6 +120,7 @@ type (
 		Direction     string     `json:"direction"`
 		ReadingOrder  int        `json:"reading_order"`
 		Row           int        `json:"row"`
+		Source        string     `json:"source"`
 		Words         []wordBody `json:"words"`
 	}
 	blockBody struct {

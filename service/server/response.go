@@ -40,6 +40,7 @@ func newRegions(rs []ocr.Region, words bool) []api.Region {
 			Language:      "unknown",
 			ReadingOrder:  r.Order + 1,
 			Row:           r.Row,
+			Source:        r.Source,
 		}
 		if words {
 			// An empty list, not a missing member, for a region whose words could not be

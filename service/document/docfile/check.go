@@ -280,6 +280,11 @@ type Check struct {
 	// Inherited is set on a check that read no probe of its own: every font of the page agreed
 	// on an earlier page of the document (see Known).
 	Inherited bool
+	// Doubted are the fonts whose probes disagreed more often than they agreed on a page whose
+	// other fonts' probes agreed: their lines are read again by OCR and the rest of the layer
+	// kept (see TextLayer.Doubted), where they are few. A dingbat font's ornaments, a code font,
+	// a font whose map is wrong cost their own lines, not the page.
+	Doubted []string
 }
 
 // Fonts returns the fonts the layer's words are drawn with, each once.
@@ -346,8 +351,9 @@ const (
 // layer's text it can read (the digits of an Arabic line), means the page shows text of a script
 // it reads, not the one the layer claims.
 //
-// The layer is trusted when no font's probes disagree more often than they agree, and at least
-// one probe agreed or was consistent.
+// The layer is trusted when at least one probe agreed or was consistent, of a font whose probes
+// do not disagree more often than they agree; the fonts whose probes do are Doubted, and the
+// caller reads their lines again (see TextLayer.Doubted) or the page, where they are many.
 func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 	c := Check{Probes: len(probes)}
 	compared := 0
@@ -391,12 +397,13 @@ func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 	if compared > 0 {
 		c.Similarity /= float64(compared)
 	}
+	agreed := 0 // probes that agreed, of fonts not doubted
 	for f, t := range fonts {
 		if t.disagreed > t.agreed {
-			c.Reason = ReasonLayerDisagrees
-			c.Fonts = nil
-			return c
+			c.Doubted = append(c.Doubted, f)
+			continue
 		}
+		agreed += t.agreed
 		if t.agreed > 0 && t.disagreed == 0 {
 			if c.Fonts == nil {
 				c.Fonts = map[string]float64{}
@@ -404,15 +411,72 @@ func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 			c.Fonts[f] = t.sim / float64(t.agreed)
 		}
 	}
+	slices.Sort(c.Doubted)
 	switch {
-	case c.Agreed > 0:
+	case agreed > 0:
 		c.Trusted, c.Reason = true, ReasonLayerAgrees
 	case c.Unreadable > 0:
 		c.Trusted, c.Reason = true, ReasonLayerScript
 	default:
-		c.Reason = ReasonLayerDisagrees
+		c.Reason, c.Fonts, c.Doubted = ReasonLayerDisagrees, nil, nil
 	}
 	return c
+}
+
+// Doubted returns the indices of the lines OCR should read again before the layer answers its
+// page under check c: the lines with a word in a font c doubts, and the garbled ones (see
+// garbled); and the share of the layer's characters they hold.
+func (tl *TextLayer) Doubted(c Check) (lines []int, share float64) {
+	total, doubted := 0, 0
+	for i, l := range tl.Lines {
+		n := 0
+		bad := l.Garbled
+		for _, w := range l.Words {
+			n += len([]rune(w.Text))
+			bad = bad || slices.Contains(c.Doubted, w.font)
+		}
+		total += n
+		if bad {
+			lines = append(lines, i)
+			doubted += n
+		}
+	}
+	if total == 0 {
+		return lines, 0
+	}
+	return lines, float64(doubted) / float64(total)
+}
+
+// ReadAs puts OCR's reading of the line in place of the layer's text: its words placed along the
+// line's box by their share of its characters.
+func (l *Line) ReadAs(text string, score float32) {
+	fields := strings.Fields(text)
+	l.Text, l.ByOCR, l.Score = strings.Join(fields, " "), true, score
+	l.Words = make([]Word, len(fields))
+	total := float64(max(1, len([]rune(l.Text))))
+	q := l.Quad
+	at := func(f float64) (top, bottom geom.Point) {
+		return geom.Point{X: q[0].X + f*(q[1].X-q[0].X), Y: q[0].Y + f*(q[1].Y-q[0].Y)},
+			geom.Point{X: q[3].X + f*(q[2].X-q[3].X), Y: q[3].Y + f*(q[2].Y-q[3].Y)}
+	}
+	pos := 0
+	for i, f := range fields {
+		n := len([]rune(f))
+		t0, b0 := at(float64(pos) / total)
+		t1, b1 := at(float64(pos+n) / total)
+		l.Words[i] = Word{Text: f, Quad: geom.Quad{t0, t1, b1, b0}}
+		pos += n + 1
+	}
+}
+
+// LineProbe is the probe of a whole line, to be read again by OCR in place of the layer's text
+// (see Doubted).
+func LineProbe(l Line) Probe {
+	font := ""
+	if len(l.Words) > 0 {
+		font = l.Words[0].font
+	}
+	return Probe{Text: l.Text, Quad: l.Quad, Font: font}
 }
 
 // foldLayer turns the layer's text into what OCR's reading is compared with (see fold), each

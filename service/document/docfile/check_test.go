@@ -197,23 +197,26 @@ func TestJudge(t *testing.T) {
 		readings []docfile.Reading
 		trusted  bool
 		reason   docfile.Reason
+		doubted  []string // the fonts whose lines OCR reads again
 	}{
-		{"agrees despite a misread", []docfile.Probe{pr("A", "Invoice 2024-118")}, []docfile.Reading{rd("lnvoice 2024-1l8", 0.9)}, true, docfile.ReasonLayerAgrees},
-		{"accents aside", []docfile.Probe{pr("A", "Spółka Łódź")}, []docfile.Reading{rd("Spolka Lodz", 0.9)}, true, docfile.ReasonLayerAgrees},
-		{"codes, not letters", []docfile.Probe{pr("A", `"7+%-`)}, []docfile.Reading{rd("Phone", 0.95)}, false, docfile.ReasonLayerDisagrees},
-		{"nothing read", []docfile.Probe{pr("A", "Total due")}, []docfile.Reading{rd("", 0)}, false, docfile.ReasonLayerDisagrees},
-		{"one bad font of two", []docfile.Probe{pr("A", "Invoice"), pr("B", "#%$+&'-")}, []docfile.Reading{rd("Invoice", 0.9), rd("Amount", 0.9)}, false, docfile.ReasonLayerDisagrees},
-		{"a bad line of a good font", []docfile.Probe{pr("A", "Invoice"), pr("A", "Total due"), pr("A", "Thanks")}, []docfile.Reading{rd("Invoice", 0.9), rd("Total due", 0.9), rd("~~", 0.2)}, true, docfile.ReasonLayerAgrees},
-		{"arabic, consistent", []docfile.Probe{pr("A", "شكرا لكم")}, []docfile.Reading{rd("", 0)}, true, docfile.ReasonLayerScript},
-		{"arabic over latin ink", []docfile.Probe{pr("A", "شكرا لكم")}, []docfile.Reading{rd("Phone number", 0.95)}, false, docfile.ReasonLayerDisagrees},
-		{"scripts mixed in a word", []docfile.Probe{pr("A", "шكرا")}, []docfile.Reading{rd("", 0)}, false, docfile.ReasonLayerDisagrees},
-		{"private use", []docfile.Probe{pr("A", "\uE001\uE002\uE003\uE004")}, []docfile.Reading{rd("Total", 0.9)}, false, docfile.ReasonLayerDisagrees},
+		{"agrees despite a misread", []docfile.Probe{pr("A", "Invoice 2024-118")}, []docfile.Reading{rd("lnvoice 2024-1l8", 0.9)}, true, docfile.ReasonLayerAgrees, nil},
+		{"accents aside", []docfile.Probe{pr("A", "Spółka Łódź")}, []docfile.Reading{rd("Spolka Lodz", 0.9)}, true, docfile.ReasonLayerAgrees, nil},
+		{"codes, not letters", []docfile.Probe{pr("A", `"7+%-`)}, []docfile.Reading{rd("Phone", 0.95)}, false, docfile.ReasonLayerDisagrees, nil},
+		{"nothing read", []docfile.Probe{pr("A", "Total due")}, []docfile.Reading{rd("", 0)}, false, docfile.ReasonLayerDisagrees, nil},
+		// The page keeps font A's lines; B's are read again (see TextLayer.Doubted).
+		{"one bad font of two", []docfile.Probe{pr("A", "Invoice"), pr("B", "#%$+&'-")}, []docfile.Reading{rd("Invoice", 0.9), rd("Amount", 0.9)}, true, docfile.ReasonLayerAgrees, []string{"B"}},
+		{"every font bad", []docfile.Probe{pr("A", "#%$+&'-"), pr("B", "#%$+&'-")}, []docfile.Reading{rd("Invoice", 0.9), rd("Amount", 0.9)}, false, docfile.ReasonLayerDisagrees, nil},
+		{"a bad line of a good font", []docfile.Probe{pr("A", "Invoice"), pr("A", "Total due"), pr("A", "Thanks")}, []docfile.Reading{rd("Invoice", 0.9), rd("Total due", 0.9), rd("~~", 0.2)}, true, docfile.ReasonLayerAgrees, nil},
+		{"arabic, consistent", []docfile.Probe{pr("A", "شكرا لكم")}, []docfile.Reading{rd("", 0)}, true, docfile.ReasonLayerScript, nil},
+		{"arabic over latin ink", []docfile.Probe{pr("A", "شكرا لكم")}, []docfile.Reading{rd("Phone number", 0.95)}, false, docfile.ReasonLayerDisagrees, nil},
+		{"scripts mixed in a word", []docfile.Probe{pr("A", "шكرا")}, []docfile.Reading{rd("", 0)}, false, docfile.ReasonLayerDisagrees, nil},
+		{"private use", []docfile.Probe{pr("A", "\uE001\uE002\uE003\uE004")}, []docfile.Reading{rd("Total", 0.9)}, false, docfile.ReasonLayerDisagrees, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := docfile.Judge(tc.probes, tc.readings, latin)
-			if c.Trusted != tc.trusted || c.Reason != tc.reason {
-				t.Errorf("%+v, want trusted %v, %s", c, tc.trusted, tc.reason)
+			if c.Trusted != tc.trusted || c.Reason != tc.reason || !equalStrings(c.Doubted, tc.doubted) {
+				t.Errorf("%+v, want trusted %v, %s, doubted %q", c, tc.trusted, tc.reason, tc.doubted)
 			}
 		})
 	}

@@ -22,6 +22,14 @@ type Line struct {
 	Quad  geom.Quad
 	Words []Word
 	Row   int // row in reading order (0-based): lines sharing a row sit side by side
+	// Garbled is set on a line whose glyphs cannot all be one line (see garbled): two lines
+	// merged letter by letter. Its text is not the page's, whatever a probe of it says.
+	Garbled bool
+	// ByOCR is set on a line whose text OCR read again in place of the layer's (see
+	// TextLayer.Doubted), with Score its confidence; its Words are then the reading's, placed
+	// along the line.
+	ByOCR bool
+	Score float32
 	turn  int // quarter turns of the text, counter-clockwise as displayed
 }
 
@@ -71,7 +79,7 @@ func (p *Page) Lines(w, h int) []Line {
 		if len(words) == 0 {
 			continue
 		}
-		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words))}
+		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words)), Garbled: garbled(l.gl, l.idx)}
 		texts := make([]string, len(words))
 		for i, wd := range words {
 			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts}
@@ -113,6 +121,10 @@ type textLine struct {
 	turn   int
 	u0, u1 float64
 	v0, v1 float64
+	// b0, b1 is the line's body across the baseline: the font box of its first glyph (see
+	// onBaseline). A glyph joins the line by this band, not by the union of all its
+	// glyphs', which grows with every tall glyph until it spans the next line.
+	b0, b1 float64
 	box    pdfengine.Rect // union of glyph boxes, display points
 }
 
@@ -175,17 +187,15 @@ func group(chars []pdfengine.Char) []*textLine {
 			r = unicode.ReplacementChar
 		}
 		g := glyph{r: r, box: box, turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, space: space, prev: len(gl) - 1, font: font}
-		height := v1 - v0
 		joins := false
 		if cur != nil && cur.turn == turn {
-			lh := math.Min(height, cur.v1-cur.v0)
-			reach := splitGap * math.Max(height, cur.v1-cur.v0)
-			overlap := math.Min(v1, cur.v1) - math.Max(v0, cur.v0)
-			joins = overlap >= sameLine*lh && u0-cur.u1 <= reach && cur.u0-u1 <= reach
+			reach := splitGap * math.Max(v1-v0, cur.b1-cur.b0)
+			joins = onBaseline(cur.b0, cur.b1, v0, v1) && u0-cur.u1 <= reach && cur.u0-u1 <= reach &&
+				!drawnOver(gl, cur.idx, &g)
 		}
 		gl = append(gl, g)
 		if !joins {
-			cur = &textLine{turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, box: box}
+			cur = &textLine{turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, b0: v0, b1: v1, box: box}
 			lines = append(lines, cur)
 		} else {
 			cur.u0, cur.u1 = math.Min(cur.u0, u0), math.Max(cur.u1, u1)
@@ -195,7 +205,7 @@ func group(chars []pdfengine.Char) []*textLine {
 		cur.idx = append(cur.idx, len(gl)-1)
 		space = false
 	}
-	lines = joinLines(lines)
+	lines = joinLines(lines, gl)
 	for _, l := range lines {
 		l.gl = gl
 		l.order()
@@ -204,8 +214,10 @@ func group(chars []pdfengine.Char) []*textLine {
 }
 
 // joinLines joins lines that share a baseline and touch or overlap along it: a line the content
-// drew in pieces, or drew twice (fake bold of a whole page drawn again after it).
-func joinLines(lines []*textLine) []*textLine {
+// drew in pieces, or drew twice (fake bold of a whole page drawn again after it); then a few
+// glyphs of a smaller size within a line's band (a footnote mark, a superscript, an index) join
+// that line.
+func joinLines(lines []*textLine, gl []glyph) []*textLine {
 	if len(lines) < 2 {
 		return lines
 	}
@@ -214,7 +226,7 @@ func joinLines(lines []*textLine) []*textLine {
 		if c := cmp.Compare(a.turn, b.turn); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.v0+a.v1, b.v0+b.v1)
+		return cmp.Compare(a.b0+a.b1, b.b0+b.b1)
 	})
 	pos := make(map[*textLine]int, len(lines)) // each line's place in the page's order
 	for i, l := range lines {
@@ -235,31 +247,61 @@ func joinLines(lines []*textLine) []*textLine {
 		}
 		return r
 	}
+	// merge joins b into a; the line drawn first keeps its place in the page's order, a keeps
+	// its body.
+	merge := func(a, b *textLine) {
+		first, second := a, b
+		if pos[b] < pos[a] {
+			first, second = b, a
+		}
+		first.idx = append(first.idx, second.idx...)
+		first.u0, first.u1 = math.Min(first.u0, second.u0), math.Max(first.u1, second.u1)
+		first.v0, first.v1 = math.Min(first.v0, second.v0), math.Max(first.v1, second.v1)
+		first.b0, first.b1 = a.b0, a.b1
+		first.box = union(first.box, second.box)
+		into[second] = first
+	}
 	for i, a := range byBand {
 		for _, b := range byBand[i+1 : min(len(byBand), i+1+mergeWindow)] {
-			if b.turn != a.turn || (b.v0+b.v1)/2 > a.v1 {
+			if b.turn != a.turn || (b.b0+b.b1)/2 > a.b1 {
 				break
 			}
 			ra, rb := root(a), root(b)
 			if ra == rb {
 				continue
 			}
-			lh := math.Min(ra.v1-ra.v0, rb.v1-rb.v0)
-			reach := splitGap * math.Max(ra.v1-ra.v0, rb.v1-rb.v0)
-			overlap := math.Min(ra.v1, rb.v1) - math.Max(ra.v0, rb.v0)
-			if overlap < sameLine*lh || rb.u0-ra.u1 > reach || ra.u0-rb.u1 > reach {
+			reach := splitGap * math.Max(ra.b1-ra.b0, rb.b1-rb.b0)
+			if !onBaseline(ra.b0, ra.b1, rb.b0, rb.b1) || rb.u0-ra.u1 > reach || ra.u0-rb.u1 > reach || clash(gl, ra, rb) {
 				continue
 			}
-			// The line drawn first keeps its place in the page's order.
-			first, second := ra, rb
-			if pos[rb] < pos[ra] {
-				first, second = rb, ra
+			merge(ra, rb)
+		}
+	}
+	// Marks: a short line of a smaller size joins the nearest line whose band holds it and
+	// whose end it touches.
+	for i, m := range byBand {
+		if into[m] != nil || len(m.idx) > markGlyphs {
+			continue
+		}
+		var best *textLine
+		bestGap := math.Inf(1)
+		for _, l := range byBand[max(0, i-mergeWindow):min(len(byBand), i+mergeWindow+1)] {
+			r := root(l)
+			if r == m || r.turn != m.turn || !holds(r.b0, r.b1, m.b0, m.b1) {
+				continue
 			}
-			first.idx = append(first.idx, second.idx...)
-			first.u0, first.u1 = math.Min(first.u0, second.u0), math.Max(first.u1, second.u1)
-			first.v0, first.v1 = math.Min(first.v0, second.v0), math.Max(first.v1, second.v1)
-			first.box = union(first.box, second.box)
-			into[second] = first
+			gap := math.Max(m.u0-r.u1, r.u0-m.u1)
+			if gap > wordGap*(r.b1-r.b0) || gap >= bestGap {
+				continue
+			}
+			// Beside the line or between two of its glyphs, never on one (a line of its own
+			// drawn under a larger one's first letters).
+			if clashes, copies := landings(gl, r, m); clashes+copies == 0 {
+				best, bestGap = r, gap
+			}
+		}
+		if best != nil {
+			merge(best, m)
 		}
 	}
 	if len(into) == 0 {
@@ -274,6 +316,131 @@ func joinLines(lines []*textLine) []*textLine {
 	return out
 }
 
+// Thresholds for glyphs on one line, across its baseline (see onBaseline and holds).
+const (
+	// sameSize: glyphs whose font boxes' heights are within this ratio are of one size: a bold
+	// and a regular face of one size, two fonts of slightly different metrics, and the letters of
+	// a font whose boxes PDFium takes from their ink ('g' reaching lower than 'n') are.
+	sameSize = 0.7
+	// sameBand: glyphs of one size are on one baseline when their bands overlap by this share of
+	// the shorter: lines set solid (leading = size) overlap by under a fifth, cells stacked half
+	// a row apart by half.
+	sameBand = 0.7
+	// inBand: a glyph of a smaller size is within a line's band when it lies within it give or
+	// take this share of the band's height (a superscript, a footnote mark, a subscript); a small
+	// line over a large one sticks out of it.
+	inBand = 0.3
+	// markGlyphs: a run of a smaller size within a line's band joins the line when it holds at
+	// most this many glyphs (¹, th, ™, an index); a longer one is a line of its own (a small
+	// line drawn beside a large form number, within its band).
+	markGlyphs = 3
+)
+
+// onBaseline reports whether a glyph (or a line) whose font box spans v0..v1 across the baseline
+// is on the line whose body spans b0..b1: of the same size, on the same baseline. Overlap alone
+// is not enough: a small line drawn over a large one, or cells stacked half a row apart, overlap
+// as much as a superscript does.
+func onBaseline(b0, b1, v0, v1 float64) bool {
+	h, bh := v1-v0, b1-b0
+	small, large := math.Min(h, bh), math.Max(h, bh)
+	return small >= sameSize*large && math.Min(v1, b1)-math.Max(v0, b0) >= sameBand*small
+}
+
+// holds reports whether a run of a smaller size spanning v0..v1 lies within the band b0..b1.
+func holds(b0, b1, v0, v1 float64) bool {
+	bh := b1 - b0
+	return v1-v0 < sameSize*bh && v0 >= b0-inBand*bh && v1 <= b1+inBand*bh
+}
+
+// overWindow: a glyph is compared with at most this many glyphs drawn before it on its line, for
+// one it is drawn over.
+const overWindow = 8
+
+// drawnOver reports whether glyph g goes back along a line (idx) and lands on a glyph of another
+// letter among its last ones: text drawn over text (an amount printed over the end of its label),
+// which is a line of its own, not letters to interleave with the line's. A glyph drawn onwards
+// is not, however close (a condensed font's letters overlap), nor one drawn again over itself
+// (fake bold), an accent or the letter drawn under it (see order).
+func drawnOver(gl []glyph, idx []int, g *glyph) bool {
+	if m, _ := combining(g.r); m != 0 || g.middle() >= gl[idx[len(idx)-1]].middle() {
+		return false
+	}
+	over := false
+	for k := len(idx) - 1; k >= 0 && k >= len(idx)-overWindow; k-- {
+		o := &gl[idx[k]]
+		if k == len(idx)-1 && o.box == g.box {
+			return false // the next letter of a ligature (see ligature)
+		}
+		if m, _ := combining(o.r); m != 0 {
+			if k == len(idx)-1 {
+				return false // the letter under the accent just drawn
+			}
+			continue
+		}
+		if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*math.Max(o.height(), g.height()) {
+			return false
+		}
+		if covers(o, g) {
+			over = true
+		}
+	}
+	return over
+}
+
+// covers reports whether glyphs a and b overlap along the baseline by more than half the
+// narrower's advance: more than kerning or an italic's overhang ever brings together.
+func covers(a, b *glyph) bool {
+	w := math.Min(a.u1-a.u0, b.u1-b.u0)
+	return w > 0 && math.Min(a.u1, b.u1)-math.Max(a.u0, b.u0) > w/2
+}
+
+// clash reports whether lines a and b, on one baseline, are text drawn over text: two of b's
+// glyphs or more land on a glyph of another letter of a, and more than on a copy of themselves
+// (fake bold drawing a line again). Each glyph of b is compared with the glyphs of a whose
+// middles are nearest to its; glyphs drawn one after the other do not clash (a condensed font's
+// letters overlap where one piece of a line ends and the next begins).
+func clash(gl []glyph, a, b *textLine) bool {
+	clashes, copies := landings(gl, a, b)
+	return clashes >= 2 && clashes > copies
+}
+
+// landings counts the glyphs of line b that land on a glyph of another letter of line a
+// (clashes), and those that land on a copy of themselves (copies).
+func landings(gl []glyph, a, b *textLine) (clashes, copies int) {
+	if math.Min(a.u1, b.u1) <= math.Max(a.u0, b.u0) {
+		return 0, 0
+	}
+	mid := make([]int, len(a.idx))
+	copy(mid, a.idx)
+	slices.SortFunc(mid, func(x, y int) int { return cmp.Compare(gl[x].middle(), gl[y].middle()) })
+	for _, i := range b.idx {
+		g := &gl[i]
+		if m, _ := combining(g.r); m != 0 || g.u1 < a.u0 || g.u0 > a.u1 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(mid, g.middle(), func(x int, m float64) int { return cmp.Compare(gl[x].middle(), m) })
+		same, over := false, false
+		for k := max(0, at-2); k < min(len(mid), at+2); k++ {
+			o := &gl[mid[k]]
+			if m, _ := combining(o.r); m != 0 || o.box == g.box || o.prev == i || g.prev == mid[k] {
+				continue
+			}
+			if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*math.Max(o.height(), g.height()) {
+				same = true
+			} else if covers(o, g) {
+				over = true
+			}
+		}
+		switch {
+		case same:
+			copies++
+		case over:
+			clashes++
+		}
+	}
+	return clashes, copies
+}
+
 // order puts the line's glyphs in order along the baseline, drops the duplicates fake bold
 // draws, and makes accents drawn over letters the letters' marks.
 func (l *textLine) order() {
@@ -286,7 +453,8 @@ func (l *textLine) order() {
 			o := &gl[kept[k]]
 			h := math.Max(g.height(), o.height())
 			if o.r == g.r && math.Abs(o.middle()-g.middle()) <= dupAlong*h &&
-				math.Abs(o.vmiddle()-g.vmiddle()) <= dupAcross*h && math.Min(o.i1, g.i1) > math.Max(o.i0, g.i0) {
+				math.Abs(o.vmiddle()-g.vmiddle()) <= dupAcross*h && math.Min(o.i1, g.i1) > math.Max(o.i0, g.i0) &&
+				!ligature(gl, kept[k], i) {
 				g.gone = true
 				break
 			}
@@ -339,6 +507,45 @@ func (l *textLine) order() {
 		}
 	}
 	l.idx = kept
+}
+
+// ligature reports whether glyphs a and b are two letters of one ligature glyph (ﬀ in
+// "différer", where the font's map gives the glyph as "ff"): PDFium gives each letter of it as a
+// character of its own, one right after the other, with the ligature's box. Fake bold draws its
+// copy apart from the original, in place or in content order, never as the same box at once.
+func ligature(gl []glyph, a, b int) bool {
+	return (gl[b].prev == a || gl[a].prev == b) && gl[a].box == gl[b].box
+}
+
+// garbled reports whether a line's glyphs, in order along it (idx), are two lines or more read
+// as one: neighbours drawn over each other and not one after the other (letters of two strings
+// landing on one another) or on different baselines (neither of the other's size on its baseline, nor a mark within its
+// band), at two places or more and at a tenth of its glyphs or more. It is the check that would
+// have caught lines merged by a sort by x ("DUep.aSrt.meInt…" on a tax form): glyphs of one line
+// share a baseline and advance one after the other. A line built by group passes it by
+// construction; the check stands guard over what group may miss.
+func garbled(gl []glyph, idx []int) bool {
+	clashes, pairs := 0, 0
+	var prev *glyph
+	pi := -1
+	for _, i := range idx {
+		g := &gl[i]
+		if m, _ := combining(g.r); m != 0 {
+			continue
+		}
+		if prev != nil {
+			pairs++
+			switch {
+			case covers(prev, g) && prev.r != g.r && prev.box != g.box && g.prev != pi && prev.prev != i:
+				clashes++
+			case !onBaseline(prev.v0, prev.v1, g.v0, g.v1) && !holds(prev.v0, prev.v1, g.v0, g.v1) &&
+				!holds(g.v0, g.v1, prev.v0, prev.v1):
+				clashes++
+			}
+		}
+		prev, pi = g, i
+	}
+	return clashes >= 2 && 20*clashes >= pairs
 }
 
 // lineWord is a word of a line, in logical order.
