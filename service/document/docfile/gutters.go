@@ -40,6 +40,10 @@ const (
 	// gutterRows: at least this many rows around the line must show text on each side of the
 	// strip.
 	gutterRows = 2
+	// gutterPiece: the text before a gutter is a column's line, at least this many text heights
+	// long. A list's labels, "(2)" before its hanging indent, leave a white strip down the page
+	// too, with text at both its sides, but the label is no column.
+	gutterPiece = 5.0
 	// gutterWindow bounds the lines looked at around a line, so that a page of thousands of
 	// lines on a few baselines costs a bounded pass over each.
 	gutterWindow = 24
@@ -87,14 +91,16 @@ func splitAtGutters(lines []*textLine) []*textLine {
 func (l *textLine) gutterCuts(byBand []*textLine, at int) []int {
 	gl := l.gl
 	var cuts []int
+	start := gl[l.idx[0]].u0 // where the piece before the gap starts
 	for k := 1; k < len(l.idx); k++ {
 		a, b := &gl[l.idx[k-1]], &gl[l.idx[k]]
 		h := math.Max(a.height(), b.height())
-		if b.u0-a.u1 < gutterMin*h {
+		if b.u0-a.u1 < gutterMin*h || a.u1-start < gutterPiece*h {
 			continue
 		}
 		if l.gutter(byBand, at, a.u1, b.u0, h) {
 			cuts = append(cuts, k)
+			start = b.u0
 		}
 	}
 	return cuts

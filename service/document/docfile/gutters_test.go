@@ -79,6 +79,18 @@ func TestLinesSplitAtColumnGutters(t *testing.T) {
 	for _, l := range wideLines {
 		want[l] = true
 	}
+	// A numbered list with a hanging indent: its labels leave a white strip down the list, with
+	// text at both sides, but a label is no column.
+	y := 80 + rows*leading + 100
+	for i := 1; i <= 4; i++ {
+		label := "(" + string(rune('0'+i)) + ")"
+		page = append(page, drawn{X: 50, Y: y, Size: size, Text: label},
+			drawn{X: 68, Y: y, Size: size, Text: "Things I want to do at home"},
+			drawn{X: 68, Y: y + leading, Size: size, Text: "do not get done because of my job."})
+		want[label+" Things I want to do at home"] = true
+		want["do not get done because of my job."] = true
+		y += 2 * leading
+	}
 	data, _ := bornDigital(t, page)
 	doc := open(t, data)
 	p, err := doc.Page(ctxFor(t, time.Minute), 1)
@@ -86,8 +98,8 @@ func TestLinesSplitAtColumnGutters(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := p.Lines(int(p.Width), int(p.Height))
-	if len(lines) != 3*rows+6 {
-		t.Errorf("%d lines, want %d", len(lines), 3*rows+6)
+	if len(lines) != 3*rows+6+8 {
+		t.Errorf("%d lines, want %d", len(lines), 3*rows+6+8)
 	}
 	for _, l := range lines {
 		if !want[l.Text] {
