@@ -383,7 +383,8 @@ func textLayerPage(number int, tl *docfile.TextLayer, w, h int, check *docfile.C
 		conf = check.Similarity
 	}
 	score := float32(conf)
-	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
+	// Laid out, and answered, at the turn most of its text reads at, as OCR of the page would.
+	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Rotation: tl.Rotation(), Regions: make([]ocr.Region, len(lines))}
 	for i, l := range lines {
 		words := make([]ocr.Word, len(l.Words))
 		for k, wd := range l.Words {
