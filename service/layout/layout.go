@@ -14,6 +14,10 @@
 //     (a text column beside a table);
 //   - a table otherwise: its rows are read across the page, as a receipt's label and amount are.
 //
+// A strip that is itself mostly columns (two columns of three, with a box across both lower down)
+// counts as prose when its gutter is judged (see columned). A line on its side among the page's
+// lines (a margin stamp) is set aside and read after everything else (see sideways).
+//
 // Columns are read left to right, each laid out again on its own (a column may hold a table).
 // Everything else is read in rows, top to bottom and left to right, exactly as a page without
 // columns always was. So a header spanning the columns comes first (it crosses the gutter, so it
