@@ -443,7 +443,8 @@ func textLayerPage(number int, tl *docfile.TextLayer, w, h int, check *docfile.C
 	}
 	score := float32(conf)
 	mixed := slices.ContainsFunc(lines, func(l docfile.Line) bool { return l.ByOCR })
-	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Regions: make([]ocr.Region, len(lines))}
+	// Laid out, and answered, at the turn most of its text reads at, as OCR of the page would.
+	res := &ocr.Result{Format: "pdf", Width: w, Height: h, Rotation: tl.Rotation(), Regions: make([]ocr.Region, len(lines))}
 	for i, l := range lines {
 		sc, src := score, ""
 		if mixed {

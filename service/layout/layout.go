@@ -14,6 +14,10 @@
 //     (a text column beside a table);
 //   - a table otherwise: its rows are read across the page, as a receipt's label and amount are.
 //
+// A strip that is itself mostly columns (two columns of three, with a box across both lower down)
+// counts as prose when its gutter is judged (see columned). A line on its side among the page's
+// lines (a margin stamp) is set aside and read after everything else (see sideways).
+//
 // Columns are read left to right, each laid out again on its own (a column may hold a table).
 // Everything else is read in rows, top to bottom and left to right, exactly as a page without
 // columns always was. So a header spanning the columns comes first (it crosses the gutter, so it
@@ -119,6 +123,13 @@ const (
 	// headingRatio: a row this many times taller or shorter than the one before starts a new
 	// paragraph.
 	headingRatio = 1.5
+	// sideRatio, sideLines: a box at least sideRatio times taller than wide, and sideLines
+	// text heights tall, is a line turned on its side (see sideways).
+	sideRatio = 3.0
+	sideLines = 6.0
+	// sideShare: lines on their side are set aside only when at most one in sideShare of the
+	// page's regions is one.
+	sideShare = 4
 	// maxDepth bounds how deep columns are looked for inside columns.
 	maxDepth = 6
 )
@@ -133,15 +144,44 @@ func Arrange(boxes []Box, opt Options) []Block {
 		opt.RowOverlap = 0.5
 	}
 	a := arranger{boxes: boxes, opt: opt, h: textHeight(boxes)}
-	idx := make([]int, len(boxes))
-	for i := range idx {
-		idx[i] = i
+	idx := make([]int, 0, len(boxes))
+	var aside []int
+	for i, b := range boxes {
+		if a.sideways(b) {
+			aside = append(aside, i)
+			continue
+		}
+		idx = append(idx, i)
+	}
+	if len(aside)*sideShare > len(boxes) {
+		// Not a page of lines with a few turned ones in its margins: laid out as it stands.
+		idx, aside = idx[:0], nil
+		for i := range boxes {
+			idx = append(idx, i)
+		}
 	}
 	var blocks []Block
-	for _, f := range a.arrange(idx, 0) {
-		blocks = append(blocks, a.paragraphs(f)...)
+	if len(idx) > 0 {
+		for _, f := range a.arrange(idx, 0) {
+			blocks = append(blocks, a.paragraphs(f)...)
+		}
+	}
+	// Lines turned on their side come last, left to right, each a block of its own.
+	slices.SortStableFunc(aside, func(i, j int) int { return cmp.Compare(boxes[i].X0, boxes[j].X0) })
+	for _, i := range aside {
+		blocks = append(blocks, Block{Box: boxes[i], Rows: [][]int{{i}}})
 	}
 	return blocks
+}
+
+// sideways reports whether b is a line turned on its side among the page's lines: far taller
+// than wide, and taller than sideLines text heights. Such a line in a page's margin (a filing
+// stamp run up the edge, arXiv's identifier) overlaps every row it runs past: laid out with
+// them, it would make one band of them all, and of the columns beside it one row across. It is
+// read after the page's text instead. A short word turned in a table's header stays where it
+// is, and so does a page of many such lines (vertical CJK columns beside a few lines across).
+func (a *arranger) sideways(b Box) bool {
+	return b.Height() >= sideRatio*b.Width() && b.Height() >= sideLines*a.h
 }
 
 // textHeight is the median height of the boxes that are wider than tall (lines of text), or of
@@ -183,7 +223,7 @@ func (a *arranger) arrange(idx []int, depth int) []flow {
 		}
 	}
 	for _, s := range a.sections(a.bands(idx)) {
-		units := a.units(s)
+		units := a.units(s, depth)
 		if len(units) <= 1 || depth >= maxDepth {
 			cur = append(cur, a.rows(s)...)
 			continue
@@ -424,8 +464,9 @@ type unit struct {
 }
 
 // units cuts a section at its gutters into strips and groups the strips into columns and tables
-// (see the package comment), left to right. A section read in rows throughout is one unit.
-func (a *arranger) units(section []int) []unit {
+// (see the package comment), left to right. A section read in rows throughout is one unit. depth
+// is how deep inside columns the section lies.
+func (a *arranger) units(section []int, depth int) []unit {
 	spans := a.strips(section)
 	if len(spans) < 2 {
 		return nil
@@ -448,7 +489,7 @@ func (a *arranger) units(section []int) []unit {
 	prose := make([]bool, len(strips))
 	for k, s := range strips {
 		rows[k] = a.rows(s)
-		prose[k] = a.prose(s, rows[k])
+		prose[k] = a.prose(s, rows[k]) || a.columned(s, depth+1)
 	}
 	units := []unit{{items: strips[0]}}
 	for k := 1; k < len(strips); k++ {
@@ -476,6 +517,34 @@ func (a *arranger) columns(l []int, lRows [][]int, lProse bool, r []int, rRows [
 		return len(rRows) >= proseMinRows && (a.aligned(lRows, r) < alignedShare || a.lined(rRows, lRows) < linedShare)
 	case rProse:
 		return len(lRows) >= proseMinRows && (a.aligned(rRows, l) < alignedShare || a.lined(lRows, rRows) < linedShare)
+	}
+	return false
+}
+
+// columned reports whether the regions idx are mostly columns of their own: a section of them,
+// holding at least half of them, splits into columns and no table. Two columns of a page set in
+// three, with a box or a worksheet across both of them lower down, are one strip beside the third:
+// their rows have a gutter in them, so they are not prose, and their lines keep the third's
+// pitch, so they would read as a table's cells beside it, row by row across all three. They are
+// read as columns, as prose would be.
+func (a *arranger) columned(idx []int, depth int) bool {
+	if depth >= maxDepth {
+		return false
+	}
+	for _, s := range a.sections(a.bands(idx)) {
+		if 2*len(s) < len(idx) {
+			continue
+		}
+		units := a.units(s, depth)
+		if len(units) < 2 {
+			return false
+		}
+		for _, u := range units {
+			if u.table {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }

@@ -170,6 +170,27 @@ func TestArrangeReadingOrder(t *testing.T) {
 			p.want = append(p.want, p.add("heading", 50, 293, 150, 307), p.add("across", 50, 308, 555, 320))
 			return p
 		}},
+		// Three columns, and a worksheet across the first two lower down, with the third
+		// running on beside it (the Instructions for Form 1040NR, page 16): the first two
+		// columns are one strip beside the third, their rows cut by a gutter and on the
+		// third's pitch. They are columns, not a table's cells read across.
+		{"three columns, a box across the first two", func() page {
+			var p page
+			p.want = p.column("A", 30, 43, 208, 33, 10, 8)
+			p.want = append(p.want, p.column("B", 30, 223, 388, 33, 10, 9)...)
+			p.want = append(p.want, p.column("W", 12, 44, 390, 350, 10, 0)...)
+			p.want = append(p.want, p.column("C", 45, 403, 570, 33, 10, 7)...)
+			return p
+		}},
+		// A line turned on its side in the margin (arXiv's identifier, a filing stamp) runs past
+		// every row of the columns beside it; it is read after them.
+		{"a sideways line in the margin", func() page {
+			var p page
+			side := p.add("side", 10, 150, 24, 600)
+			p.want = append(p.column("L", 30, 50, 290, 100, 15, 5), p.column("R", 30, 315, 555, 100, 15, 6)...)
+			p.want = append(p.want, side)
+			return p
+		}},
 		{"a table beside a column", func() page {
 			var p page
 			p.want = p.table("tab", 6, [][2]float64{{50, 150}, {200, 290}}, 100, 22)

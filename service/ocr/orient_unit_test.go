@@ -6,6 +6,25 @@ import (
 	"github.com/ocrgate/ocrgate/service/geom"
 )
 
+// TestClaimedRotation: a page claims the rotation it was read at only when some text was read.
+func TestClaimedRotation(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		rotation int
+		regions  []Region
+		want     int
+	}{
+		{"turned, no regions", 90, nil, 0},
+		{"turned, only blank regions", 270, []Region{{Text: " "}, {Text: ""}}, 0},
+		{"turned, text read", 90, []Region{{Text: ""}, {Text: "TOTAL"}}, 90},
+		{"upright", 0, []Region{{Text: "TOTAL"}}, 0},
+	} {
+		if got := claimed(tt.rotation, tt.regions); got != tt.want {
+			t.Errorf("%s: claimed = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestReadRotation: a page's lines decide its turn only when every line of two characters or
 // more read turned the same way.
 func TestReadRotation(t *testing.T) {

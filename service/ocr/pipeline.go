@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -322,7 +323,7 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 		Format:   dec.Format,
 		Width:    width,
 		Height:   height,
-		Rotation: rotation,
+		Rotation: claimed(rotation, regions),
 		Regions:  regions,
 		Warning:  warning,
 	}
@@ -330,6 +331,19 @@ func (p *Pipeline) recognizeWith(ctx context.Context, dec imaging.Decoded, tm *T
 	Arrange(res, p.opt.RowOverlap)
 	tm.track(StageOrder, start)
 	return res, read, nil
+}
+
+// claimed is the rotation a page answers: none where no text was read. A page turned by the
+// shapes of its marks, whose lines then all read as nothing or score too low to keep, has no text
+// to show the turn was right, and a client that turns the page by it turns a picture, or a blank
+// page, for nothing.
+func claimed(rotation int, regions []Region) int {
+	for _, r := range regions {
+		if strings.TrimSpace(r.Text) != "" {
+			return rotation
+		}
+	}
+	return 0
 }
 
 // readRotation is how far clockwise the page must turn for its lines to read upright, as the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
 // TestRotatedText: text the page shows turned (a /Rotate page, a baseline drawn at an angle,
@@ -99,6 +100,67 @@ func TestRotatedText(t *testing.T) {
 					math.Abs(x1-float64(ink.Max.X)) > 3 || math.Abs(y1-float64(ink.Max.Y)) > 3 {
 					t.Errorf("box (%.0f,%.0f)-(%.0f,%.0f), ink %v", x0, y0, x1, y1, ink)
 				}
+			}
+		})
+	}
+}
+
+// TestLayerRotation: a table on a /Rotate 90 page, its rows drawn across the page's own frame, runs
+// down the page as displayed (the NICS background-checks table that pdfplumber keeps turned). Its
+// layer answers the turn OCR would, 270, and laid out at that turn it reads row by row, as OCR of
+// the page does; laid out as displayed, its columns came out as lines. A stamp up the margin of an
+// upright page, or a landscape page whose text is drawn turned to read level, turns nothing.
+func TestLayerRotation(t *testing.T) {
+	page := func(rotate int, content string) []byte {
+		return testdoc.Raw("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 842 595] /Rotate %d /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> /Contents 4 0 R >>", rotate),
+			testdoc.Stream("", []byte(content)))
+	}
+	rows := [][]string{{"State", "Permit", "Handgun", "Long Gun"}, {"Alabama", "18,870", "23,022", "22,650"},
+		{"Alaska", "209", "3,062", "3,209"}, {"Arizona", "2,303", "12,382", "9,041"}, {"Arkansas", "3,635", "7,004", "8,872"}}
+	var table strings.Builder
+	for r, row := range rows {
+		for c, cell := range row {
+			fmt.Fprintf(&table, "BT /F1 10 Tf %d %d Td (%s) Tj ET\n", 60+150*c, 500-14*r, cell)
+		}
+	}
+	for _, tt := range []struct {
+		name     string
+		data     []byte
+		rotation int
+		text     string // laid out at that rotation
+	}{
+		{"a table on a /Rotate 90 page", page(90, table.String()), 270,
+			"State Permit Handgun Long Gun\nAlabama 18,870 23,022 22,650\nAlaska 209 3,062 3,209\nArizona 2,303 12,382 9,041\nArkansas 3,635 7,004 8,872"},
+		{"the same table upright", page(0, table.String()), 0,
+			"State Permit Handgun Long Gun\nAlabama 18,870 23,022 22,650\nAlaska 209 3,062 3,209\nArizona 2,303 12,382 9,041\nArkansas 3,635 7,004 8,872"},
+		{"a /Rotate 90 page drawn turned to read level",
+			page(90, "q 0 1 -1 0 842 0 cm BT /F1 18 Tf 72 500 Td (Landscape drawn by cm) Tj ET Q"), 0, "Landscape drawn by cm"},
+		{"a stamp up the margin of an upright page",
+			page(0, table.String()+"q 0 1 -1 0 30 100 cm BT /F1 12 Tf 0 0 Td (arXiv:2101.00001v1) Tj ET Q"), 0, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := open(t, tt.data)
+			ctx := ctxFor(t, time.Minute)
+			p, err := doc.Page(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, h := int(p.Width), int(p.Height)
+			tl, err := doc.TextLayer(ctx, p, w, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tl.Rotation(); got != tt.rotation {
+				t.Errorf("rotation %d, want %d", got, tt.rotation)
+			}
+			res := &ocr.Result{Width: w, Height: h, Rotation: tl.Rotation()}
+			for _, l := range tl.Lines {
+				res.Regions = append(res.Regions, ocr.Region{Quad: l.Quad, Text: l.Text, Score: 1})
+			}
+			ocr.Arrange(res, ocr.DefaultOptions().RowOverlap)
+			if tt.text != "" && res.Text != tt.text {
+				t.Errorf("text laid out:\n%s\nwant\n%s", res.Text, tt.text)
 			}
 		})
 	}

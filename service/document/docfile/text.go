@@ -210,7 +210,7 @@ func group(chars []pdfengine.Char) []*textLine {
 		l.gl = gl
 		l.order()
 	}
-	return lines
+	return splitAtGutters(lines)
 }
 
 // joinLines joins lines that share a baseline and touch or overlap along it: a line the content

@@ -5,6 +5,7 @@ import (
 	"image"
 	"math"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ocrgate/ocrgate/service/pdfengine"
 )
@@ -110,6 +111,28 @@ type TextLayer struct {
 	// Hidden counts every character dropped: Page.Hidden and the ones the drawn page shows no
 	// mark of.
 	Hidden Hidden
+}
+
+// Rotation is how far, in degrees clockwise (0, 90, 180 or 270), the page as displayed must be
+// turned for its text layer to read upright: the turn of the lines that hold most of its
+// characters, 0 when no turn holds most. It is what OCR answers for the page drawn: a sideways
+// table on a /Rotate 90 page (its rows drawn across the page's own frame, run down the page as
+// displayed) is laid out turned, row by row, not column by column; a stamp up the margin of an
+// upright page is too few characters to turn the page.
+func (tl *TextLayer) Rotation() int {
+	var byTurn [4]int
+	total := 0
+	for _, l := range tl.Lines {
+		n := utf8.RuneCountInString(l.Text)
+		byTurn[((l.turn%4)+4)%4] += n
+		total += n
+	}
+	for turn := 1; turn < 4; turn++ {
+		if 2*byTurn[turn] > total {
+			return 90 * turn
+		}
+	}
+	return 0
 }
 
 // TextLayer returns the page's text layer as a person sees it, with boxes in a w×h pixel space
