@@ -97,9 +97,11 @@ const (
 	checkPixels = 2_000_000
 	// checkBudget bounds the pixels the check reads, in drawings' worth (see TextLayer).
 	checkBudget = 16
-	// minContrast is the least difference between the lightest and the darkest pixel under a
-	// word, of 255, for the word to have left a mark: light gray text on white (#E0E0E0 and
-	// up) is at the edge of what a person makes out.
+	// minContrast is the least difference, of 255, between two pixels under a word in one of
+	// the three colour channels for the word to have left a mark: light gray text on white
+	// (#E0E0E0 and up) is at the edge of what a person makes out. Colour, not brightness: red
+	// text on a dark red cell (#CC2030 on #702830) differs by 92 in red and by 24 in gray,
+	// which small text drawn at 72 dpi blurs to less.
 	minContrast = 24
 )
 
@@ -113,8 +115,8 @@ type TextLayer struct {
 }
 
 // TextLayer returns the page's text layer as a person sees it, with boxes in a w×h pixel space
-// over the page (see Lines). It draws the page in gray at 72 dpi and drops every word under which
-// the drawing shows no mark: text the colour of its background, or covered by what is drawn over
+// over the page (see Lines). It draws the page in colour at 72 dpi and drops every word under
+// which the drawing shows no mark: text the colour of its background, or covered by what is drawn over
 // it. Page has already dropped invisible, off-page and too small text. Raster pages and pages
 // without text give an empty layer and draw nothing. Errors are the engine's, or ctx's.
 func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer, error) {
@@ -126,7 +128,7 @@ func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer
 	}
 	s := math.Min(checkScale, math.Sqrt(checkPixels/(p.Width*p.Height)))
 	gw, gh := max(1, int(math.Round(p.Width*s))), max(1, int(math.Round(p.Height*s)))
-	img, err := d.pdf.RenderGray(ctx, p.Number-1, gw, gh)
+	img, err := d.pdf.Render(ctx, p.Number-1, gw, gh)
 	if err != nil {
 		return nil, pdfError(err)
 	}
@@ -140,7 +142,7 @@ func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer
 // The words' boxes of a real page add up to a fraction of it; a page built of a hundred thousand
 // page-sized words would have every one read in full. Past checkBudget drawings' worth of pixels,
 // the boxes are read on a grid coarse enough to stay within it.
-func dropUnmarked(img *image.Gray, lines []Line, fx, fy float64) ([]Line, int) {
+func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) ([]Line, int) {
 	var area int64
 	for _, l := range lines {
 		for _, wd := range l.Words {
@@ -187,25 +189,30 @@ func checkStep(area int64, w, h int) int {
 
 // wordRect is a word's box in the drawing, whose pixel space is the text layer's scaled by fx,
 // fy.
-func wordRect(img *image.Gray, wd Word, fx, fy float64) image.Rectangle {
+func wordRect(img *image.RGBA, wd Word, fx, fy float64) image.Rectangle {
 	x0, y0, x1, y1 := wd.Quad.Bounds()
 	return image.Rect(int(math.Floor(x0*fx)), int(math.Floor(y0*fy)), int(math.Ceil(x1*fx)), int(math.Ceil(y1*fy))).Intersect(img.Rect)
 }
 
 // marked reports whether the drawing shows a mark in r: two of its pixels, every step-th of each
-// row and column, differ by minContrast or more.
-func marked(img *image.Gray, r image.Rectangle, step int) bool {
+// row and column, differ by minContrast or more in one colour channel (text of any colour on a
+// ground of any other, however alike their brightness).
+func marked(img *image.RGBA, r image.Rectangle, step int) bool {
 	if r.Empty() {
 		return false
 	}
-	lo, hi := uint8(255), uint8(0)
+	lo, hi := [3]uint8{255, 255, 255}, [3]uint8{}
 	for y := r.Min.Y; y < r.Max.Y; y += step {
-		row := img.Pix[(y-img.Rect.Min.Y)*img.Stride+(r.Min.X-img.Rect.Min.X):][:r.Dx()]
-		for x := 0; x < len(row); x += step {
-			lo, hi = min(lo, row[x]), max(hi, row[x])
+		row := img.Pix[(y-img.Rect.Min.Y)*img.Stride+4*(r.Min.X-img.Rect.Min.X):][:4*r.Dx()]
+		for x := 0; x < len(row); x += 4 * step {
+			for c := range 3 {
+				lo[c], hi[c] = min(lo[c], row[x+c]), max(hi[c], row[x+c])
+			}
 		}
-		if int(hi)-int(lo) >= minContrast {
-			return true
+		for c := range 3 {
+			if int(hi[c])-int(lo[c]) >= minContrast {
+				return true
+			}
 		}
 	}
 	return false

@@ -14,7 +14,7 @@ import (
 // grows with the words' area, and a real page's words are read pixel by pixel.
 func TestCheckIsBounded(t *testing.T) {
 	const w, h = 600, 800
-	img := image.NewGray(image.Rect(0, 0, w, h))
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for i := range img.Pix {
 		img.Pix[i] = 255
 	}

@@ -30,6 +30,11 @@ func TestHiddenText(t *testing.T) {
 		{"white on a black box", "0 g 60 590 420 30 re f", "1 g", "", ""},
 		{"black on a gray box", "0.8 g 60 590 420 30 re f", "0 g", "", ""},
 		{"small print (5 pt)", "", "/F1 5 Tf", "", ""},
+		// A timetable's times (pdf.js issue840): red (#CC2030) on a dark red cell (#702830),
+		// 6 pt. Their grays differ by 23 of 255, their reds by 92.
+		{"red on a dark red box", "0.44 0.16 0.19 rg 60 590 420 30 re f", "/F1 6 Tf 0.8 0.125 0.19 rg", "", ""},
+		{"red on a green box as bright", "0.05 0.55 0.05 rg 60 590 420 30 re f", "0.8 0.125 0.19 rg", "", ""},
+		{"red on the same red", "0.8 0.125 0.19 rg 60 590 420 30 re f", "0.8 0.125 0.19 rg", "", "no_visible_mark"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			data := hostile.PDFHiddenText(tt.before, tt.hide, tt.after)
