@@ -35,6 +35,25 @@ type Word struct {
 	// read left to right, for a probe to take a word's first characters (see Probes).
 	parts []string
 	cuts  []float64
+	// undrawn: the engine drew none of its glyphs (see undrawnGlyph), so the drawing of the
+	// page shows nothing of it, whatever a reader's viewer shows.
+	undrawn bool
+}
+
+// undrawnInk: a glyph whose ink is thinner than this share of its font box, across and along
+// together, was not drawn: PDFium gives a glyph it has no outline for (a CID font that is not
+// embedded and that it has no substitute for, such as Ryumin-Light) an ink box a hundredth of a
+// point thick. A rule or a dash drawn as a glyph is 4% of its box thick and more.
+const undrawnInk = 0.01
+
+// undrawnGlyph reports whether the engine drew no outline for c: its ink box is a sliver of its
+// font box.
+func undrawnGlyph(c pdfengine.Char) bool {
+	b, f := c.Box, c.Loose
+	if f.Empty() || c.Box.X1 < c.Box.X0 || c.Box.Y1 < c.Box.Y0 || b == (pdfengine.Rect{}) {
+		return false
+	}
+	return math.Min(b.X1-b.X0, b.Y1-b.Y0) < undrawnInk*math.Max(f.X1-f.X0, f.Y1-f.Y0)
 }
 
 // The layout thresholds, in units of the line's text height (the font's box).
@@ -74,7 +93,7 @@ func (p *Page) Lines(w, h int) []Line {
 		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words))}
 		texts := make([]string, len(words))
 		for i, wd := range words {
-			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts}
+			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts, undrawn: wd.undrawn}
 			texts[i] = wd.text
 		}
 		line.Text = strings.Join(texts, " ")
@@ -100,6 +119,8 @@ type glyph struct {
 	prev  int
 	font  string
 	gone  bool // a duplicate, or an accent now part of its letter
+	// undrawn: the engine drew no outline for it (see undrawnInk); box is its font box.
+	undrawn bool
 }
 
 func (g *glyph) height() float64  { return g.v1 - g.v0 }
@@ -167,6 +188,10 @@ func group(chars []pdfengine.Char) []*textLine {
 		if box.Empty() {
 			continue
 		}
+		undrawn := undrawnGlyph(c)
+		if undrawn {
+			box = fb
+		}
 		turn := quarterTurns(c.Angle)
 		u0, u1, v0, v1 := frame(fb, turn)
 		i0, i1, _, _ := frame(box, turn)
@@ -174,7 +199,7 @@ func group(chars []pdfengine.Char) []*textLine {
 		if c.Unmapped || r == 0 {
 			r = unicode.ReplacementChar
 		}
-		g := glyph{r: r, box: box, turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, space: space, prev: len(gl) - 1, font: font}
+		g := glyph{r: r, box: box, turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, space: space, prev: len(gl) - 1, font: font, undrawn: undrawn}
 		height := v1 - v0
 		joins := false
 		if cur != nil && cur.turn == turn {
@@ -343,11 +368,12 @@ func (l *textLine) order() {
 
 // lineWord is a word of a line, in logical order.
 type lineWord struct {
-	text  string
-	box   pdfengine.Rect
-	font  string
-	parts []string
-	cuts  []float64
+	text    string
+	box     pdfengine.Rect
+	font    string
+	parts   []string
+	cuts    []float64
+	undrawn bool // none of its glyphs was drawn (see undrawnGlyph)
 }
 
 // words splits the line (its glyphs in order along the baseline) into words, at a space the
@@ -387,8 +413,9 @@ func (l *textLine) words() []lineWord {
 			}
 			out = append(out, cur)
 		}
-		text, cur, ends, leftToRight = text[:0], lineWord{}, ends[:0], true
+		text, cur, ends, leftToRight = text[:0], lineWord{undrawn: true}, ends[:0], true
 	}
+	cur.undrawn = true
 	for k, i := range seq {
 		if i < 0 {
 			flush()
@@ -408,6 +435,7 @@ func (l *textLine) words() []lineWord {
 		if cur.font == "" {
 			cur.font = g.font
 		}
+		cur.undrawn = cur.undrawn && g.undrawn
 		cur.box = union(cur.box, g.box)
 	}
 	flush()

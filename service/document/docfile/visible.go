@@ -4,7 +4,9 @@ import (
 	"context"
 	"image"
 	"math"
+	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ocrgate/ocrgate/service/pdfengine"
 )
@@ -112,6 +114,24 @@ type TextLayer struct {
 	// Hidden counts every character dropped: Page.Hidden and the ones the drawn page shows no
 	// mark of.
 	Hidden Hidden
+	// Undrawn counts the characters kept though the drawing shows nothing of them, because the
+	// engine drew none of their glyphs (a font it has no outlines for, see undrawnGlyph): that
+	// is no proof no one sees them, and OCR of the drawing cannot read or check them.
+	Undrawn int
+}
+
+// MostlyUndrawn reports whether most of the layer's characters are in glyphs the engine did not
+// draw (see Undrawn): OCR of the drawing cannot check the layer.
+func (tl *TextLayer) MostlyUndrawn() bool {
+	n := 0
+	for _, l := range tl.Lines {
+		for _, r := range l.Text {
+			if !unicode.IsSpace(r) {
+				n++
+			}
+		}
+	}
+	return tl.Undrawn > 0 && 2*tl.Undrawn > n
 }
 
 // TextLayer returns the page's text layer as a person sees it, with boxes in a w×h pixel space
@@ -132,17 +152,18 @@ func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer
 	if err != nil {
 		return nil, pdfError(err)
 	}
-	tl.Lines, tl.Hidden.NoMark = dropUnmarked(img, lines, float64(gw)/float64(w), float64(gh)/float64(h))
+	tl.Lines, tl.Hidden.NoMark, tl.Undrawn = dropUnmarked(img, lines, float64(gw)/float64(w), float64(gh)/float64(h))
 	return tl, nil
 }
 
 // dropUnmarked keeps the words of lines under which the drawing img (the lines' pixel space
-// scaled by fx, fy) shows a mark, and counts the characters of the others.
+// scaled by fx, fy) shows a mark, and counts the characters of the others. Words the engine drew
+// no glyph of are kept unlooked at, and their characters counted as undrawn.
 //
 // The words' boxes of a real page add up to a fraction of it; a page built of a hundred thousand
 // page-sized words would have every one read in full. Past checkBudget drawings' worth of pixels,
 // the boxes are read on a grid coarse enough to stay within it.
-func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) ([]Line, int) {
+func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) (kept []Line, noMark, undrawn int) {
 	var area int64
 	for _, l := range lines {
 		for _, wd := range l.Words {
@@ -151,11 +172,15 @@ func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) ([]Line, int) {
 		}
 	}
 	step := checkStep(area, img.Rect.Dx(), img.Rect.Dy())
-	noMark := 0
 	out := lines[:0]
 	for _, l := range lines {
 		var words []Word
 		for _, wd := range l.Words {
+			if wd.undrawn {
+				words = append(words, wd)
+				undrawn += utf8.RuneCountInString(strings.Join(strings.Fields(wd.Text), ""))
+				continue
+			}
 			if marked(img, wordRect(img, wd, fx, fy), step) {
 				words = append(words, wd)
 				continue
@@ -174,7 +199,7 @@ func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) ([]Line, int) {
 		}
 		out = append(out, l)
 	}
-	return out, noMark
+	return out, noMark, undrawn
 }
 
 // checkStep is the grid step that reads boxes of area pixels in all within checkBudget drawings

@@ -24,7 +24,7 @@ func TestCheckIsBounded(t *testing.T) {
 		words[i] = Word{Text: "W", Quad: page}
 	}
 	start := time.Now()
-	kept, noMark := dropUnmarked(img, []Line{{Text: strings.Repeat("W ", len(words)), Quad: page, Words: words}}, 1, 1)
+	kept, noMark, _ := dropUnmarked(img, []Line{{Text: strings.Repeat("W ", len(words)), Quad: page, Words: words}}, 1, 1)
 	t.Logf("checked in %v", time.Since(start))
 	if len(kept) != 0 || noMark != len(words) {
 		t.Errorf("%d lines kept, %d characters dropped; want none kept, %d dropped", len(kept), noMark, len(words))

@@ -1,12 +1,14 @@
 package docfile_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
 )
 
@@ -72,6 +74,66 @@ func TestHiddenText(t *testing.T) {
 			}
 			if !page.TextUsable().Usable {
 				t.Errorf("the page's visible text is not used: %s", page.TextUsable().Reason)
+			}
+		})
+	}
+}
+
+// TestUndrawnFontKept: text in a CID font that is not embedded and that the engine has no
+// glyphs for (Ryumin-Light, as pdfminer's jo.pdf draws its Japanese poem) leaves no mark on the
+// drawing, yet a reader's viewer shows it and pdftotext reads it: it is kept, as its Unicode
+// says, counted as undrawn rather than hidden, and gives no probe (OCR of a blank crop would
+// judge nothing). The Helvetica line beside it is checked as usual.
+func TestUndrawnFontKept(t *testing.T) {
+	const kana = "あいうえおかきくけこ"
+	var hex strings.Builder
+	for _, r := range kana {
+		fmt.Fprintf(&hex, "%04X", r)
+	}
+	for _, tt := range []struct {
+		name    string
+		more    string // content after the kana
+		mostly  bool
+		probes  int
+		visible string
+	}{
+		{"kana alone", "", true, 0, ""},
+		{"kana beside a drawn line", "BT /F2 14 Tf 72 600 Td (Invoice number 2024-118 due 12 March) Tj ET BT /F2 14 Tf 72 560 Td (Total amount due 1,299.00 EUR) Tj ET", false, 2, "Invoice number 2024-118 due 12 March"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data := testdoc.OnePage("0 0 595 842",
+				"/Font << /F1 5 0 R /F2 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >>",
+				testdoc.Stream("", []byte("BT /F1 24 Tf 72 700 Td <"+hex.String()+"> Tj ET "+tt.more)),
+				"<< /Type /Font /Subtype /Type0 /BaseFont /Ryumin-Light-UniJIS-UCS2-H /Encoding /UniJIS-UCS2-H /DescendantFonts [6 0 R] >>",
+				"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /Ryumin-Light /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 7 0 R /DW 1000 >>",
+				"<< /Type /FontDescriptor /FontName /Ryumin-Light /Flags 6 /FontBBox [-170 -331 1024 903] /ItalicAngle 0 /Ascent 723 /Descent -241 /CapHeight 709 /StemV 69 >>")
+			doc := open(t, data)
+			ctx := ctxFor(t, time.Minute)
+			page, err := doc.Page(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := page.RenderCost(scaleOf(t, page, docfile.Limits{}))
+			tl, err := doc.TextLayer(ctx, page, c.Width, c.Height)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, l := range tl.Lines {
+				texts = append(texts, l.Text)
+			}
+			if !slices.Contains(texts, kana) || tl.Hidden.Chars() != 0 || tl.Undrawn != len([]rune(kana)) {
+				t.Errorf("lines %q, hidden %+v, undrawn %d; want %q kept, %d undrawn", texts, tl.Hidden, tl.Undrawn, kana, len([]rune(kana)))
+			}
+			if tl.MostlyUndrawn() != tt.mostly {
+				t.Errorf("mostly undrawn: %v, want %v", tl.MostlyUndrawn(), tt.mostly)
+			}
+			probes := tl.Probes(4)
+			if len(probes) != tt.probes || tt.probes > 0 && probes[0].Text == kana {
+				t.Errorf("probes %+v, want %d, none of the kana", probes, tt.probes)
+			}
+			if tt.visible != "" && !slices.Contains(texts, tt.visible) {
+				t.Errorf("the drawn line is missing: %q", texts)
 			}
 		})
 	}
