@@ -301,9 +301,23 @@ func joinLines(lines []*textLine) []*textLine {
 
 // order puts the line's glyphs in order along the baseline, drops the duplicates fake bold
 // draws, and makes accents drawn over letters the letters' marks.
+//
+// Glyphs at one place are the letters of one ligature that PDFium gives one by one, in the
+// order they are read, each with the ligature's box (lam–khah, ﳋ, is ل then خ). Left to right,
+// that order is kept; right to left, it is reversed here, because the line is then read by
+// reversing its glyphs (see logical), which must give the ligature's letters back in their
+// order, not swapped.
 func (l *textLine) order() {
 	gl := l.gl
-	slices.SortStableFunc(l.idx, func(a, b int) int { return cmp.Compare(gl[a].middle(), gl[b].middle()) })
+	slices.SortStableFunc(l.idx, func(a, b int) int {
+		if c := cmp.Compare(gl[a].middle(), gl[b].middle()); c != 0 {
+			return c
+		}
+		if rightToLeft(gl[a].r) && rightToLeft(gl[b].r) {
+			return cmp.Compare(b, a)
+		}
+		return 0
+	})
 	kept := l.idx[:0]
 	for _, i := range l.idx {
 		g := &gl[i]
