@@ -291,6 +291,11 @@ type Char struct {
 	// Recovered is set for a character whose font gives no Unicode for it (no ToUnicode map)
 	// and whose Rune was read from the embedded font's own tables instead (see fontMaps).
 	Recovered bool
+	// Undrawn is set for a character PDFium drew nothing for because its font is not embedded
+	// and PDFium has no outlines for it (a Japanese Ryumin-Light): its Box is a sliver (see
+	// undrawnInk). A viewer that has the font shows it. A blank glyph of an embedded font is
+	// not undrawn: it is drawn, as nothing.
+	Undrawn bool
 	// Invisible is set for a character drawn in an invisible render mode (3, or 7: clipping
 	// only): text laid over a page that no one sees, such as a scanner's OCR layer.
 	Invisible bool
@@ -622,6 +627,7 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 	// changes height: six engine calls each, a few hundred a page rather than one per character.
 	newLine, lastHeight := true, 0.0
 	unmapped := unmappedChars{}
+	notEmbedded := fontsNotEmbedded{}
 	for i, sc := range st.Chars {
 		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -665,6 +671,9 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		}
 		if lb, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
 			c.Loose = tr.rect(float64(lb.Rect.Left), float64(lb.Rect.Bottom), float64(lb.Rect.Right), float64(lb.Rect.Top))
+		}
+		if sliver(c.Box, c.Loose) {
+			c.Undrawn = notEmbedded.ask(inst, tp.TextPage, i, handles)
 		}
 		h := c.Loose.Y1 - c.Loose.Y0 // across the baseline
 		if math.Abs(math.Sin(c.Angle)) > math.Abs(math.Cos(c.Angle)) {

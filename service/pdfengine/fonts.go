@@ -176,3 +176,42 @@ func readFontMap(inst pdfium.Pdfium, tp references.FPDF_TEXTPAGE, index int, han
 	}
 	return m
 }
+
+// undrawnInk: a glyph whose ink is thinner than this share of its font box, across and along
+// together, was drawn as nothing: PDFium gives a glyph without an outline an ink box a
+// hundredth of a point thick. A rule or a dash drawn as a glyph is 4% of its box thick and more.
+const undrawnInk = 0.01
+
+// sliver reports whether ink box b is a sliver of font box f (see undrawnInk).
+func sliver(b, f Rect) bool {
+	if f.Empty() || b.X1 < b.X0 || b.Y1 < b.Y0 || b == (Rect{}) {
+		return false
+	}
+	return math.Min(b.X1-b.X0, b.Y1-b.Y0) < undrawnInk*math.Max(f.X1-f.X0, f.Y1-f.Y0)
+}
+
+// fontsNotEmbedded remembers, for one page, whether each font (by name) is not embedded.
+type fontsNotEmbedded map[string]bool
+
+// ask reports whether the font character index of tp is drawn with is not embedded.
+func (f fontsNotEmbedded) ask(inst pdfium.Pdfium, tp references.FPDF_TEXTPAGE, index int, handles *int) bool {
+	fi, err := inst.FPDFText_GetFontInfo(&requests.FPDFText_GetFontInfo{TextPage: tp, Index: index})
+	if err != nil {
+		return false
+	}
+	if v, ok := f[fi.FontName]; ok {
+		return v
+	}
+	v := false
+	if o, err := inst.FPDFText_GetTextObject(&requests.FPDFText_GetTextObject{TextPage: tp, Index: index}); err == nil {
+		*handles++
+		if font, err := inst.FPDFTextObj_GetFont(&requests.FPDFTextObj_GetFont{PageObject: o.TextObject}); err == nil {
+			*handles++
+			if emb, err := inst.FPDFFont_GetIsEmbedded(&requests.FPDFFont_GetIsEmbedded{Font: font.Font}); err == nil {
+				v = !emb.IsEmbedded
+			}
+		}
+	}
+	f[fi.FontName] = v
+	return v
+}

@@ -40,21 +40,10 @@ type Word struct {
 	undrawn bool
 }
 
-// undrawnInk: a glyph whose ink is thinner than this share of its font box, across and along
-// together, was not drawn: PDFium gives a glyph it has no outline for (a CID font that is not
-// embedded and that it has no substitute for, such as Ryumin-Light) an ink box a hundredth of a
-// point thick. A rule or a dash drawn as a glyph is 4% of its box thick and more.
-const undrawnInk = 0.01
-
-// undrawnGlyph reports whether the engine drew no outline for c: its ink box is a sliver of its
-// font box.
-func undrawnGlyph(c pdfengine.Char) bool {
-	b, f := c.Box, c.Loose
-	if f.Empty() || c.Box.X1 < c.Box.X0 || c.Box.Y1 < c.Box.Y0 || b == (pdfengine.Rect{}) {
-		return false
-	}
-	return math.Min(b.X1-b.X0, b.Y1-b.Y0) < undrawnInk*math.Max(f.X1-f.X0, f.Y1-f.Y0)
-}
+// undrawnGlyph reports whether the engine drew nothing for c because its font is not embedded
+// and the engine has no outlines for it (see pdfengine.Char.Undrawn). A blank glyph of an
+// embedded font is drawn, as nothing: text in such glyphs is hidden like any other.
+func undrawnGlyph(c pdfengine.Char) bool { return c.Undrawn && !c.Loose.Empty() }
 
 // The layout thresholds, in units of the line's text height (the font's box).
 const (
@@ -119,7 +108,7 @@ type glyph struct {
 	prev  int
 	font  string
 	gone  bool // a duplicate, or an accent now part of its letter
-	// undrawn: the engine drew no outline for it (see undrawnInk); box is its font box.
+	// undrawn: the engine drew nothing for it (see undrawnGlyph); box is its font box.
 	undrawn bool
 }
 

@@ -138,3 +138,33 @@ func TestUndrawnFontKept(t *testing.T) {
 		})
 	}
 }
+
+// TestBlankGlyphsHidden: text drawn with blank glyphs of an embedded font (DejaVu's space glyph,
+// which a ToUnicode map calls X) shows nothing, as undrawn text does, but it is drawn: it is
+// hidden text, dropped, not kept as undrawn.
+func TestBlankGlyphsHidden(t *testing.T) {
+	data, err := testdoc.FontPDF(testdoc.FontPage{Width: 595, Height: 842, Embedding: testdoc.IdentityH, Runs: []testdoc.Run{
+		{X: 72, Y: 760, Size: 14, Text: "Invoice-2024-118"},
+		{X: 72, Y: 700, Size: 14, Text: "        ", Unicode: "XXXXXXXX"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := open(t, data)
+	ctx := ctxFor(t, time.Minute)
+	page, err := doc.Page(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := page.RenderCost(scaleOf(t, page, docfile.Limits{}))
+	tl, err := doc.TextLayer(ctx, page, c.Width, c.Height)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, l := range tl.Lines {
+		texts = append(texts, l.Text)
+	}
+	if !slices.Equal(texts, []string{"Invoice-2024-118"}) || tl.Undrawn != 0 || tl.Hidden.NoMark != 8 {
+		t.Errorf("lines %q, hidden %+v, undrawn %d; want the X's dropped as no_visible_mark", texts, tl.Hidden, tl.Undrawn)
+	}
+}
