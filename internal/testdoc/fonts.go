@@ -31,6 +31,13 @@ const (
 	// glyphs in an order of the producer's making, with no ToUnicode map and no Encoding: a
 	// text layer that says nothing true ("Phone" drawn with codes `"7+%-`).
 	NoUnicode
+	// IdentityHNoUnicode is IdentityH without its ToUnicode map: the codes are glyph ids, and
+	// only the embedded font's own cmap and glyph names say what they draw.
+	IdentityHNoUnicode
+	// UnicodeCIDs is a Type0 font under Identity-H whose CIDs are the characters' Unicode,
+	// mapped to glyphs by a CIDToGIDMap stream, with no ToUnicode map: what many invoicing
+	// libraries write (the codes happen to be the text; nothing in the PDF says so).
+	UnicodeCIDs
 )
 
 // Run is text drawn with the embedded DejaVu Sans.
@@ -109,8 +116,11 @@ func FontPDF(p FontPage) ([]byte, error) {
 	// glyphs are first used from a list that never gives a glyph its own character's code.
 	const scramble = "\"7+%-#$&'()*,./0123456:;<=>?@[]^_{|}~89ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!"
 	code := func(j int) string {
-		if p.Embedding == IdentityH {
+		switch p.Embedding {
+		case IdentityH, IdentityHNoUnicode:
 			return fmt.Sprintf("%04X", glyphs[j].gid)
+		case UnicodeCIDs:
+			return fmt.Sprintf("%04X", glyphs[j].unicode)
 		}
 		return fmt.Sprintf("%02X", scramble[j])
 	}
@@ -158,6 +168,39 @@ func FontPDF(p FontPage) ([]byte, error) {
 			descriptor(4, 8),
 			Stream(fmt.Sprintf("/Length1 %d", len(dejaVu)), dejaVu),
 			Stream("", []byte(toUnicode)),
+		}
+	case IdentityHNoUnicode:
+		var w strings.Builder
+		for _, g := range glyphs {
+			fmt.Fprintf(&w, "%d [%g] ", g.gid, g.width)
+		}
+		fontRef = "5 0 R"
+		fontObjs = []string{
+			"<< /Type /Font /Subtype /Type0 /BaseFont /CCCCCC+DejaVuSans /Encoding /Identity-H /DescendantFonts [6 0 R] >>",
+			fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /CCCCCC+DejaVuSans /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor 7 0 R /CIDToGIDMap /Identity /DW 600 /W [%s] >>", w.String()),
+			descriptor(4, 8),
+			Stream(fmt.Sprintf("/Length1 %d", len(dejaVu)), dejaVu),
+		}
+	case UnicodeCIDs:
+		var w strings.Builder
+		var cidToGID []byte
+		for _, g := range glyphs {
+			if g.unicode > 0xffff {
+				return nil, fmt.Errorf("testdoc: %U is not a two-byte CID", g.unicode)
+			}
+			fmt.Fprintf(&w, "%d [%g] ", g.unicode, g.width)
+			if n := 2 * int(g.unicode+1); n > len(cidToGID) {
+				cidToGID = append(cidToGID, make([]byte, n-len(cidToGID))...)
+			}
+			binary.BigEndian.PutUint16(cidToGID[2*g.unicode:], uint16(g.gid))
+		}
+		fontRef = "5 0 R"
+		fontObjs = []string{
+			"<< /Type /Font /Subtype /Type0 /BaseFont /DDDDDD+DejaVuSans /Encoding /Identity-H /DescendantFonts [6 0 R] >>",
+			fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /DDDDDD+DejaVuSans /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor 7 0 R /CIDToGIDMap 9 0 R /DW 600 /W [%s] >>", w.String()),
+			descriptor(4, 8),
+			Stream(fmt.Sprintf("/Length1 %d", len(dejaVu)), dejaVu),
+			Stream("", cidToGID),
 		}
 	case NoUnicode:
 		// The font's own cmap maps each code (format 0, platform 1) and 0xF000 + code

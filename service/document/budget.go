@@ -111,11 +111,16 @@ func (b *Budget) takePages(n int) error {
 }
 
 // takeOCRPages takes n more pages that need OCR, or refuses them (and everything later) with a
-// *PageCountError that counts the request's OCR pages.
-func (b *Budget) takeOCRPages(n int) error {
+// *PageCountError that counts the request's OCR pages; requested says the request asked for OCR
+// of every page (ocr=always), which the refusal says rather than blaming their text layers.
+func (b *Budget) takeOCRPages(n int, requested bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.fitOCRPages(n); err != nil {
+		var pc *docfile.PageCountError
+		if requested && errors.As(err, &pc) && pc.OCR {
+			pc.Requested = true
+		}
 		return err
 	}
 	b.ocrPages += n

@@ -358,7 +358,7 @@ func (r *Reader) Survey(ctx context.Context, p Pipeline, adm Admitter, req Reque
 	// Only pages that need OCR count against the request's OCR page limit; text-layer pages are
 	// priced by their answer and their survey's CPU time.
 	if len(todo) > 0 {
-		if err := req.Budget.takeOCRPages(len(todo)); err != nil {
+		if err := req.Budget.takeOCRPages(len(todo), req.Mode == Always); err != nil {
 			_ = pl.Close()
 			return nil, err
 		}

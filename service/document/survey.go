@@ -289,13 +289,17 @@ func (r *Reader) checkCost(p Pipeline, format docfile.Format) int64 {
 // checkLayer reads up to LayerCheck probes of the page's text layer (a few words of a line each,
 // one per font first) with the recognizer and judges the layer by them (see docfile.Judge). A
 // layer that gives no probe (too little text), or every layer when the check is off, is taken
-// by its structure alone: ReasonLayerUnchecked.
+// by its structure alone: ReasonLayerUnchecked. A layer mostly in glyphs the engine did not draw
+// is taken as its Unicode says, ReasonLayerUndrawn: the drawing shows nothing OCR could read.
 //
 // agreed holds the fonts that agreed on earlier pages of the document: a page drawn with these
 // alone is not probed (see docfile.Known), and the fonts this page's probes agree on are added.
 // A book pays for the check of its first page or two; a document whose every page brings fonts
 // of its own pays on every page, within its CPU budget and its turns like any other page.
 func (s *surveyor) checkLayer(ctx context.Context, page *docfile.Page, tl *docfile.TextLayer, c docfile.Cost) (*docfile.Check, error) {
+	if tl.MostlyUndrawn() {
+		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUndrawn}, nil
+	}
 	if s.r.cfg.LayerCheck <= 0 {
 		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUnchecked}, nil
 	}

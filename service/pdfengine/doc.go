@@ -288,6 +288,14 @@ type Char struct {
 	Angle     float64 // of the baseline as displayed (page rotation included), radians counter-clockwise as seen
 	Generated bool    // inserted by PDFium (a space or line break it inferred)
 	Unmapped  bool    // the font gives no Unicode for it
+	// Recovered is set for a character whose font gives no Unicode for it (no ToUnicode map)
+	// and whose Rune was read from the embedded font's own tables instead (see fontMaps).
+	Recovered bool
+	// Undrawn is set for a character PDFium drew nothing for because its font is not embedded
+	// and PDFium has no outlines for it (a Japanese Ryumin-Light): its Box is a sliver (see
+	// undrawnInk). A viewer that has the font shows it. A blank glyph of an embedded font is
+	// not undrawn: it is drawn, as nothing.
+	Undrawn bool
 	// Invisible is set for a character drawn in an invisible render mode (3, or 7: clipping
 	// only): text laid over a page that no one sees, such as a scanner's OCR layer.
 	Invisible bool
@@ -618,6 +626,8 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 	// The font is asked where a line starts (after PDFium's line break) and where the font's box
 	// changes height: six engine calls each, a few hundred a page rather than one per character.
 	newLine, lastHeight := true, 0.0
+	unmapped := unmappedChars{}
+	notEmbedded := fontsNotEmbedded{}
 	for i, sc := range st.Chars {
 		if i%1024 == 1023 {
 			if err := ctx.Err(); err != nil {
@@ -633,8 +643,10 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 			c.Rune = '-'
 		}
 		// PDFium's own spaces and line breaks (generated or not) separate words; nothing more
-		// is asked of them.
-		if c.Rune == 0 || unicode.IsSpace(c.Rune) {
+		// is asked of them. A control character is one of them unless PDFium says it had no
+		// Unicode for it: then it is a drawn glyph's code (a font without a ToUnicode map whose
+		// comma is glyph 13), read as the others are.
+		if c.Rune == 0 || unicode.IsSpace(c.Rune) && !(c.Rune < 0x20 && unmappedAt(inst, tp.TextPage, i)) {
 			c.Generated = c.Rune != ' '
 			facts.Chars = append(facts.Chars, c)
 			newLine = newLine || c.Rune == '\n' || c.Rune == '\r'
@@ -651,8 +663,17 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		if me, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil {
 			c.Unmapped = me.HasUnicodeMapError
 		}
+		if c.Unmapped {
+			if fi, err := inst.FPDFText_GetFontInfo(&requests.FPDFText_GetFontInfo{TextPage: tp.TextPage, Index: i}); err == nil {
+				c.Font = fi.FontName
+				unmapped.add(fi.FontName, i, len(facts.Chars))
+			}
+		}
 		if lb, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: i}); err == nil {
 			c.Loose = tr.rect(float64(lb.Rect.Left), float64(lb.Rect.Bottom), float64(lb.Rect.Right), float64(lb.Rect.Top))
+		}
+		if sliver(c.Box, c.Loose) {
+			c.Undrawn = notEmbedded.ask(inst, tp.TextPage, i, handles)
 		}
 		h := c.Loose.Y1 - c.Loose.Y0 // across the baseline
 		if math.Abs(math.Sin(c.Angle)) > math.Abs(math.Cos(c.Angle)) {
@@ -674,7 +695,14 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		}
 		facts.Chars = append(facts.Chars, c)
 	}
+	unmapped.recover(inst, tp.TextPage, facts.Chars, handles)
 	return nil
+}
+
+// unmappedAt reports whether PDFium had no Unicode for character index of text page tp.
+func unmappedAt(inst pdfium.Pdfium, tp references.FPDF_TEXTPAGE, index int) bool {
+	me, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp, Index: index})
+	return err == nil && me.HasUnicodeMapError
 }
 
 // Render draws page index (0-based) into a w×h RGBA image on white, annotations included. The

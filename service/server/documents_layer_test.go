@@ -421,6 +421,14 @@ func TestTextPagesDoNotCountAsOCR(t *testing.T) {
 	if msg := errorMessage(raw); !strings.Contains(msg, "60 pages that need OCR") || !strings.Contains(msg, "the limit is 50") {
 		t.Errorf("message %q", msg)
 	}
+	// The text pages under ocr=always are OCR'd because they were asked to be: the refusal says
+	// so, not that they lack a usable text layer.
+	code, raw = call(t, app, readRequest(hostile.PDFPages(text...), map[string]any{"ocr": "always"}))
+	checkJSONError(t, code, raw, 413, "too_many_pages")
+	if msg := errorMessage(raw); !strings.Contains(msg, "asks for OCR of 60 pages (ocr=always)") ||
+		strings.Contains(msg, "no usable text layer") || !strings.Contains(msg, "ocr=auto") {
+		t.Errorf("message %q", msg)
+	}
 }
 
 // TestBook: a 300-page born-digital book reads from its text layer under the OCR page limit of

@@ -133,6 +133,9 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large", msg: err.Error()}
 	case errors.Is(err, tiffdec.ErrUnsupported), errors.Is(err, tiffdec.ErrCorrupt):
 		return tiffAnswer(err)
+	case errors.As(err, &pc) && pc.Requested:
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_pages",
+			msg: pc.Error() + `; select fewer with "pages", such as "1-10", or send ocr=auto, under which pages read from their text layer do not count`}
 	case errors.As(err, &pc):
 		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_pages",
 			msg: pc.Error() + `; select fewer with "pages", such as "1-10"`}

@@ -150,3 +150,9 @@ func mirror(r rune) rune {
 	}
 	return r
 }
+
+// rightToLeft reports whether r is a letter of a right-to-left script (Hebrew, Arabic).
+func rightToLeft(r rune) bool {
+	p, _ := bidi.LookupRune(r)
+	return p.Class() == bidi.R || p.Class() == bidi.AL
+}

@@ -68,6 +68,9 @@ func (tl *TextLayer) Probes(n int) []Probe {
 		for _, w := range l.Words {
 			fontChars[w.font] += len(w.Text)
 		}
+		if l.Words[0].undrawn {
+			continue // the drawing shows nothing of it to read
+		}
 		pr, chars := lineProbe(l)
 		if chars >= minProbeChars {
 			cands = append(cands, candidate{Probe: pr, chars: chars})

@@ -53,6 +53,24 @@ var layerSet = []layerCase{
 		trusted: true, reason: docfile.ReasonLayerAgrees,
 	},
 	{
+		// The Polish line again without a ToUnicode map, its codes glyph ids (Identity-H,
+		// Identity CIDToGIDMap): the embedded font's cmap, read backwards, says what they draw.
+		name: "identity-h-without-tounicode",
+		pdf: fontPDF(testdoc.FontPage{Width: 595, Height: 842, Embedding: testdoc.IdentityHNoUnicode, Runs: []testdoc.Run{
+			{X: 72, Y: 760, Size: 14, Text: "Spółka z o.o., ul. Piotrkowska 12, Łódź"}, {X: 72, Y: 730, Size: 14, Text: "Faktura VAT nr 118/2024"}}}),
+		lines:   []string{"Spółka z o.o., ul. Piotrkowska 12, Łódź", "Faktura VAT nr 118/2024"},
+		trusted: true, reason: docfile.ReasonLayerAgrees,
+	},
+	{
+		// And with its CIDs the characters' Unicode, mapped to glyphs by a CIDToGIDMap stream,
+		// as the real invoice this case stands for is written: the codes are the text.
+		name: "unicode-cids-without-tounicode",
+		pdf: fontPDF(testdoc.FontPage{Width: 595, Height: 842, Embedding: testdoc.UnicodeCIDs, Runs: []testdoc.Run{
+			{X: 72, Y: 760, Size: 14, Text: "Spółka z o.o., ul. Piotrkowska 12, Łódź"}, {X: 72, Y: 730, Size: 14, Text: "Faktura VAT nr 118/2024"}}}),
+		lines:   []string{"Spółka z o.o., ul. Piotrkowska 12, Łódź", "Faktura VAT nr 118/2024"},
+		trusted: true, reason: docfile.ReasonLayerAgrees,
+	},
+	{
 		// شكرا لكم 2024 drawn as a PDF draws it: in visual order, left to right, 2024 then
 		// the words' presentation forms reversed.
 		name: "arabic",

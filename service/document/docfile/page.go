@@ -73,7 +73,7 @@ type TextDecision struct {
 // Reason says why a page is read from its text layer or by OCR, as a stable code.
 type Reason string
 
-// The reasons. A page read from its text layer has one of the first three; a page OCR'd one of
+// The reasons. A page read from its text layer has one of the first four; a page OCR'd one of
 // the others.
 const (
 	// ReasonLayerAgrees: OCR of a sample of the layer's lines agrees with it (see Judge).
@@ -84,6 +84,10 @@ const (
 	// ReasonLayerUnchecked: the layer was taken by its structure alone: the check is off, or the
 	// layer has too little text to sample.
 	ReasonLayerUnchecked Reason = "text_layer_unchecked"
+	// ReasonLayerUndrawn: most of the layer's text is in a font the engine has no glyphs for (a
+	// CJK font that is not embedded), so the page's drawing shows none of it and OCR can neither
+	// read nor check it: the layer's own Unicode is the page's text, unchecked.
+	ReasonLayerUndrawn Reason = "text_layer_undrawn"
 	// ReasonLayerDisagrees: OCR of a sample of the layer's lines disagrees with it.
 	ReasonLayerDisagrees Reason = "text_layer_disagrees"
 	// ReasonNoLayer: the page has no text layer (a scan).

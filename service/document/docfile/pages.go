@@ -32,11 +32,16 @@ type PageCountError struct {
 	Request bool
 	// OCR: the count is of pages that need OCR (pages read from their text layer not counted).
 	OCR bool
+	// Requested: those pages are OCR'd because the request asked for OCR of every page
+	// (ocr=always), not for want of a usable text layer.
+	Requested bool
 }
 
 func (e *PageCountError) Error() string {
 	what := "the document has"
 	switch {
+	case e.Request && e.OCR && e.Requested:
+		return fmt.Sprintf("the request asks for OCR of %d pages (ocr=always); the limit is %d per request", e.Pages, e.Limit)
 	case e.Request && e.OCR:
 		return fmt.Sprintf("the request's documents hold %d pages that need OCR (they have no usable text layer); the limit is %d per request", e.Pages, e.Limit)
 	case e.Request:

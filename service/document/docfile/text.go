@@ -43,7 +43,15 @@ type Word struct {
 	// read left to right, for a probe to take a word's first characters (see Probes).
 	parts []string
 	cuts  []float64
+	// undrawn: the engine drew none of its glyphs (see undrawnGlyph), so the drawing of the
+	// page shows nothing of it, whatever a reader's viewer shows.
+	undrawn bool
 }
+
+// undrawnGlyph reports whether the engine drew nothing for c because its font is not embedded
+// and the engine has no outlines for it (see pdfengine.Char.Undrawn). A blank glyph of an
+// embedded font is drawn, as nothing: text in such glyphs is hidden like any other.
+func undrawnGlyph(c pdfengine.Char) bool { return c.Undrawn && !c.Loose.Empty() }
 
 // The layout thresholds, in units of the line's text height (the font's box).
 const (
@@ -82,7 +90,7 @@ func (p *Page) Lines(w, h int) []Line {
 		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words)), Garbled: garbled(l.gl, l.idx)}
 		texts := make([]string, len(words))
 		for i, wd := range words {
-			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts}
+			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts, undrawn: wd.undrawn}
 			texts[i] = wd.text
 		}
 		line.Text = strings.Join(texts, " ")
@@ -108,6 +116,8 @@ type glyph struct {
 	prev  int
 	font  string
 	gone  bool // a duplicate, or an accent now part of its letter
+	// undrawn: the engine drew nothing for it (see undrawnGlyph); box is its font box.
+	undrawn bool
 }
 
 func (g *glyph) height() float64  { return g.v1 - g.v0 }
@@ -179,6 +189,10 @@ func group(chars []pdfengine.Char) []*textLine {
 		if box.Empty() {
 			continue
 		}
+		undrawn := undrawnGlyph(c)
+		if undrawn {
+			box = fb
+		}
 		turn := quarterTurns(c.Angle)
 		u0, u1, v0, v1 := frame(fb, turn)
 		i0, i1, _, _ := frame(box, turn)
@@ -186,7 +200,7 @@ func group(chars []pdfengine.Char) []*textLine {
 		if c.Unmapped || r == 0 {
 			r = unicode.ReplacementChar
 		}
-		g := glyph{r: r, box: box, turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, space: space, prev: len(gl) - 1, font: font}
+		g := glyph{r: r, box: box, turn: turn, u0: u0, u1: u1, v0: v0, v1: v1, i0: i0, i1: i1, space: space, prev: len(gl) - 1, font: font, undrawn: undrawn}
 		joins := false
 		if cur != nil && cur.turn == turn {
 			reach := splitGap * math.Max(v1-v0, cur.b1-cur.b0)
@@ -443,9 +457,23 @@ func landings(gl []glyph, a, b *textLine) (clashes, copies int) {
 
 // order puts the line's glyphs in order along the baseline, drops the duplicates fake bold
 // draws, and makes accents drawn over letters the letters' marks.
+//
+// Glyphs at one place are the letters of one ligature that PDFium gives one by one, in the
+// order they are read, each with the ligature's box (lam–khah, ﳋ, is ل then خ). Left to right,
+// that order is kept; right to left, it is reversed here, because the line is then read by
+// reversing its glyphs (see logical), which must give the ligature's letters back in their
+// order, not swapped.
 func (l *textLine) order() {
 	gl := l.gl
-	slices.SortStableFunc(l.idx, func(a, b int) int { return cmp.Compare(gl[a].middle(), gl[b].middle()) })
+	slices.SortStableFunc(l.idx, func(a, b int) int {
+		if c := cmp.Compare(gl[a].middle(), gl[b].middle()); c != 0 {
+			return c
+		}
+		if rightToLeft(gl[a].r) && rightToLeft(gl[b].r) {
+			return cmp.Compare(b, a)
+		}
+		return 0
+	})
 	kept := l.idx[:0]
 	for _, i := range l.idx {
 		g := &gl[i]
@@ -550,11 +578,12 @@ func garbled(gl []glyph, idx []int) bool {
 
 // lineWord is a word of a line, in logical order.
 type lineWord struct {
-	text  string
-	box   pdfengine.Rect
-	font  string
-	parts []string
-	cuts  []float64
+	text    string
+	box     pdfengine.Rect
+	font    string
+	parts   []string
+	cuts    []float64
+	undrawn bool // none of its glyphs was drawn (see undrawnGlyph)
 }
 
 // words splits the line (its glyphs in order along the baseline) into words, at a space the
@@ -594,8 +623,9 @@ func (l *textLine) words() []lineWord {
 			}
 			out = append(out, cur)
 		}
-		text, cur, ends, leftToRight = text[:0], lineWord{}, ends[:0], true
+		text, cur, ends, leftToRight = text[:0], lineWord{undrawn: true}, ends[:0], true
 	}
+	cur.undrawn = true
 	for k, i := range seq {
 		if i < 0 {
 			flush()
@@ -615,6 +645,7 @@ func (l *textLine) words() []lineWord {
 		if cur.font == "" {
 			cur.font = g.font
 		}
+		cur.undrawn = cur.undrawn && g.undrawn
 		cur.box = union(cur.box, g.box)
 	}
 	flush()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"image"
 	"math"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -98,9 +99,11 @@ const (
 	checkPixels = 2_000_000
 	// checkBudget bounds the pixels the check reads, in drawings' worth (see TextLayer).
 	checkBudget = 16
-	// minContrast is the least difference between the lightest and the darkest pixel under a
-	// word, of 255, for the word to have left a mark: light gray text on white (#E0E0E0 and
-	// up) is at the edge of what a person makes out.
+	// minContrast is the least difference, of 255, between two pixels under a word in one of
+	// the three colour channels for the word to have left a mark: light gray text on white
+	// (#E0E0E0 and up) is at the edge of what a person makes out. Colour, not brightness: red
+	// text on a dark red cell (#CC2030 on #702830) differs by 92 in red and by 24 in gray,
+	// which small text drawn at 72 dpi blurs to less.
 	minContrast = 24
 )
 
@@ -111,6 +114,24 @@ type TextLayer struct {
 	// Hidden counts every character dropped: Page.Hidden and the ones the drawn page shows no
 	// mark of.
 	Hidden Hidden
+	// Undrawn counts the characters kept though the drawing shows nothing of them, because the
+	// engine drew none of their glyphs (a font it has no outlines for, see undrawnGlyph): that
+	// is no proof no one sees them, and OCR of the drawing cannot read or check them.
+	Undrawn int
+}
+
+// MostlyUndrawn reports whether most of the layer's characters are in glyphs the engine did not
+// draw (see Undrawn): OCR of the drawing cannot check the layer.
+func (tl *TextLayer) MostlyUndrawn() bool {
+	n := 0
+	for _, l := range tl.Lines {
+		for _, r := range l.Text {
+			if !unicode.IsSpace(r) {
+				n++
+			}
+		}
+	}
+	return tl.Undrawn > 0 && 2*tl.Undrawn > n
 }
 
 // Rotation is how far, in degrees clockwise (0, 90, 180 or 270), the page as displayed must be
@@ -136,8 +157,8 @@ func (tl *TextLayer) Rotation() int {
 }
 
 // TextLayer returns the page's text layer as a person sees it, with boxes in a w×h pixel space
-// over the page (see Lines). It draws the page in gray at 72 dpi and drops every word under which
-// the drawing shows no mark: text the colour of its background, or covered by what is drawn over
+// over the page (see Lines). It draws the page in colour at 72 dpi and drops every word under
+// which the drawing shows no mark: text the colour of its background, or covered by what is drawn over
 // it. Page has already dropped invisible, off-page and too small text. Raster pages and pages
 // without text give an empty layer and draw nothing. Errors are the engine's, or ctx's.
 func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer, error) {
@@ -149,21 +170,22 @@ func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer
 	}
 	s := math.Min(checkScale, math.Sqrt(checkPixels/(p.Width*p.Height)))
 	gw, gh := max(1, int(math.Round(p.Width*s))), max(1, int(math.Round(p.Height*s)))
-	img, err := d.pdf.RenderGray(ctx, p.Number-1, gw, gh)
+	img, err := d.pdf.Render(ctx, p.Number-1, gw, gh)
 	if err != nil {
 		return nil, pdfError(err)
 	}
-	tl.Lines, tl.Hidden.NoMark = dropUnmarked(img, lines, float64(gw)/float64(w), float64(gh)/float64(h))
+	tl.Lines, tl.Hidden.NoMark, tl.Undrawn = dropUnmarked(img, lines, float64(gw)/float64(w), float64(gh)/float64(h))
 	return tl, nil
 }
 
 // dropUnmarked keeps the words of lines under which the drawing img (the lines' pixel space
-// scaled by fx, fy) shows a mark, and counts the characters of the others.
+// scaled by fx, fy) shows a mark, and counts the characters of the others. Words the engine drew
+// no glyph of are kept unlooked at, and their characters counted as undrawn.
 //
 // The words' boxes of a real page add up to a fraction of it; a page built of a hundred thousand
 // page-sized words would have every one read in full. Past checkBudget drawings' worth of pixels,
 // the boxes are read on a grid coarse enough to stay within it.
-func dropUnmarked(img *image.Gray, lines []Line, fx, fy float64) ([]Line, int) {
+func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) (kept []Line, noMark, undrawn int) {
 	var area int64
 	for _, l := range lines {
 		for _, wd := range l.Words {
@@ -172,11 +194,15 @@ func dropUnmarked(img *image.Gray, lines []Line, fx, fy float64) ([]Line, int) {
 		}
 	}
 	step := checkStep(area, img.Rect.Dx(), img.Rect.Dy())
-	noMark := 0
 	out := lines[:0]
 	for _, l := range lines {
 		var words []Word
 		for _, wd := range l.Words {
+			if wd.undrawn {
+				words = append(words, wd)
+				undrawn += utf8.RuneCountInString(strings.Join(strings.Fields(wd.Text), ""))
+				continue
+			}
 			if marked(img, wordRect(img, wd, fx, fy), step) {
 				words = append(words, wd)
 				continue
@@ -195,7 +221,7 @@ func dropUnmarked(img *image.Gray, lines []Line, fx, fy float64) ([]Line, int) {
 		}
 		out = append(out, l)
 	}
-	return out, noMark
+	return out, noMark, undrawn
 }
 
 // checkStep is the grid step that reads boxes of area pixels in all within checkBudget drawings
@@ -210,25 +236,30 @@ func checkStep(area int64, w, h int) int {
 
 // wordRect is a word's box in the drawing, whose pixel space is the text layer's scaled by fx,
 // fy.
-func wordRect(img *image.Gray, wd Word, fx, fy float64) image.Rectangle {
+func wordRect(img *image.RGBA, wd Word, fx, fy float64) image.Rectangle {
 	x0, y0, x1, y1 := wd.Quad.Bounds()
 	return image.Rect(int(math.Floor(x0*fx)), int(math.Floor(y0*fy)), int(math.Ceil(x1*fx)), int(math.Ceil(y1*fy))).Intersect(img.Rect)
 }
 
 // marked reports whether the drawing shows a mark in r: two of its pixels, every step-th of each
-// row and column, differ by minContrast or more.
-func marked(img *image.Gray, r image.Rectangle, step int) bool {
+// row and column, differ by minContrast or more in one colour channel (text of any colour on a
+// ground of any other, however alike their brightness).
+func marked(img *image.RGBA, r image.Rectangle, step int) bool {
 	if r.Empty() {
 		return false
 	}
-	lo, hi := uint8(255), uint8(0)
+	lo, hi := [3]uint8{255, 255, 255}, [3]uint8{}
 	for y := r.Min.Y; y < r.Max.Y; y += step {
-		row := img.Pix[(y-img.Rect.Min.Y)*img.Stride+(r.Min.X-img.Rect.Min.X):][:r.Dx()]
-		for x := 0; x < len(row); x += step {
-			lo, hi = min(lo, row[x]), max(hi, row[x])
+		row := img.Pix[(y-img.Rect.Min.Y)*img.Stride+4*(r.Min.X-img.Rect.Min.X):][:4*r.Dx()]
+		for x := 0; x < len(row); x += 4 * step {
+			for c := range 3 {
+				lo[c], hi[c] = min(lo[c], row[x+c]), max(hi[c], row[x+c])
+			}
 		}
-		if int(hi)-int(lo) >= minContrast {
-			return true
+		for c := range 3 {
+			if int(hi[c])-int(lo[c]) >= minContrast {
+				return true
+			}
 		}
 	}
 	return false

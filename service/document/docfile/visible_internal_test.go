@@ -14,7 +14,7 @@ import (
 // grows with the words' area, and a real page's words are read pixel by pixel.
 func TestCheckIsBounded(t *testing.T) {
 	const w, h = 600, 800
-	img := image.NewGray(image.Rect(0, 0, w, h))
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for i := range img.Pix {
 		img.Pix[i] = 255
 	}
@@ -24,7 +24,7 @@ func TestCheckIsBounded(t *testing.T) {
 		words[i] = Word{Text: "W", Quad: page}
 	}
 	start := time.Now()
-	kept, noMark := dropUnmarked(img, []Line{{Text: strings.Repeat("W ", len(words)), Quad: page, Words: words}}, 1, 1)
+	kept, noMark, _ := dropUnmarked(img, []Line{{Text: strings.Repeat("W ", len(words)), Quad: page, Words: words}}, 1, 1)
 	t.Logf("checked in %v", time.Since(start))
 	if len(kept) != 0 || noMark != len(words) {
 		t.Errorf("%d lines kept, %d characters dropped; want none kept, %d dropped", len(kept), noMark, len(words))
