@@ -182,7 +182,7 @@ func readCmap(t []byte, glyphs map[uint16]rune, runes map[rune]uint16) {
 		if _, ok := runes[r]; !ok {
 			runes[r] = gid
 		}
-		if old, ok := glyphs[gid]; ok && !(privateUse(old) && !privateUse(r)) {
+		if old, ok := glyphs[gid]; ok && (!privateUse(old) || privateUse(r)) {
 			return
 		}
 		glyphs[gid] = r

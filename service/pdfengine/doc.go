@@ -646,7 +646,7 @@ func readChars(ctx context.Context, inst pdfium.Pdfium, page requests.Page, tr t
 		// is asked of them. A control character is one of them unless PDFium says it had no
 		// Unicode for it: then it is a drawn glyph's code (a font without a ToUnicode map whose
 		// comma is glyph 13), read as the others are.
-		if c.Rune == 0 || unicode.IsSpace(c.Rune) && !(c.Rune < 0x20 && unmappedAt(inst, tp.TextPage, i)) {
+		if c.Rune == 0 || unicode.IsSpace(c.Rune) && (c.Rune >= 0x20 || !unmappedAt(inst, tp.TextPage, i)) {
 			c.Generated = c.Rune != ' '
 			facts.Chars = append(facts.Chars, c)
 			newLine = newLine || c.Rune == '\n' || c.Rune == '\r'

@@ -147,7 +147,7 @@ func widthAgreement(m *fontmap.Map, chars []Char, list []unmappedChar, read func
 // not in a private use area.
 func printable(r rune) bool {
 	return r > 0x20 && r <= unicode.MaxRune && !unicode.IsControl(r) && !unicode.Is(unicode.Co, r) &&
-		!(r >= 0xd800 && r <= 0xdfff) && unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S)
+		(r < 0xd800 || r > 0xdfff) && unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S)
 }
 
 // readFontMap reads the tables of the font character index of tp is drawn with, or nil.
