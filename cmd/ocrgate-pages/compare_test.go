@@ -1,0 +1,207 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBagF1(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		want, got []string
+		f1        float64
+	}{
+		{"both empty", nil, nil, 1},
+		{"nothing answered", []string{"a"}, nil, 0},
+		{"nothing expected", nil, []string{"a"}, 0},
+		{"same", []string{"a", "b"}, []string{"b", "a"}, 1},
+		{"one of two", []string{"a", "b"}, []string{"a"}, 2.0 / 3},
+		{"a repeat counts once per copy", []string{"a", "a"}, []string{"a"}, 2.0 / 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := bagF1(c.want, c.got); math.Abs(got-c.f1) > 1e-9 {
+				t.Errorf("bagF1 = %.4f, want %.4f", got, c.f1)
+			}
+		})
+	}
+}
+
+func TestCompare(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		ref, answer []string
+		f1, f1Fold  float64
+		charAcc     float64 // at least
+		lost, extra int
+	}{
+		{"exact", []string{"Invoice 117", "Total 12.00"}, []string{"Invoice 117", "Total 12.00"}, 1, 1, 1, 0, 0},
+		{"lines in another order cost nothing", []string{"Invoice 117", "Total 12.00"}, []string{"Total 12.00", "Invoice 117"}, 1, 1, 1, 0, 0},
+		{"a ligature is its letters", []string{"office affairs"}, []string{"o\ufb03ce a\ufb00airs"}, 1, 1, 1, 0, 0},
+		{"case counts in F1 and characters", []string{"TOTAL due"}, []string{"Total due"}, 0.5, 1, 0.5, 1, 1},
+		{"a lost line and an extra one", []string{"Department of the Treasury", "Total 12.00"}, []string{"Total 12.00", "completely different words"}, 4.0 / 11, 4.0 / 11, 0.3, 1, 1},
+		{"nothing answered", []string{"Total 12.00"}, nil, 0, 0, 0, 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := compare(c.ref, c.answer)
+			if math.Abs(s.F1-c.f1) > 1e-9 || math.Abs(s.F1Fold-c.f1Fold) > 1e-9 {
+				t.Errorf("F1 %.4f (ci %.4f), want %.4f (ci %.4f)", s.F1, s.F1Fold, c.f1, c.f1Fold)
+			}
+			if s.CharAcc < c.charAcc || s.CharAcc > 1 {
+				t.Errorf("char accuracy %.4f, want %.4f or more", s.CharAcc, c.charAcc)
+			}
+			if len(s.Lost) != c.lost || len(s.Extra) != c.extra {
+				t.Errorf("lost %q, extra %q; want %d and %d", s.Lost, s.Extra, c.lost, c.extra)
+			}
+		})
+	}
+}
+
+func TestDistancesRepeatedLines(t *testing.T) {
+	// A timetable's "11:50" twice in the reference is in an answer that holds it once only once.
+	dist, _ := distances([]string{"11:50", "11:50"}, "11:50")
+	if dist[0]+dist[1] == 0 {
+		t.Errorf("distances %v: one answered line found for two", dist)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	for _, c := range []struct {
+		pattern, text string
+		want          int
+	}{
+		{"abc", "xxabcxx", 0},
+		{"abc", "xxabxx", 1},
+		{"Treasury", "the Treasnry dept", 1},
+		{"abc", "", 3},
+		{"", "abc", 0},
+	} {
+		if got := nearest([]rune(c.pattern), []rune(c.text)); got != c.want {
+			t.Errorf("nearest(%q, %q) = %d, want %d", c.pattern, c.text, got, c.want)
+		}
+	}
+}
+
+// interleave deals a's and b's characters alternately, one each, the rest of the longer at the
+// end: two lines sorted into one by x, as a text layer's glyphs of overlapping lines are.
+func interleave(a, b string) string {
+	ra, rb := []rune(a), []rune(b)
+	var out []rune
+	for i := 0; i < max(len(ra), len(rb)); i++ {
+		if i < len(ra) {
+			out = append(out, ra[i])
+		}
+		if i < len(rb) {
+			out = append(out, rb[i])
+		}
+	}
+	return string(out)
+}
+
+func TestFindMerges(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		ref    []string
+		answer []string
+		want   []string // the merged tokens
+	}{
+		// The cases, as the service answered them from real pages.
+		{"IRS 1040 header",
+			[]string{"Form 1040", "Department of the Treasury—Internal Revenue Service", "U.S. Individual Income Tax Return", "2019"},
+			[]string{"Form 1040 DUep.aSrt.meIntnofdthievTiredasuurayl—IIntnerncaloRemveneueTSearvixceReturn 2019"},
+			[]string{"DUep.aSrt.meIntnofdthievTiredasuurayl—IIntnerncaloRemveneueTSearvixceReturn"}},
+		{"French invoice, a third line's colon caught in between",
+			[]string{"Montant du", "prélèvement", ":", "29.99 €"},
+			[]string{"Montant du", "prélèvemen2t9:.99 €"},
+			[]string{"prélèvemen2t9:.99"}},
+		{"timetable", []string{"11:50", "12:50"}, []string{"1112::5050"}, []string{"1112::5050"}},
+		{"synthetic, alternate characters", []string{"Invoice number", "Customer name"}, []string{interleave("Invoice", "Customer")}, []string{interleave("Invoice", "Customer")}},
+		{"synthetic, runs of two", []string{"abcdefgh", "stuvwxyz"}, []string{"abstcdu vefwxghyz"}, []string{"abstcdu", "vefwxghyz"}},
+		{"synthetic, runs of three", []string{"Department", "Signature"}, []string{"DepSigartnatment ure"}, []string{"DepSigartnatment"}},
+
+		// Not merges.
+		{"in order", []string{"Department of the Treasury"}, []string{"Department of the Treasury"}, nil},
+		{"two lines run together", []string{"Total:", "12.00"}, []string{"Total:12.00"}, nil},
+		{"a label run into its value", []string{"Name", "John Smith"}, []string{"NameJohn Smith"}, nil},
+		{"an OCR misreading", []string{"Department of the Treasury"}, []string{"Department of the Treasnry"}, nil},
+		{"words of two lines interleaved whole", []string{"Name Date", "John Today"}, []string{"Name John Date Today"}, nil},
+		{"lines in another order", []string{"Invoice 2024-117", "Total 1,937.50"}, []string{"Total 1,937.50", "Invoice 2024-117"}, nil},
+		{"a dropped character", []string{"Individual Income Tax Return"}, []string{"Indvidual Income Tax Return"}, nil},
+		{"a missing space", []string{"Form 1040 U.S. Individual"}, []string{"Form1040 U.S.Individual"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, m := range findMerges(c.ref, c.answer) {
+				got = append(got, m.Token)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("merges %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestFindMergesNames(t *testing.T) {
+	m := findMerges([]string{"11:50", "12:50"}, []string{"1112::5050"})
+	if len(m) != 1 || m[0].A != "11:50" || m[0].B != "12:50" {
+		t.Fatalf("merges %+v, want 11:50 × 12:50", m)
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	// Fields 14 and 15 (utime, stime) in clock ticks; a command name with spaces and a ')'.
+	stat := "4242 (ocr gate) x) S 1 4242 4242 0 -1 4194560 1500 0 0 0 250 50 0 0 20 0 9 0 100 0 0"
+	if got := parseStat(stat); got != 3*time.Second {
+		t.Errorf("parseStat = %v, want 3s", got)
+	}
+	if got := parseStat("garbage"); got >= 0 {
+		t.Errorf("parseStat(garbage) = %v, want < 0", got)
+	}
+}
+
+func TestParsePages(t *testing.T) {
+	ps, err := parsePages("1-3,5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]bool{1: true, 3: true, 4: false, 5: true, 6: false} {
+		if ps.has(n) != want {
+			t.Errorf("has(%d) = %v", n, !want)
+		}
+	}
+	for _, bad := range []string{"0", "3-1", "a", "1-"} {
+		if _, err := parsePages(bad); err == nil {
+			t.Errorf("parsePages(%q): no error", bad)
+		}
+	}
+	if all, _ := parsePages(""); !all.has(99) {
+		t.Error("an empty selection leaves a page out")
+	}
+}
+
+func TestFlags(t *testing.T) {
+	exact := Score{RefWords: 100, Words: 100, F1: 1, F1Fold: 1}
+	wrong := Score{RefWords: 100, Words: 100, F1: 0.95, F1Fold: 0.95}
+	for _, c := range []struct {
+		name string
+		row  Row
+		want string
+	}{
+		{"layer exact", Row{Status: 200, Mode: "auto", Source: "text-layer", HasRef: true, Score: exact}, ""},
+		{"layer agreed but wrong", Row{Status: 200, Mode: "auto", Source: "text-layer", HasRef: true, Score: wrong}, "agreed-but-wrong"},
+		{"always, OCR's errors are not the layer's", Row{Status: 200, Mode: "always", Source: "ocr", Reason: "ocr_requested", HasRef: true, Score: wrong}, ""},
+		{"layer thrown away", Row{Status: 200, Mode: "auto", Source: "ocr", Reason: "text_layer_disagrees", HasRef: true, Score: wrong}, "layer-thrown-away"},
+		{"scanned page", Row{Status: 200, Mode: "auto", Source: "ocr", Reason: "no_text_layer", HasRef: true, Score: wrong}, ""},
+		{"empty", Row{Status: 200, Mode: "auto", Source: "text-layer", HasRef: true, Score: Score{RefWords: 40}}, "agreed-but-wrong,empty"},
+		{"merged", Row{Status: 200, Mode: "auto", Source: "mixed", HasRef: true, Score: Score{F1: 1, Merges: []Merge{{}}}}, "merged"},
+		{"error", Row{Status: 422, Code: "unreadable_document", HasRef: true}, "error"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := strings.Join(c.row.Flags(), ","); got != c.want {
+				t.Errorf("flags %q, want %q", got, c.want)
+			}
+		})
+	}
+}

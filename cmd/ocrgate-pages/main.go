@@ -1,0 +1,264 @@
+// Command ocrgate-pages reads documents page by page through an ocrgate service and compares
+// every answered page with a reference text, to show where a page's text is exact and where it
+// is not, and what each page costs.
+//
+// It sends every page of every PDF and TIFF under the directories named (one request a page,
+// one at a time, in each mode asked: -modes auto,always), compares each answer with the page's
+// reference (pdftotext -f N -l N, or FILE.txt beside the file, pages separated by form feeds) and
+// prints a row a page, then a summary a mode:
+//
+//   - the source the service chose (text-layer, ocr, mixed where its regions say both), why
+//     (source_reason) and its confidence;
+//   - word F1 against the reference, case kept and case folded (bags of words, NFKC, so a
+//     ligature counts as its letters), and char accuracy (how much of the reference's text the
+//     answer holds, line by line);
+//   - line merges: answered tokens that are two reference lines interleaved character by
+//     character (the definition is at findMerges);
+//   - the reference's lines the answer lost, and the answer's lines the reference lacks;
+//   - the service's CPU time over the request (utime + stime from /proc/PID/stat before and
+//     after; nothing else is in flight) and the wall time;
+//   - flags: agreed-but-wrong (answered from the text layer with word F1 under 0.99),
+//     layer-thrown-away (OCR'd though OCR's reading agrees with the reference, word F1 (ci) 0.7
+//     or more: the layer pdftotext reads was the page's text), empty (no text where the
+//     reference has 10 words or more), merged (a line merge), error (a failed request or page).
+//
+// It starts the service itself (-bin, default bin/ocrgate, on a free loopback port), or talks to
+// one already running (-server URL, and -pid PID for its CPU time). The mode unchecked is auto
+// on a second service started with OCRGATE_TEXT_LAYER_CHECK=0, page by page beside the first:
+// what the check of a text layer costs on real pages. The first file's first page is sent once in
+// every mode before anything is measured (the models' first runs).
+//
+//	ocrgate-pages [-modes auto,always,unchecked] [-pages 1-3] [-max-pages N] [-out DIR] [-before FILE] DIR|FILE...
+//	make pages CORPUS=DIR
+//
+// With -out it writes pages.tsv (the table), merges.tsv, lines.tsv (lost and extra lines) and
+// every answer (answers/); -before reads an earlier pages.tsv and prints each page's change.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// modes: what each is sent as, and to which service.
+var modes = map[string]struct {
+	ocr       string
+	unchecked bool
+}{
+	"auto":      {"auto", false},
+	"always":    {"always", false},
+	"unchecked": {"auto", true},
+}
+
+// Main runs the command with its own flags.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ocrgate-pages", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("bin", filepath.Join("bin", "ocrgate"), "ocrgate binary to start (serve), unless -server is given")
+	server := fs.String("server", "", "URL of a running ocrgate to send the pages to instead")
+	pid := fs.Int("pid", 0, "with -server: the service's process, whose CPU time is read from /proc (0: no CPU figures)")
+	modeList := fs.String("modes", "auto", "modes, in the order each page is sent: auto, always (ocr=always), unchecked (auto on a second service with OCRGATE_TEXT_LAYER_CHECK=0)")
+	pagesFlag := fs.String("pages", "", "pages of each file, e.g. 1-3,5 (default: every page)")
+	maxPages := fs.Int("max-pages", 0, "at most this many pages a file (0: no limit)")
+	layout := fs.Bool("layout", false, "reference from pdftotext -layout (lines as placed, columns side by side)")
+	out := fs.String("out", "", "write pages.tsv, merges.tsv, lines.tsv and the answers here")
+	before := fs.String("before", "", "an earlier pages.tsv: print each page's change against it")
+	timeout := fs.Duration("timeout", 5*time.Minute, "the longest one request may take")
+	verbose := fs.Bool("v", false, "also print each page's lost and extra lines")
+	var env []string
+	fs.Func("env", "KEY=VALUE for the services this command starts (repeatable)", func(s string) error {
+		if !strings.Contains(s, "=") {
+			return errors.New("want KEY=VALUE")
+		}
+		env = append(env, s)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintln(stderr, "ocrgate-pages:", err)
+		return code
+	}
+	if fs.NArg() == 0 {
+		return fail(2, errors.New("name the directories or files to read"))
+	}
+	sel, err := parsePages(*pagesFlag)
+	if err != nil {
+		return fail(2, err)
+	}
+	var order []string
+	for _, m := range strings.Split(*modeList, ",") {
+		m = strings.TrimSpace(m)
+		if _, ok := modes[m]; !ok || slices.Contains(order, m) {
+			return fail(2, fmt.Errorf("-modes %q: each of auto, always, unchecked at most once", *modeList))
+		}
+		order = append(order, m)
+	}
+	if *server != "" && slices.Contains(order, "unchecked") {
+		return fail(2, errors.New("the mode unchecked starts a second service: it needs -bin, not -server"))
+	}
+	files, err := documents(fs.Args())
+	if err != nil {
+		return fail(2, err)
+	}
+	if len(files) == 0 {
+		return fail(2, errors.New("no PDF or TIFF found"))
+	}
+	var earlier []Row
+	if *before != "" {
+		if earlier, err = readRows(*before); err != nil {
+			return fail(2, err)
+		}
+	}
+
+	var checked, unchecked *service
+	if *server != "" {
+		checked = &service{base: strings.TrimRight(*server, "/"), pid: *pid, client: httpClient()}
+	} else {
+		if checked, err = startService(ctx, *bin, env, stderr); err != nil {
+			return fail(1, err)
+		}
+		defer checked.stop()
+		if slices.Contains(order, "unchecked") {
+			if unchecked, err = startService(ctx, *bin, append(slices.Clone(env), "OCRGATE_TEXT_LAYER_CHECK=0"), stderr); err != nil {
+				return fail(1, err)
+			}
+			defer unchecked.stop()
+		}
+	}
+	run := &runner{
+		ctx: ctx, checked: checked, unchecked: unchecked, modes: order, timeout: *timeout,
+		refs: newReferences(*layout), sel: sel, maxPages: *maxPages, out: *out, stdout: stdout, stderr: stderr, verbose: *verbose,
+	}
+	if *out != "" {
+		if err := os.MkdirAll(filepath.Join(*out, "answers"), 0o755); err != nil {
+			return fail(1, err)
+		}
+	}
+	run.warmUp(files[0])
+	printHeader(stdout)
+	for _, f := range files {
+		if err := run.file(f); err != nil {
+			return fail(1, err)
+		}
+	}
+	printMerges(stdout, run.rows)
+	printSummary(stdout, run.rows, order)
+	if earlier != nil {
+		printChanges(stdout, earlier, run.rows)
+	}
+	if *out != "" {
+		if err := writeResults(*out, run.rows); err != nil {
+			return fail(1, err)
+		}
+	}
+	return 0
+}
+
+// runner sends the pages and keeps their rows.
+type runner struct {
+	ctx                context.Context
+	checked, unchecked *service
+	modes              []string
+	timeout            time.Duration
+	refs               *references
+	sel                pageSet
+	maxPages           int
+	out                string
+	stdout, stderr     io.Writer
+	verbose            bool
+	rows               []Row
+}
+
+// warmUp sends a file's first page once in every mode, unmeasured: the first runs of the models
+// and of the PDF engine cost more than any later one.
+func (r *runner) warmUp(file string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return
+	}
+	for _, m := range r.modes {
+		ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+		_, _ = r.serviceFor(m).send(ctx, file, data, 1, modes[m].ocr) // a failure shows in the measured run
+		cancel()
+	}
+}
+
+func (r *runner) serviceFor(mode string) *service {
+	if modes[mode].unchecked {
+		return r.unchecked
+	}
+	return r.checked
+}
+
+// file sends the selected pages of one file, each in every mode, and prints their rows.
+func (r *runner) file(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	first := 1
+	if r.sel != nil {
+		first = r.sel[0][0]
+		for _, s := range r.sel {
+			first = min(first, s[0])
+		}
+	}
+	total, sent := 0, 0
+	for n := first; total == 0 || n <= total; n++ {
+		if !r.sel.has(n) {
+			continue
+		}
+		if r.maxPages > 0 && sent >= r.maxPages {
+			break
+		}
+		sent++
+		ref, hasRef, err := r.refs.lines(r.ctx, file, n)
+		if err != nil {
+			fmt.Fprintln(r.stderr, "ocrgate-pages:", err)
+		}
+		for _, m := range r.modes {
+			ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
+			rep, err := r.serviceFor(m).send(ctx, file, data, n, modes[m].ocr)
+			cancel()
+			if err != nil && rep.Status == 0 {
+				return err // the service is gone, or the request could not be made
+			}
+			row := judge(file, n, m, rep, ref, hasRef)
+			if total == 0 {
+				total = max(rep.Answer.ImageInfo.Pages, 1)
+				if rep.Status != 200 {
+					total = n // a document refused whole: no page count to go on
+				}
+			}
+			printRow(r.stdout, row)
+			if r.verbose {
+				printLines(r.stdout, row)
+			}
+			if r.out != "" {
+				name := fmt.Sprintf("%s.p%d.%s.json", filepath.Base(file), n, m)
+				if err := os.WriteFile(filepath.Join(r.out, "answers", name), rep.Raw, 0o644); err != nil {
+					return err
+				}
+			}
+			r.rows = append(r.rows, row)
+		}
+	}
+	return nil
+}
