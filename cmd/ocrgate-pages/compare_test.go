@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -184,18 +186,27 @@ func TestParsePages(t *testing.T) {
 func TestFlags(t *testing.T) {
 	exact := Score{RefWords: 100, Words: 100, F1: 1, F1Fold: 1}
 	wrong := Score{RefWords: 100, Words: 100, F1: 0.95, F1Fold: 0.95}
+	poor := Score{RefWords: 100, Words: 100, F1: 0.5, F1Fold: 0.5}
+	// row is a page answered in mode from source for reason, neither other source measured.
+	row := func(mode, source, reason string, s Score) Row {
+		return Row{Status: 200, Mode: mode, Source: source, Reason: reason, HasRef: true, Score: s, LayerF1: -1, OCRF1: -1}
+	}
+	with := func(r Row, layer, ocr float64) Row { r.LayerF1, r.OCRF1 = layer, ocr; return r }
 	for _, c := range []struct {
 		name string
 		row  Row
 		want string
 	}{
-		{"layer exact", Row{Status: 200, Mode: "auto", Source: "text-layer", HasRef: true, Score: exact}, ""},
-		{"layer agreed but wrong", Row{Status: 200, Mode: "auto", Source: "text-layer", HasRef: true, Score: wrong}, "agreed-but-wrong"},
-		{"always, OCR's errors are not the layer's", Row{Status: 200, Mode: "always", Source: "ocr", Reason: "ocr_requested", HasRef: true, Score: wrong}, ""},
-		{"layer thrown away", Row{Status: 200, Mode: "auto", Source: "ocr", Reason: "text_layer_disagrees", HasRef: true, Score: wrong}, "layer-thrown-away"},
-		{"scanned page", Row{Status: 200, Mode: "auto", Source: "ocr", Reason: "no_text_layer", HasRef: true, Score: wrong}, ""},
-		{"empty", Row{Status: 200, Mode: "auto", Source: "text-layer", HasRef: true, Score: Score{RefWords: 40}}, "agreed-but-wrong,empty"},
-		{"merged", Row{Status: 200, Mode: "auto", Source: "mixed", HasRef: true, Score: Score{F1: 1, Merges: []Merge{{}}}}, "merged"},
+		{"layer exact", row("auto", "text-layer", "text_layer_agrees", exact), ""},
+		{"layer agreed but wrong", row("auto", "text-layer", "text_layer_agrees", wrong), "agreed-but-wrong"},
+		{"always: OCR's errors are not the layer's", row("always", "ocr", "ocr_requested", wrong), ""},
+		{"layer thrown away, OCR close to the reference", row("auto", "ocr", "text_layer_disagrees", wrong), "layer-thrown-away"},
+		{"layer thrown away, the layer exact unchecked", with(row("auto", "ocr", "text_layer_disagrees", poor), 1, 0.5), "layer-thrown-away,worse-source"},
+		{"layer rightly thrown away", with(row("auto", "ocr", "text_layer_disagrees", wrong), 0.3, 0.95), ""},
+		{"the worse source chosen", with(row("auto", "text-layer", "text_layer_agrees", wrong), 0.95, 0.99), "agreed-but-wrong,worse-source"},
+		{"scanned page", row("auto", "ocr", "no_text_layer", wrong), ""},
+		{"empty", row("auto", "text-layer", "text_layer_agrees", Score{RefWords: 40}), "agreed-but-wrong,empty"},
+		{"merged", row("auto", "mixed", "text_layer_agrees", Score{F1: 1, Merges: []Merge{{}}}), "merged"},
 		{"error", Row{Status: 422, Code: "unreadable_document", HasRef: true}, "error"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -203,5 +214,81 @@ func TestFlags(t *testing.T) {
 				t.Errorf("flags %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+func TestCrossJudge(t *testing.T) {
+	page := []Row{
+		{Mode: "auto", Status: 200, HasRef: true, Source: "ocr", Score: Score{F1: 0.8}},
+		{Mode: "always", Status: 200, HasRef: true, Source: "ocr", Score: Score{F1: 0.85}},
+		{Mode: "unchecked", Status: 200, HasRef: true, Source: "text-layer", Score: Score{F1: 1}},
+	}
+	crossJudge(page)
+	for _, r := range page {
+		if r.LayerF1 != 1 || r.OCRF1 != 0.85 {
+			t.Errorf("%s: layer %.2f, OCR %.2f; want 1 and 0.85", r.Mode, r.LayerF1, r.OCRF1)
+		}
+	}
+	alone := []Row{{Mode: "auto", Status: 200, HasRef: true, Source: "text-layer"}}
+	crossJudge(alone)
+	if alone[0].LayerF1 != -1 || alone[0].OCRF1 != -1 {
+		t.Errorf("auto alone: layer %.2f, OCR %.2f; want -1 for both", alone[0].LayerF1, alone[0].OCRF1)
+	}
+}
+
+func TestPagesTSVRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	rows := []Row{
+		{File: "a.pdf", Page: 1, Mode: "auto", Status: 200, Source: "text-layer", Reason: "text_layer_agrees", Confidence: 0.98, HasRef: true,
+			Score: Score{RefWords: 10, Words: 9, F1: 0.9, F1Fold: 0.95, CharAcc: 0.97, Lost: []string{"x"}, Merges: []Merge{{Line: 3}, {Line: 3}, {Line: 5}}},
+			CPU:   250 * time.Millisecond, Wall: time.Second, LayerF1: 0.9, OCRF1: -1},
+		{File: "b.tif", Page: 2, Mode: "always", Status: 422, Code: "unreadable_document", CPU: -1, LayerF1: -1, OCRF1: -1},
+	}
+	if err := writeResults(dir, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readRows(filepath.Join(dir, "pages.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("%d rows read back, want %d", len(got), len(rows))
+	}
+	for i := range rows {
+		if a, b := strings.Join(rows[i].fields(), "|"), strings.Join(got[i].fields(), "|"); a != b {
+			t.Errorf("row %d read back as\n%s\nwant\n%s", i, b, a)
+		}
+	}
+
+	// A table of the command's first version: no layer_f1 nor ocr_f1.
+	old := "file\tpage\tmode\tstatus\tcode\tsource\treason\tconfidence\tref_words\twords\tf1\tf1_ci\tchar_acc\tmerged_lines\tlost\textra\tcpu_s\twall_s\treference\tflags\n" +
+		"a.pdf\t1\tauto\t200\t\ttext-layer\ttext_layer_agrees\t0.9820\t974\t921\t0.9450\t0.9450\t0.9660\t3\t9\t8\t0.350\t0.650\tyes\tagreed-but-wrong,merged\n"
+	path := filepath.Join(dir, "old.tsv")
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = readRows(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[0]; r.Score.F1 != 0.945 || r.Score.MergedLines() != 3 || r.LayerF1 != -1 || r.CPU != 350*time.Millisecond ||
+		strings.Join(r.Flags(), ",") != "agreed-but-wrong,merged" {
+		t.Errorf("old table read as %+v", r)
+	}
+}
+
+func TestFileName(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		n    int
+		want string
+	}{
+		{"/x/short.pdf", 20, "short.pdf"},
+		{"/x/jsvine__tests_pdfs_federal-register-2020-17221.pdf", 20, "jsvine…020-17221.pdf"},
+	} {
+		got := fileName(c.path, c.n)
+		if got != c.want || len([]rune(got)) > c.n {
+			t.Errorf("fileName(%q, %d) = %q, want %q", c.path, c.n, got, c.want)
+		}
 	}
 }

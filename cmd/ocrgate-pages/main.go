@@ -42,14 +42,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
 func main() {
-	os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	// SIGINT or SIGTERM ends the request in flight, so the services this command started are
+	// stopped on the way out rather than left running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // modes: what each is sent as, and to which service.
@@ -233,6 +240,7 @@ func (r *runner) file(file string) error {
 		if err != nil {
 			fmt.Fprintln(r.stderr, "ocrgate-pages:", err)
 		}
+		var page []Row
 		for _, m := range r.modes {
 			ctx, cancel := context.WithTimeout(r.ctx, r.timeout)
 			rep, err := r.serviceFor(m).send(ctx, file, data, n, modes[m].ocr)
@@ -247,18 +255,22 @@ func (r *runner) file(file string) error {
 					total = n // a document refused whole: no page count to go on
 				}
 			}
-			printRow(r.stdout, row)
-			if r.verbose {
-				printLines(r.stdout, row)
-			}
 			if r.out != "" {
 				name := fmt.Sprintf("%s.p%d.%s.json", filepath.Base(file), n, m)
 				if err := os.WriteFile(filepath.Join(r.out, "answers", name), rep.Raw, 0o644); err != nil {
 					return err
 				}
 			}
-			r.rows = append(r.rows, row)
+			page = append(page, row)
 		}
+		crossJudge(page)
+		for _, row := range page {
+			printRow(r.stdout, row)
+			if r.verbose {
+				printLines(r.stdout, row)
+			}
+		}
+		r.rows = append(r.rows, page...)
 	}
 	return nil
 }

@@ -26,6 +26,10 @@ type Row struct {
 	HasRef     bool
 	Score      Score
 	CPU, Wall  time.Duration // CPU < 0: not known
+	// LayerF1 and OCRF1 are the word F1 of the same page read from its text layer unchecked
+	// (mode unchecked) and by OCR (mode always); -1 where that mode was not run or did not
+	// answer so. They say which source was the better one (crossJudge).
+	LayerF1, OCRF1 float64
 }
 
 // The flags' thresholds.
@@ -33,7 +37,25 @@ const (
 	exactF1     = 0.99 // a text-layer page under this is agreed but wrong
 	agreeingF1  = 0.7  // OCR this close to the reference (case folded) read the layer's text
 	emptyRefMin = 10   // a reference of this many words is text an answer must not drop
+	worseBy     = 0.02 // auto this far under the better source chose the worse one
 )
+
+// crossJudge gives each row of one page the F1 of its layer read unchecked and of its OCR.
+func crossJudge(page []Row) {
+	layer, ocr := -1.0, -1.0
+	for _, r := range page {
+		ok := r.HasRef && r.Status == 200 && r.Code == ""
+		switch {
+		case ok && r.Mode == "unchecked" && r.Source == "text-layer":
+			layer = r.Score.F1
+		case ok && r.Mode == "always" && r.Source == "ocr":
+			ocr = r.Score.F1
+		}
+	}
+	for i := range page {
+		page[i].LayerF1, page[i].OCRF1 = layer, ocr
+	}
+}
 
 // reasonsWithLayer are the source_reasons of a page OCR'd although it has a text layer.
 var reasonsWithLayer = []string{"text_layer_disagrees", "text_layer_hidden", "text_layer_unmapped",
@@ -49,8 +71,15 @@ func (r Row) Flags() []string {
 	if r.HasRef && layerMode && (r.Source == "text-layer" || r.Source == "mixed") && r.Score.F1 < exactF1 {
 		f = append(f, "agreed-but-wrong")
 	}
-	if r.HasRef && layerMode && r.Source == "ocr" && slices.Contains(reasonsWithLayer, r.Reason) && r.Score.F1Fold >= agreeingF1 {
+	// The layer was right: read unchecked it is exact; where it was not read unchecked, OCR's
+	// reading of the page is close to the reference, which is the layer's text.
+	layerRight := r.LayerF1 >= exactF1 || (r.LayerF1 < 0 && r.Score.F1Fold >= agreeingF1)
+	if r.HasRef && layerMode && r.Source == "ocr" && slices.Contains(reasonsWithLayer, r.Reason) && layerRight {
 		f = append(f, "layer-thrown-away")
+	}
+	// The other source would have read the page better (by more than worseBy in word F1).
+	if r.HasRef && r.Mode == "auto" && r.LayerF1 >= 0 && r.OCRF1 >= 0 && r.Score.F1 < max(r.LayerF1, r.OCRF1)-worseBy {
+		f = append(f, "worse-source")
 	}
 	if r.HasRef && r.Score.Words == 0 && r.Score.RefWords >= emptyRefMin {
 		f = append(f, "empty")
@@ -63,7 +92,8 @@ func (r Row) Flags() []string {
 
 // judge makes the row of page n of file answered in mode.
 func judge(file string, n int, mode string, rep reply, ref []string, hasRef bool) Row {
-	row := Row{File: file, Page: n, Mode: mode, Status: rep.Status, Code: rep.Answer.Code, HasRef: hasRef, CPU: rep.CPU, Wall: rep.Wall, Source: "none"}
+	row := Row{File: file, Page: n, Mode: mode, Status: rep.Status, Code: rep.Answer.Code, HasRef: hasRef, CPU: rep.CPU, Wall: rep.Wall, Source: "none",
+		LayerF1: -1, OCRF1: -1}
 	var lines []string
 	if rep.Status == 200 {
 		p, err := rep.Answer.page(n)
@@ -84,7 +114,7 @@ func judge(file string, n int, mode string, rep reply, ref []string, hasRef bool
 }
 
 func printHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-34s %4s %-9s %3s %-10s %-22s %5s %5s %5s %6s %6s %6s %3s %4s %5s %6s %6s %s\n",
+	fmt.Fprintf(w, "%-44s %4s %-9s %3s %-10s %-22s %5s %5s %5s %6s %6s %6s %3s %4s %5s %6s %6s %s\n",
 		"file", "page", "mode", "st", "source", "reason", "conf", "refW", "ansW", "F1", "F1ci", "char", "mrg", "lost", "extra", "CPU-s", "wall-s", "flags")
 }
 
@@ -98,8 +128,8 @@ func printRow(w io.Writer, r Row) {
 		s := r.Score
 		score = fmt.Sprintf("%5d %5d %6.3f %6.3f %6.3f %3d %4d %5d", s.RefWords, s.Words, s.F1, s.F1Fold, s.CharAcc, s.MergedLines(), len(s.Lost), len(s.Extra))
 	}
-	fmt.Fprintf(w, "%-34s %4d %-9s %3d %-10s %-22s %5.3f %s %6s %6.2f %s\n",
-		shorten(filepath.Base(r.File), 34), r.Page, r.Mode, r.Status, r.Source, shorten(reason, 22), r.Confidence, score,
+	fmt.Fprintf(w, "%-44s %4d %-9s %3d %-10s %-22s %5.3f %s %6s %6.2f %s\n",
+		fileName(r.File, 44), r.Page, r.Mode, r.Status, r.Source, shorten(reason, 22), r.Confidence, score,
 		seconds(r.CPU), r.Wall.Seconds(), strings.Join(r.Flags(), ","))
 }
 
@@ -223,21 +253,21 @@ func printChanges(w io.Writer, before, after []Row) {
 	for _, r := range before {
 		old[key{filepath.Base(r.File), r.Page, r.Mode}] = r
 	}
-	fmt.Fprintf(w, "\nbefore → after\n%-34s %4s %-9s %-23s %-15s %-15s %-9s %-13s %s\n", "file", "page", "mode", "source", "F1", "F1ci", "merges", "CPU-s", "flags")
+	fmt.Fprintf(w, "\nbefore → after\n%-44s %4s %-9s %-23s %-15s %-15s %-9s %-13s %s\n", "file", "page", "mode", "source", "F1", "F1ci", "merges", "CPU-s", "flags")
 	for _, r := range after {
 		b, ok := old[key{filepath.Base(r.File), r.Page, r.Mode}]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "%-34s %4d %-9s %-23s %.3f → %.3f %.3f → %.3f %3d → %-3d %5s → %-5s %s → %s\n",
-			shorten(filepath.Base(r.File), 34), r.Page, r.Mode, b.Source+" → "+r.Source, b.Score.F1, r.Score.F1, b.Score.F1Fold, r.Score.F1Fold,
+		fmt.Fprintf(w, "%-44s %4d %-9s %-23s %.3f → %.3f %.3f → %.3f %3d → %-3d %5s → %-5s %s → %s\n",
+			fileName(r.File, 44), r.Page, r.Mode, b.Source+" → "+r.Source, b.Score.F1, r.Score.F1, b.Score.F1Fold, r.Score.F1Fold,
 			b.Score.MergedLines(), r.Score.MergedLines(), seconds(b.CPU), seconds(r.CPU), orNone(b.Flags()), orNone(r.Flags()))
 	}
 }
 
-// tsvHeader names pages.tsv's columns; readRows reads them back.
+// tsvHeader names pages.tsv's columns; readRows reads them back by name.
 var tsvHeader = []string{"file", "page", "mode", "status", "code", "source", "reason", "confidence", "ref_words", "words",
-	"f1", "f1_ci", "char_acc", "merged_lines", "lost", "extra", "cpu_s", "wall_s", "reference", "flags"}
+	"f1", "f1_ci", "char_acc", "merged_lines", "lost", "extra", "cpu_s", "wall_s", "reference", "layer_f1", "ocr_f1", "flags"}
 
 // writeResults writes pages.tsv, merges.tsv and lines.tsv into dir.
 func writeResults(dir string, rows []Row) error {
@@ -246,27 +276,14 @@ func writeResults(dir string, rows []Row) error {
 	merges.WriteString("file\tpage\tmode\tline\ttoken\ta\tb\n")
 	lines.WriteString("file\tpage\tmode\tkind\tline\n")
 	for _, r := range rows {
-		cpu := ""
-		if r.CPU >= 0 {
-			cpu = strconv.FormatFloat(r.CPU.Seconds(), 'f', 3, 64)
-		}
-		s := r.Score
-		ref := "no"
-		if r.HasRef {
-			ref = "yes"
-		}
-		fields := []string{r.File, strconv.Itoa(r.Page), r.Mode, strconv.Itoa(r.Status), r.Code, r.Source, r.Reason,
-			f4(r.Confidence), strconv.Itoa(s.RefWords), strconv.Itoa(s.Words), f4(s.F1), f4(s.F1Fold), f4(s.CharAcc),
-			strconv.Itoa(s.MergedLines()), strconv.Itoa(len(s.Lost)), strconv.Itoa(len(s.Extra)), cpu,
-			strconv.FormatFloat(r.Wall.Seconds(), 'f', 3, 64), ref, strings.Join(r.Flags(), ",")}
-		pages.WriteString(strings.Join(fields, "\t") + "\n")
-		for _, m := range s.Merges {
+		pages.WriteString(strings.Join(r.fields(), "\t") + "\n")
+		for _, m := range r.Score.Merges {
 			fmt.Fprintf(&merges, "%s\t%d\t%s\t%d\t%s\t%s\t%s\n", r.File, r.Page, r.Mode, m.Line, tsvSafe(m.Token), tsvSafe(m.A), tsvSafe(m.B))
 		}
-		for _, l := range s.Lost {
+		for _, l := range r.Score.Lost {
 			fmt.Fprintf(&lines, "%s\t%d\t%s\tlost\t%s\n", r.File, r.Page, r.Mode, tsvSafe(l))
 		}
-		for _, l := range s.Extra {
+		for _, l := range r.Score.Extra {
 			fmt.Fprintf(&lines, "%s\t%d\t%s\textra\t%s\n", r.File, r.Page, r.Mode, tsvSafe(l))
 		}
 	}
@@ -278,8 +295,29 @@ func writeResults(dir string, rows []Row) error {
 	return nil
 }
 
+// fields are the row's columns of pages.tsv, in tsvHeader's order.
+func (r Row) fields() []string {
+	opt := func(v float64, ok bool) string {
+		if !ok {
+			return ""
+		}
+		return f4(v)
+	}
+	ref := "no"
+	if r.HasRef {
+		ref = "yes"
+	}
+	s := r.Score
+	return []string{tsvSafe(r.File), strconv.Itoa(r.Page), r.Mode, strconv.Itoa(r.Status), r.Code, r.Source, r.Reason,
+		f4(r.Confidence), strconv.Itoa(s.RefWords), strconv.Itoa(s.Words), f4(s.F1), f4(s.F1Fold), f4(s.CharAcc),
+		strconv.Itoa(s.MergedLines()), strconv.Itoa(len(s.Lost)), strconv.Itoa(len(s.Extra)),
+		opt(r.CPU.Seconds(), r.CPU >= 0), strconv.FormatFloat(r.Wall.Seconds(), 'f', 3, 64), ref,
+		opt(r.LayerF1, r.LayerF1 >= 0), opt(r.OCRF1, r.OCRF1 >= 0), strings.Join(r.Flags(), ",")}
+}
+
 // readRows reads a pages.tsv back: the figures a later run is compared with (merges, lost and
-// extra lines as counts).
+// extra lines as counts). Columns are found by name, so a table of an earlier version of this
+// command, with fewer columns, reads as well; a column it lacks reads as not measured.
 func readRows(path string) ([]Row, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -289,36 +327,49 @@ func readRows(path string) ([]Row, error) {
 	var rows []Row
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	col := map[string]int{}
 	for line := 0; sc.Scan(); line++ {
 		c := strings.Split(sc.Text(), "\t")
 		if line == 0 {
-			if !slices.Equal(c, tsvHeader) {
-				return nil, fmt.Errorf("%s: not a pages.tsv of this command (its header differs)", path)
+			for i, name := range c {
+				col[name] = i
+			}
+			for _, name := range []string{"file", "page", "mode", "f1"} {
+				if _, ok := col[name]; !ok {
+					return nil, fmt.Errorf("%s: not a pages.tsv of this command (no column %s)", path, name)
+				}
 			}
 			continue
 		}
-		if len(c) != len(tsvHeader) {
-			return nil, fmt.Errorf("%s:%d: %d columns, want %d", path, line+1, len(c), len(tsvHeader))
+		if len(c) != len(col) {
+			return nil, fmt.Errorf("%s:%d: %d columns, want %d", path, line+1, len(c), len(col))
 		}
-		r := Row{File: c[0], Mode: c[2], Code: c[4], Source: c[5], Reason: c[6], CPU: -1}
-		r.Page, _ = strconv.Atoi(c[1])
-		r.Status, _ = strconv.Atoi(c[3])
-		r.Confidence = atof(c[7])
-		r.Score.RefWords, _ = strconv.Atoi(c[8])
-		r.Score.Words, _ = strconv.Atoi(c[9])
-		r.Score.F1, r.Score.F1Fold, r.Score.CharAcc = atof(c[10]), atof(c[11]), atof(c[12])
-		merged, _ := strconv.Atoi(c[13])
-		for i := range merged {
+		get := func(name string) string {
+			if i, ok := col[name]; ok {
+				return c[i]
+			}
+			return ""
+		}
+		num := func(name string) float64 {
+			v, err := strconv.ParseFloat(get(name), 64)
+			if err != nil {
+				return -1
+			}
+			return v
+		}
+		count := func(name string) int { return max(int(num(name)), 0) }
+		r := Row{File: get("file"), Mode: get("mode"), Code: get("code"), Source: get("source"), Reason: get("reason"),
+			Page: count("page"), Status: count("status"), Confidence: max(num("confidence"), 0), HasRef: get("reference") == "yes",
+			LayerF1: num("layer_f1"), OCRF1: num("ocr_f1"), CPU: -1}
+		r.Score = Score{RefWords: count("ref_words"), Words: count("words"), F1: max(num("f1"), 0), F1Fold: max(num("f1_ci"), 0),
+			CharAcc: max(num("char_acc"), 0), Lost: make([]string, count("lost")), Extra: make([]string, count("extra"))}
+		for i := range count("merged_lines") {
 			r.Score.Merges = append(r.Score.Merges, Merge{Line: i})
 		}
-		lost, _ := strconv.Atoi(c[14])
-		extra, _ := strconv.Atoi(c[15])
-		r.Score.Lost, r.Score.Extra = make([]string, lost), make([]string, extra)
-		if c[16] != "" {
-			r.CPU = time.Duration(atof(c[16]) * float64(time.Second))
+		if v := num("cpu_s"); v >= 0 {
+			r.CPU = time.Duration(v * float64(time.Second))
 		}
-		r.Wall = time.Duration(atof(c[17]) * float64(time.Second))
-		r.HasRef = c[18] == "yes"
+		r.Wall = time.Duration(max(num("wall_s"), 0) * float64(time.Second))
 		rows = append(rows, r)
 	}
 	return rows, sc.Err()
@@ -338,6 +389,17 @@ func counts(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// fileName is a file's base name in at most n characters: where it is longer, its start and its
+// end (where corpora put a document's own name) with an ellipsis between.
+func fileName(path string, n int) string {
+	r := []rune(filepath.Base(path))
+	if len(r) <= n {
+		return string(r)
+	}
+	head := n / 3
+	return string(r[:head]) + "…" + string(r[len(r)-(n-head-1):])
 }
 
 func shorten(s string, n int) string {
@@ -368,8 +430,7 @@ func orNone(f []string) string {
 	return strings.Join(f, ",")
 }
 
-func f4(v float64) string   { return strconv.FormatFloat(v, 'f', 4, 64) }
-func atof(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+func f4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 
 func tsvSafe(s string) string { return strings.NewReplacer("\t", " ", "\n", " ").Replace(s) }
 
