@@ -292,3 +292,26 @@ func TestFileName(t *testing.T) {
 		}
 	}
 }
+
+func TestMainReport(t *testing.T) {
+	// A page OCR'd because one probe disagreed, whose layer read unchecked was exact.
+	table := "file\tpage\tmode\tstatus\tcode\tsource\treason\tconfidence\tref_words\twords\tf1\tf1_ci\tchar_acc\tmerged_lines\tlost\textra\tcpu_s\twall_s\treference\tflags\n" +
+		"x/book.pdf\t3\tauto\t200\t\tocr\ttext_layer_disagrees\t0.9800\t300\t298\t0.8100\t0.8200\t0.9500\t0\t2\t2\t1.090\t2.000\tyes\t\n" +
+		"x/book.pdf\t3\tunchecked\t200\t\ttext-layer\ttext_layer_unchecked\t1.0000\t300\t300\t1.0000\t1.0000\t1.0000\t0\t0\t0\t0.170\t0.200\tyes\t\n"
+	path := filepath.Join(t.TempDir(), "pages.tsv")
+	if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs strings.Builder
+	if code := Main(t.Context(), []string{"-report", path}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	for _, want := range []string{"book.pdf", "layer-thrown-away 1", "mode unchecked: 1 pages"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code := Main(t.Context(), nil, &out, &errs); code != 2 {
+		t.Errorf("no arguments: exit %d, want 2", code)
+	}
+}

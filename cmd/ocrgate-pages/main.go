@@ -29,10 +29,12 @@
 // every mode before anything is measured (the models' first runs).
 //
 //	ocrgate-pages [-modes auto,always,unchecked] [-pages 1-3] [-max-pages N] [-out DIR] [-before FILE] DIR|FILE...
+//	ocrgate-pages -report pages.tsv [-before FILE]
 //	make pages CORPUS=DIR
 //
 // With -out it writes pages.tsv (the table), merges.tsv, lines.tsv (lost and extra lines) and
-// every answer (answers/); -before reads an earlier pages.tsv and prints each page's change.
+// every answer (answers/); -before reads an earlier pages.tsv and prints each page's change;
+// -report prints a saved pages.tsv's table and summary again, sending nothing.
 package main
 
 import (
@@ -84,6 +86,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	before := fs.String("before", "", "an earlier pages.tsv: print each page's change against it")
 	timeout := fs.Duration("timeout", 5*time.Minute, "the longest one request may take")
 	verbose := fs.Bool("v", false, "also print each page's lost and extra lines")
+	report := fs.String("report", "", "a saved pages.tsv: print its table and summary (and -before's changes) and send nothing")
 	var env []string
 	fs.Func("env", "KEY=VALUE for the services this command starts (repeatable)", func(s string) error {
 		if !strings.Contains(s, "=") {
@@ -101,6 +104,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "ocrgate-pages:", err)
 		return code
+	}
+	var earlier []Row
+	if *before != "" {
+		var err error
+		if earlier, err = readRows(*before); err != nil {
+			return fail(2, err)
+		}
+	}
+	if *report != "" {
+		rows, err := readRows(*report)
+		if err != nil {
+			return fail(2, err)
+		}
+		printReport(stdout, rows, earlier)
+		return 0
 	}
 	if fs.NArg() == 0 {
 		return fail(2, errors.New("name the directories or files to read"))
@@ -126,12 +144,6 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(files) == 0 {
 		return fail(2, errors.New("no PDF or TIFF found"))
-	}
-	var earlier []Row
-	if *before != "" {
-		if earlier, err = readRows(*before); err != nil {
-			return fail(2, err)
-		}
 	}
 
 	var checked, unchecked *service

@@ -133,6 +133,23 @@ func printRow(w io.Writer, r Row) {
 		seconds(r.CPU), r.Wall.Seconds(), strings.Join(r.Flags(), ","))
 }
 
+// printReport prints saved rows as a run prints them: the table, then the summary of each mode
+// in the order the table has them, then the changes against earlier rows, if any.
+func printReport(w io.Writer, rows, earlier []Row) {
+	var order []string
+	printHeader(w)
+	for _, r := range rows {
+		printRow(w, r)
+		if !slices.Contains(order, r.Mode) {
+			order = append(order, r.Mode)
+		}
+	}
+	printSummary(w, rows, order)
+	if earlier != nil {
+		printChanges(w, earlier, rows)
+	}
+}
+
 // printLines prints the row's lost and extra lines.
 func printLines(w io.Writer, r Row) {
 	for _, l := range r.Score.Lost {
@@ -371,6 +388,17 @@ func readRows(path string) ([]Row, error) {
 		}
 		r.Wall = time.Duration(max(num("wall_s"), 0) * float64(time.Second))
 		rows = append(rows, r)
+	}
+	if _, ok := col["layer_f1"]; !ok {
+		// A table written before these columns: the page's other modes are in it.
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && rows[j].File == rows[i].File && rows[j].Page == rows[i].Page {
+				j++
+			}
+			crossJudge(rows[i:j])
+			i = j
+		}
 	}
 	return rows, sc.Err()
 }
