@@ -23,8 +23,9 @@ type Score struct {
 	// reference does not hold (a line is held when some stretch of the other text is within a
 	// fifth of its length in edits; lines under 3 characters are not counted).
 	Lost, Extra []string
-	// Merges are the answer's tokens made of two reference lines interleaved (findMerges).
-	Merges []Merge
+	// Merges are the answer's tokens made of two reference lines interleaved (findMerges);
+	// Doubled those made of one stretch dealt with itself (a line drawn twice, kept twice).
+	Merges, Doubled []Merge
 }
 
 // MergedLines is how many of the answer's lines hold a merge.
@@ -75,7 +76,7 @@ func compare(ref, answer []string) Score {
 			s.Extra = append(s.Extra, line)
 		}
 	}
-	s.Merges = findMerges(ref, answer)
+	s.Merges, s.Doubled = findMerges(ref, answer)
 	return s
 }
 

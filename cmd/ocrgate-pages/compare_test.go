@@ -119,9 +119,15 @@ func TestFindMerges(t *testing.T) {
 			[]string{"Montant du", "prélèvemen2t9:.99 €"},
 			[]string{"prélèvemen2t9:.99"}},
 		{"timetable", []string{"11:50", "12:50"}, []string{"1112::5050"}, []string{"1112::5050"}},
+		// Further real merges, as answered from pdfplumber's issue-192 example and pdfminer's
+		// f1040nr (page 1) against pdftotext's lines.
+		{"a code over a reference", []string{"AAA/Aaabaaab 7728", "-AA-2076"}, []string{"AAA/Aaabaaab 77-2A8A-2076"}, []string{"77-2A8A-2076"}},
+		{"a form's small print", []string{"Canada or Mexico, or", "the Republic of Korea"}, []string{"tChaenaRdeapuobrlicMeoxficKoo,reoar"},
+			[]string{"tChaenaRdeapuobrlicMeoxficKoo,reoar"}},
 		{"synthetic, alternate characters", []string{"Invoice number", "Customer name"}, []string{interleave("Invoice", "Customer")}, []string{interleave("Invoice", "Customer")}},
-		{"synthetic, runs of two", []string{"abcdefgh", "stuvwxyz"}, []string{"abstcdu vefwxghyz"}, []string{"abstcdu", "vefwxghyz"}},
-		{"synthetic, runs of three", []string{"Department", "Signature"}, []string{"DepSigartnatment ure"}, []string{"DepSigartnatment"}},
+		{"synthetic, runs of two", []string{"abcdefgh", "stuvwxyz"}, []string{"abstcduvefwxghyz"}, []string{"abstcduvefwxghyz"}},
+		{"synthetic, runs of three", []string{"Department", "Signature"}, []string{"DepSigartnatmenture"}, []string{"DepSigartnatmenture"}},
+		{"synthetic, split by a space: fragments of words", []string{"Department", "Signature"}, []string{"DepSigartnatment ure"}, nil},
 
 		// Not merges.
 		{"in order", []string{"Department of the Treasury"}, []string{"Department of the Treasury"}, nil},
@@ -132,10 +138,17 @@ func TestFindMerges(t *testing.T) {
 		{"lines in another order", []string{"Invoice 2024-117", "Total 1,937.50"}, []string{"Total 1,937.50", "Invoice 2024-117"}, nil},
 		{"a dropped character", []string{"Individual Income Tax Return"}, []string{"Indvidual Income Tax Return"}, nil},
 		{"a missing space", []string{"Form 1040 U.S. Individual"}, []string{"Form1040 U.S.Individual"}, nil},
+		// OCR's readings that two fragments of a long reference could be dealt into, as the
+		// Polish invoice of pdfminer's issue 625 and pdfplumber's issue 848 page 2 gave them:
+		// fragments, not whole words.
+		{"a misread accent", []string{"Warszawa, ul. Marszałkowska 1", "Wartość netto", "stocznia"}, []string{"Wartosc netto"}, nil},
+		{"a word the reference lacks", []string{"update the data", "these days", "sergeants regained"}, []string{"deaths"}, nil},
+		{"a doubled word is a doubling", []string{"Married filing", "resident"}, []string{"MMaarrrriieedd filing"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
-			for _, m := range findMerges(c.ref, c.answer) {
+			merges, _ := findMerges(c.ref, c.answer)
+			for _, m := range merges {
 				got = append(got, m.Token)
 			}
 			if !slices.Equal(got, c.want) {
@@ -145,8 +158,40 @@ func TestFindMerges(t *testing.T) {
 	}
 }
 
+func TestFindDoubled(t *testing.T) {
+	for _, c := range []struct {
+		ref, answer []string
+		want        []string
+	}{
+		{[]string{"Married filing jointly", "resident alien"}, []string{"MMaarrrriieedd filing jointly", "rreessiiddeenntt alien"}, []string{"Married", "resident"}},
+		{[]string{"Married", "Married"}, []string{"MMaarrrriieedd"}, []string{"Married"}},
+		{[]string{"bookkeeper"}, []string{"bookkeeper"}, nil},    // doubled letters of its own
+		{[]string{"Married"}, []string{"MMaarrrriieeddxx"}, nil}, // not in the reference once
+	} {
+		merges, doubled := findMerges(c.ref, c.answer)
+		var got []string
+		for _, m := range doubled {
+			got = append(got, m.A)
+		}
+		if !slices.Equal(got, c.want) || len(merges) > 0 {
+			t.Errorf("%q against %q: doubled %q, merges %v; want %q and none", c.answer, c.ref, got, merges, c.want)
+		}
+	}
+}
+
+func TestSqueezeWords(t *testing.T) {
+	r, at := squeezeWords("ab c\n dﬁ")
+	if string(r) != "abcdfi" {
+		t.Fatalf("squeezed %q", string(r))
+	}
+	want := []boundary{wordStart, wordEnd, wordStart | wordEnd, wordStart, 0, wordEnd}
+	if !slices.Equal(at, want) {
+		t.Errorf("boundaries %v, want %v", at, want)
+	}
+}
+
 func TestFindMergesNames(t *testing.T) {
-	m := findMerges([]string{"11:50", "12:50"}, []string{"1112::5050"})
+	m, _ := findMerges([]string{"11:50", "12:50"}, []string{"1112::5050"})
 	if len(m) != 1 || m[0].A != "11:50" || m[0].B != "12:50" {
 		t.Fatalf("merges %+v, want 11:50 × 12:50", m)
 	}
@@ -240,7 +285,7 @@ func TestPagesTSVRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	rows := []Row{
 		{File: "a.pdf", Page: 1, Mode: "auto", Status: 200, Source: "text-layer", Reason: "text_layer_agrees", Confidence: 0.98, HasRef: true,
-			Score: Score{RefWords: 10, Words: 9, F1: 0.9, F1Fold: 0.95, CharAcc: 0.97, Lost: []string{"x"}, Merges: []Merge{{Line: 3}, {Line: 3}, {Line: 5}}},
+			Score: Score{RefWords: 10, Words: 9, F1: 0.9, F1Fold: 0.95, CharAcc: 0.97, Lost: []string{"x"}, Merges: []Merge{{Line: 3}, {Line: 3}, {Line: 5}}, Doubled: []Merge{{}}},
 			CPU:   250 * time.Millisecond, Wall: time.Second, LayerF1: 0.9, OCRF1: -1},
 		{File: "b.tif", Page: 2, Mode: "always", Status: 422, Code: "unreadable_document", CPU: -1, LayerF1: -1, OCRF1: -1},
 	}

@@ -13,14 +13,16 @@
 //     ligature counts as its letters), and char accuracy (how much of the reference's text the
 //     answer holds, line by line);
 //   - line merges: answered tokens that are two reference lines interleaved character by
-//     character (the definition is at findMerges);
+//     character (the definition is at findMerges), and doubled tokens (a line drawn twice);
 //   - the reference's lines the answer lost, and the answer's lines the reference lacks;
 //   - the service's CPU time over the request (utime + stime from /proc/PID/stat before and
 //     after; nothing else is in flight) and the wall time;
 //   - flags: agreed-but-wrong (answered from the text layer with word F1 under 0.99),
-//     layer-thrown-away (OCR'd though OCR's reading agrees with the reference, word F1 (ci) 0.7
-//     or more: the layer pdftotext reads was the page's text), empty (no text where the
-//     reference has 10 words or more), merged (a line merge), error (a failed request or page).
+//     layer-thrown-away (OCR'd for a reason of the layer's though the layer read unchecked is
+//     exact; without the mode unchecked, though OCR's reading scores F1 (ci) 0.7 or more: the
+//     layer pdftotext reads was the page's text), worse-source (the layer unchecked or OCR
+//     under always reads the page better than auto did), empty (no text where the reference has
+//     10 words or more), merged, doubled, error (a failed request or page).
 //
 // It starts the service itself (-bin, default bin/ocrgate, on a free loopback port), or talks to
 // one already running (-server URL, and -pid PID for its CPU time). The mode unchecked is auto

@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"unicode"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -17,17 +18,27 @@ type Merge struct {
 }
 
 // The definition, on squeezed text (NFKC, white space removed; squeeze). R is the reference's
-// lines joined in their order, so that a stretch of R may run on from one line into the next.
-// Explaining a token T of an answered line (a maximal run of characters other than white space)
-// is dealing its characters, keeping their order, into one or two stretches of R, skipping a few
-// that fit neither (at most len(T)/8: a character of a third line caught in between, such as a
-// colon, or a character OCR misread). T is a line merge when
+// lines joined in their order, so that a stretch of R may run on from one line into the next; a
+// whole-word stretch of R begins where a word of the reference begins and ends where a word
+// ends. Explaining a token T of an answered line (a maximal run of characters other than white
+// space) is dealing its characters, keeping their order, into one or two stretches of R,
+// skipping a few that fit neither (at most len(T)/8: a character of a third line caught in
+// between, such as a colon, or a character OCR misread). T is a line merge when
 //
-//  1. it can be dealt into two disjoint stretches of R, x and y, each of 3 characters or more,
-//     switching between them at least twice (one stretch breaks off and takes up again inside
-//     the token); and
+//  1. it can be dealt into two disjoint whole-word stretches of R, x and y, each of 3
+//     characters or more, switching between them at least twice (one stretch breaks off and
+//     takes up again inside the token);
 //  2. that skips fewer characters than any explanation in R's order does: T as one stretch, or
-//     as one stretch followed by another (two lines run together, a missing space).
+//     as one stretch followed by another (two lines run together, a missing space); and
+//  3. x and y are not the same text: a token whose two stretches read alike is a doubling,
+//     counted apart, as is a token whose every character is doubled where R holds it once each
+//     ("MMaarrrriieedd" from "Married" drawn twice a hair apart, fake bold, and kept twice).
+//
+// Whole words, because a line's glyphs sorted by x with another line's leave a space only where
+// both lines have one: the stretches a merged token holds begin and end at the words of both
+// lines. This is what tells a merge from chance: a short OCR misreading of a long reference
+// ("Wartosc" for "Wartość") can nearly always be dealt into two fragments of 3 characters
+// found somewhere in it ("Wars" × "toc"), but not into two whole words.
 //
 // So "1112::5050" is a merge of "11:50" and "12:50" (dealt 1 1 | 1 2 | : : | 5 0 | 5 0 …), and
 // "prélèvemen2t9:.99" of "prélèvement" and "29.99" with the colon of a third line skipped (read
@@ -40,37 +51,99 @@ type Merge struct {
 // Clause 2's count is found for every split of T at once (skipsToStretch). Clause 1 follows
 // every dealing at once, one character of T at a time, as a set of states (where each stretch
 // began and has reached, which one had the last character, whether it switched twice yet) with
-// the fewest skips that reach each. A stretch can only begin where R holds at least 3 characters
-// that T holds in the same order, and where the two stretches could still hold all of T; a token
-// whose states outgrow maxStates (a table of the same few characters repeated) is left
-// undecided, and not counted.
+// the fewest skips that reach each. A stretch can only begin at a word of R that holds at least
+// 3 characters that T holds in the same order, and where the two stretches could still hold all
+// of T; a token whose states outgrow maxStates (a table of the same few characters repeated) is
+// left undecided, and not counted.
 const maxStates = 1 << 16
 
-// findMerges returns the merged tokens of answer against the reference lines ref.
-func findMerges(ref, answer []string) []Merge {
-	r := squeeze(strings.Join(ref, "\n"))
+// findMerges returns the merged tokens of answer against the reference lines ref, and apart the
+// doubled ones (clause 3).
+func findMerges(ref, answer []string) (merges, doubled []Merge) {
+	r, words := squeezeWords(strings.Join(ref, "\n"))
 	rs := string(r)
-	var out []Merge
 	for li, line := range answer {
 		for _, tok := range strings.Fields(norm.NFKC.String(line)) {
 			t := []rune(tok)
 			if len(t) < 6 || strings.Contains(rs, tok) {
 				continue
 			}
-			if x, y, ok := merged(t, r); ok {
-				a, b := string(r[x.from:x.to]), string(r[y.from:y.to])
-				if y.from < x.from {
-					a, b = b, a
-				}
-				out = append(out, Merge{Line: li, Token: tok, A: a, B: b})
+			if once, ok := undoubled(t); ok && strings.Contains(rs, once) {
+				doubled = append(doubled, Merge{Line: li, Token: tok, A: once, B: once})
+				continue
+			}
+			x, y, ok := merged(t, r, words)
+			if !ok {
+				continue
+			}
+			a, b := string(r[x.from:x.to]), string(r[y.from:y.to])
+			if y.from < x.from {
+				a, b = b, a
+			}
+			m := Merge{Line: li, Token: tok, A: a, B: b}
+			if a == b {
+				doubled = append(doubled, m)
+			} else {
+				merges = append(merges, m)
 			}
 		}
 	}
-	return out
+	return merges, doubled
 }
 
-// merged reports whether t is a merge of two stretches of r (the definition above), and which.
-func merged(t, r []rune) (x, y stretch, ok bool) {
+// undoubled is t with every character that it holds twice in a row held once, when all of it is
+// so ("MMaarrrriieedd": "Married").
+func undoubled(t []rune) (string, bool) {
+	if len(t)%2 != 0 {
+		return "", false
+	}
+	once := make([]rune, 0, len(t)/2)
+	for i := 0; i < len(t); i += 2 {
+		if t[i] != t[i+1] {
+			return "", false
+		}
+		once = append(once, t[i])
+	}
+	return string(once), true
+}
+
+// boundary says where R's words begin and end: bit wordStart of boundary[j] when R's j-th
+// character begins a word of the reference, wordEnd when it ends one.
+type boundary uint8
+
+const (
+	wordStart boundary = 1 << iota
+	wordEnd
+)
+
+// squeezeWords is squeeze(s) with the word boundaries of each of its characters.
+func squeezeWords(s string) ([]rune, []boundary) {
+	var out []rune
+	var at []boundary
+	space := true
+	for _, c := range norm.NFKC.String(s) {
+		if unicode.IsSpace(c) {
+			if len(at) > 0 {
+				at[len(at)-1] |= wordEnd
+			}
+			space = true
+			continue
+		}
+		b := boundary(0)
+		if space {
+			b = wordStart
+		}
+		out, at, space = append(out, c), append(at, b), false
+	}
+	if len(at) > 0 {
+		at[len(at)-1] |= wordEnd
+	}
+	return out, at
+}
+
+// merged reports whether t is a merge of two whole-word stretches of r (the definition above),
+// and which.
+func merged(t, r []rune, words []boundary) (x, y stretch, ok bool) {
 	pre, suf := skipsToStretch(t, r, false), skipsToStretch(t, r, true)
 	inOrder := len(t)
 	for k := range pre {
@@ -79,7 +152,7 @@ func merged(t, r []rune) (x, y stretch, ok bool) {
 	if inOrder == 0 {
 		return x, y, false
 	}
-	return dealt(t, r, min(len(t)/8, inOrder-1))
+	return dealt(t, r, words, min(len(t)/8, inOrder-1))
 }
 
 // skipsToStretch returns, for every k, the fewest characters of t[:k] that must be skipped for
@@ -128,9 +201,9 @@ type dealing struct {
 	last, switches int8
 }
 
-// dealt looks for a dealing of t into two disjoint stretches of r of 3 characters or more that
-// switches at least twice, with at most allowed characters skipped.
-func dealt(t, r []rune, allowed int) (x, y stretch, ok bool) {
+// dealt looks for a dealing of t into two disjoint whole-word stretches of r of 3 characters or
+// more that switches at least twice, with at most allowed characters skipped.
+func dealt(t, r []rune, words []boundary, allowed int) (x, y stretch, ok bool) {
 	// reach[j]: how many characters from r's j-th on t holds in the same order; a stretch that
 	// begins at j holds at most that many.
 	reach := make([]int32, len(r))
@@ -149,7 +222,7 @@ func dealt(t, r []rune, allowed int) (x, y stretch, ok bool) {
 	need := int32(len(t) - allowed) // characters the two stretches must hold between them
 	at := map[rune][]int32{}
 	for j, c := range r {
-		if reach[j] >= 3 && reach[j]+best >= need {
+		if words[j]&wordStart != 0 && reach[j] >= 3 && reach[j]+best >= need {
 			at[c] = append(at[c], int32(j))
 		}
 	}
@@ -203,7 +276,8 @@ func dealt(t, r []rune, allowed int) (x, y stretch, ok bool) {
 		cur = next
 	}
 	for d := range cur {
-		if d.switches < 2 || d.x.len() < 3 || d.y.len() < 3 || (d.x.to > d.y.from && d.y.to > d.x.from) {
+		if d.switches < 2 || d.x.len() < 3 || d.y.len() < 3 || (d.x.to > d.y.from && d.y.to > d.x.from) ||
+			words[d.x.to-1]&wordEnd == 0 || words[d.y.to-1]&wordEnd == 0 {
 			continue
 		}
 		// The longest dealing, the first in r among equals: the same answer every run.

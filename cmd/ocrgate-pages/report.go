@@ -87,6 +87,9 @@ func (r Row) Flags() []string {
 	if len(r.Score.Merges) > 0 {
 		f = append(f, "merged")
 	}
+	if len(r.Score.Doubled) > 0 {
+		f = append(f, "doubled")
+	}
 	return f
 }
 
@@ -170,6 +173,16 @@ func printMerges(w io.Writer, rows []Row) {
 	for _, r := range rows {
 		for _, m := range r.Score.Merges {
 			fmt.Fprintf(w, "  %s p%d %s: %q = %q × %q\n", filepath.Base(r.File), r.Page, r.Mode, m.Token, m.A, m.B)
+		}
+	}
+	n = 0
+	for _, r := range rows {
+		n += len(r.Score.Doubled)
+	}
+	fmt.Fprintf(w, "doubled tokens (a line drawn twice, kept twice): %d\n", n)
+	for _, r := range rows {
+		for _, m := range r.Score.Doubled {
+			fmt.Fprintf(w, "  %s p%d %s: %q = %q twice\n", filepath.Base(r.File), r.Page, r.Mode, m.Token, m.A)
 		}
 	}
 }
@@ -284,18 +297,21 @@ func printChanges(w io.Writer, before, after []Row) {
 
 // tsvHeader names pages.tsv's columns; readRows reads them back by name.
 var tsvHeader = []string{"file", "page", "mode", "status", "code", "source", "reason", "confidence", "ref_words", "words",
-	"f1", "f1_ci", "char_acc", "merged_lines", "lost", "extra", "cpu_s", "wall_s", "reference", "layer_f1", "ocr_f1", "flags"}
+	"f1", "f1_ci", "char_acc", "merged_lines", "doubled", "lost", "extra", "cpu_s", "wall_s", "reference", "layer_f1", "ocr_f1", "flags"}
 
 // writeResults writes pages.tsv, merges.tsv and lines.tsv into dir.
 func writeResults(dir string, rows []Row) error {
 	var pages, merges, lines strings.Builder
 	pages.WriteString(strings.Join(tsvHeader, "\t") + "\n")
-	merges.WriteString("file\tpage\tmode\tline\ttoken\ta\tb\n")
+	merges.WriteString("file\tpage\tmode\tkind\tline\ttoken\ta\tb\n")
 	lines.WriteString("file\tpage\tmode\tkind\tline\n")
 	for _, r := range rows {
 		pages.WriteString(strings.Join(r.fields(), "\t") + "\n")
 		for _, m := range r.Score.Merges {
-			fmt.Fprintf(&merges, "%s\t%d\t%s\t%d\t%s\t%s\t%s\n", r.File, r.Page, r.Mode, m.Line, tsvSafe(m.Token), tsvSafe(m.A), tsvSafe(m.B))
+			fmt.Fprintf(&merges, "%s\t%d\t%s\tmerge\t%d\t%s\t%s\t%s\n", r.File, r.Page, r.Mode, m.Line, tsvSafe(m.Token), tsvSafe(m.A), tsvSafe(m.B))
+		}
+		for _, m := range r.Score.Doubled {
+			fmt.Fprintf(&merges, "%s\t%d\t%s\tdoubled\t%d\t%s\t%s\t%s\n", r.File, r.Page, r.Mode, m.Line, tsvSafe(m.Token), tsvSafe(m.A), tsvSafe(m.B))
 		}
 		for _, l := range r.Score.Lost {
 			fmt.Fprintf(&lines, "%s\t%d\t%s\tlost\t%s\n", r.File, r.Page, r.Mode, tsvSafe(l))
@@ -327,7 +343,7 @@ func (r Row) fields() []string {
 	s := r.Score
 	return []string{tsvSafe(r.File), strconv.Itoa(r.Page), r.Mode, strconv.Itoa(r.Status), r.Code, r.Source, r.Reason,
 		f4(r.Confidence), strconv.Itoa(s.RefWords), strconv.Itoa(s.Words), f4(s.F1), f4(s.F1Fold), f4(s.CharAcc),
-		strconv.Itoa(s.MergedLines()), strconv.Itoa(len(s.Lost)), strconv.Itoa(len(s.Extra)),
+		strconv.Itoa(s.MergedLines()), strconv.Itoa(len(s.Doubled)), strconv.Itoa(len(s.Lost)), strconv.Itoa(len(s.Extra)),
 		opt(r.CPU.Seconds(), r.CPU >= 0), strconv.FormatFloat(r.Wall.Seconds(), 'f', 3, 64), ref,
 		opt(r.LayerF1, r.LayerF1 >= 0), opt(r.OCRF1, r.OCRF1 >= 0), strings.Join(r.Flags(), ",")}
 }
@@ -379,7 +395,8 @@ func readRows(path string) ([]Row, error) {
 			Page: count("page"), Status: count("status"), Confidence: max(num("confidence"), 0), HasRef: get("reference") == "yes",
 			LayerF1: num("layer_f1"), OCRF1: num("ocr_f1"), CPU: -1}
 		r.Score = Score{RefWords: count("ref_words"), Words: count("words"), F1: max(num("f1"), 0), F1Fold: max(num("f1_ci"), 0),
-			CharAcc: max(num("char_acc"), 0), Lost: make([]string, count("lost")), Extra: make([]string, count("extra"))}
+			CharAcc: max(num("char_acc"), 0), Lost: make([]string, count("lost")), Extra: make([]string, count("extra")),
+			Doubled: make([]Merge, count("doubled"))}
 		for i := range count("merged_lines") {
 			r.Score.Merges = append(r.Score.Merges, Merge{Line: i})
 		}
