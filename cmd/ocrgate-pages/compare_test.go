@@ -360,3 +360,37 @@ func TestMainReport(t *testing.T) {
 		t.Errorf("no arguments: exit %d, want 2", code)
 	}
 }
+
+func TestRescore(t *testing.T) {
+	// A saved run: one page answered in auto from its layer with two lines merged, and its
+	// reference beside the document (doc.pdf.txt, as pdftotext writes a document).
+	dir, docs := t.TempDir(), t.TempDir()
+	doc := filepath.Join(docs, "doc.pdf")
+	for name, text := range map[string]string{
+		doc:          "",
+		doc + ".txt": "Timetable\n11:50\n12:50\n\fPage two\n",
+		filepath.Join(dir, "pages.tsv"): "file\tpage\tmode\tstatus\tf1\tcpu_s\twall_s\n" +
+			doc + "\t1\tauto\t200\t1.0000\t0.250\t0.300\n",
+		answerPath(dir, doc, 1, "auto"): `{"image_info":{"pages":2},"pages":[{"page":1,"source":"text-layer",` +
+			`"source_reason":"text_layer_agrees","confidence":0.98,"regions":[{"text":"Timetable"},{"text":"1112::5050"}]}]}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := rescoreRun(t.Context(), dir, newReferences(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	if r.Source != "text-layer" || r.Confidence != 0.98 || r.CPU != 250*time.Millisecond || r.Score.MergedLines() != 1 ||
+		strings.Join(r.Flags(), ",") != "agreed-but-wrong,merged" {
+		t.Errorf("rescored as %+v, flags %v", r, r.Flags())
+	}
+}

@@ -41,6 +41,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -89,6 +90,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 5*time.Minute, "the longest one request may take")
 	verbose := fs.Bool("v", false, "also print each page's lost and extra lines")
 	report := fs.String("report", "", "a saved pages.tsv: print its table and summary (and -before's changes) and send nothing")
+	rescore := fs.String("rescore", "", "the -out DIR of an earlier run: compare its saved answers with the references again (this command's comparisons as they are now), send nothing")
 	var env []string
 	fs.Func("env", "KEY=VALUE for the services this command starts (repeatable)", func(s string) error {
 		if !strings.Contains(s, "=") {
@@ -114,12 +116,26 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail(2, err)
 		}
 	}
-	if *report != "" {
-		rows, err := readRows(*report)
+	if *report != "" || *rescore != "" {
+		var rows []Row
+		var err error
+		if *report != "" {
+			rows, err = readRows(*report)
+		} else {
+			rows, err = rescoreRun(ctx, *rescore, newReferences(*layout))
+		}
 		if err != nil {
 			return fail(2, err)
 		}
 		printReport(stdout, rows, earlier)
+		if *rescore != "" {
+			printMerges(stdout, rows)
+		}
+		if *out != "" {
+			if err := writeResults(*out, rows); err != nil {
+				return fail(1, err)
+			}
+		}
 		return 0
 	}
 	if fs.NArg() == 0 {
@@ -190,6 +206,45 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// answerPath is where -out keeps the answer to page n of file in mode.
+func answerPath(dir, file string, n int, mode string) string {
+	return filepath.Join(dir, "answers", fmt.Sprintf("%s.p%d.%s.json", filepath.Base(file), n, mode))
+}
+
+// rescoreRun judges an earlier run's saved answers (dir/answers, listed by dir/pages.tsv) again
+// against the references; the CPU and wall times are the run's.
+func rescoreRun(ctx context.Context, dir string, refs *references) ([]Row, error) {
+	saved, err := readRows(filepath.Join(dir, "pages.tsv"))
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, 0, len(saved))
+	for i := 0; i < len(saved); {
+		j := i + 1
+		for j < len(saved) && saved[j].File == saved[i].File && saved[j].Page == saved[i].Page {
+			j++
+		}
+		s := saved[i]
+		ref, hasRef, err := refs.lines(ctx, s.File, s.Page)
+		if err != nil {
+			hasRef = false // as the run did: the row says the page had no reference
+		}
+		for _, s := range saved[i:j] {
+			rep := reply{Status: s.Status, CPU: s.CPU, Wall: s.Wall}
+			if rep.Raw, err = os.ReadFile(answerPath(dir, s.File, s.Page, s.Mode)); err != nil {
+				return nil, err
+			}
+			if err := json.Unmarshal(rep.Raw, &rep.Answer); err != nil {
+				return nil, fmt.Errorf("%s page %d %s: %w", s.File, s.Page, s.Mode, err)
+			}
+			rows = append(rows, judge(s.File, s.Page, s.Mode, rep, ref, hasRef))
+		}
+		crossJudge(rows[len(rows)-(j-i):])
+		i = j
+	}
+	return rows, nil
 }
 
 // runner sends the pages and keeps their rows.
@@ -270,8 +325,7 @@ func (r *runner) file(file string) error {
 				}
 			}
 			if r.out != "" {
-				name := fmt.Sprintf("%s.p%d.%s.json", filepath.Base(file), n, m)
-				if err := os.WriteFile(filepath.Join(r.out, "answers", name), rep.Raw, 0o644); err != nil {
+				if err := os.WriteFile(answerPath(r.out, file, n, m), rep.Raw, 0o644); err != nil {
 					return err
 				}
 			}
