@@ -12,8 +12,11 @@ import (
 
 // Score is one answered page compared with its reference text.
 type Score struct {
-	RefWords, Words int     // words (white-space separated, NFKC) in the reference and the answer
-	F1, F1Fold      float64 // bag-of-words F1, case kept and case folded
+	RefWords, Words int // words (white-space separated, NFKC) in the reference and the answer
+	// WordsLost are the reference's words the answer lacks, WordsExtra the answer's the
+	// reference lacks (as multisets, case kept): what made F1 what it is.
+	WordsLost, WordsExtra []string
+	F1, F1Fold            float64 // bag-of-words F1, case kept and case folded
 	// CharAcc is how much of the reference's text the answer holds: 1 − the summed edit
 	// distance of each reference line to its closest stretch of the answer over the reference's
 	// characters (white space aside). Each line is found wherever the answer has it, so the
@@ -41,13 +44,15 @@ func (s Score) MergedLines() int {
 
 // compare scores answer lines against reference lines. Both are read as a person reads text:
 // NFKC (so a ligature is its letters and a full-width digit a digit), words split at white
-// space.
+// space, a word hyphenated at the end of a line read whole (pdftotext joins them, a page's lines
+// keep them as printed).
 func compare(ref, answer []string) Score {
 	var s Score
 	refText, ansText := strings.Join(ref, "\n"), strings.Join(answer, "\n")
-	refWords, ansWords := words(refText), words(ansText)
+	refWords, ansWords := lineWords(ref), lineWords(answer)
 	s.RefWords, s.Words = len(refWords), len(ansWords)
 	s.F1 = bagF1(refWords, ansWords)
+	s.WordsLost, s.WordsExtra = bagDiff(refWords, ansWords), bagDiff(ansWords, refWords)
 	fold := cases.Fold()
 	for i := range refWords {
 		refWords[i] = fold.String(refWords[i])
@@ -80,8 +85,48 @@ func compare(ref, answer []string) Score {
 	return s
 }
 
-// words are the white-space separated words of s in NFKC.
-func words(s string) []string { return strings.Fields(norm.NFKC.String(s)) }
+// lineWords are the white-space separated words of lines in NFKC, a word that ends a line with
+// a hyphen after a letter joined with the next line's first word when that begins with a
+// lower-case letter ("Ex-" and "isting": "Existing").
+func lineWords(lines []string) []string {
+	var out []string
+	hyphenated := false
+	for _, l := range lines {
+		ws := strings.Fields(norm.NFKC.String(l))
+		if len(ws) == 0 {
+			continue
+		}
+		if first, _ := utf8.DecodeRuneInString(ws[0]); hyphenated && unicode.IsLower(first) {
+			last := out[len(out)-1]
+			out[len(out)-1] = last[:len(last)-1] + ws[0]
+			ws = ws[1:]
+		}
+		out = append(out, ws...)
+		hyphenated = false
+		if len(ws) > 0 {
+			w := []rune(ws[len(ws)-1])
+			hyphenated = len(w) >= 2 && w[len(w)-1] == '-' && unicode.IsLetter(w[len(w)-2])
+		}
+	}
+	return out
+}
+
+// bagDiff is what want holds that got lacks, as multisets, in want's order.
+func bagDiff(want, got []string) []string {
+	count := make(map[string]int, len(got))
+	for _, g := range got {
+		count[g]++
+	}
+	var out []string
+	for _, w := range want {
+		if count[w] > 0 {
+			count[w]--
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
 
 // bagF1 is the F1 score of got against want as multisets of words (SROIE's word protocol, as
 // ocr_score.py counts it): nothing against nothing is 1, anything against nothing 0.

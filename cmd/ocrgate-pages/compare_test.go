@@ -61,6 +61,30 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestLineWords(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"Existing systems are ex-", "isting ones"}, "Existing systems are existing ones"},
+		{[]string{"a semi-", "automatic way"}, "a semiautomatic way"},
+		{[]string{"pages 12-", "14"}, "pages 12- 14"},                     // a range, not a word
+		{[]string{"U.S.-", "Canada"}, "U.S.- Canada"},                     // not a letter before the hyphen... of a word
+		{[]string{"the Anglo-", "Saxon kings"}, "the Anglo- Saxon kings"}, // a capital: a compound kept
+		{[]string{"o\ufb03ce", "", "hy-", "", "phen"}, "office hyphen"},
+	} {
+		if got := strings.Join(lineWords(c.lines), " "); got != c.want {
+			t.Errorf("lineWords(%q) = %q, want %q", c.lines, got, c.want)
+		}
+	}
+}
+
+func TestBagDiff(t *testing.T) {
+	if got := bagDiff([]string{"a", "b", "a", "c"}, []string{"a", "c", "d"}); !slices.Equal(got, []string{"b", "a"}) {
+		t.Errorf("bagDiff = %q, want [b a]", got)
+	}
+}
+
 func TestDistancesRepeatedLines(t *testing.T) {
 	// A timetable's "11:50" twice in the reference is in an answer that holds it once only once.
 	dist, _ := distances([]string{"11:50", "11:50"}, "11:50")

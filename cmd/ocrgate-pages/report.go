@@ -153,8 +153,15 @@ func printReport(w io.Writer, rows, earlier []Row) {
 	}
 }
 
-// printLines prints the row's lost and extra lines.
+// printLines prints the row's lost and extra lines, and its first lost and extra words.
 func printLines(w io.Writer, r Row) {
+	const most = 20
+	if l := r.Score.WordsLost; len(l) > 0 {
+		fmt.Fprintf(w, "    words lost  %d: %s\n", len(l), strings.Join(l[:min(len(l), most)], " "))
+	}
+	if l := r.Score.WordsExtra; len(l) > 0 {
+		fmt.Fprintf(w, "    words extra %d: %s\n", len(l), strings.Join(l[:min(len(l), most)], " "))
+	}
 	for _, l := range r.Score.Lost {
 		fmt.Fprintf(w, "    lost  %q\n", l)
 	}
@@ -318,6 +325,12 @@ func writeResults(dir string, rows []Row) error {
 		}
 		for _, l := range r.Score.Extra {
 			fmt.Fprintf(&lines, "%s\t%d\t%s\textra\t%s\n", r.File, r.Page, r.Mode, tsvSafe(l))
+		}
+		if l := r.Score.WordsLost; len(l) > 0 {
+			fmt.Fprintf(&lines, "%s\t%d\t%s\twords-lost\t%s\n", r.File, r.Page, r.Mode, tsvSafe(strings.Join(l, " ")))
+		}
+		if l := r.Score.WordsExtra; len(l) > 0 {
+			fmt.Fprintf(&lines, "%s\t%d\t%s\twords-extra\t%s\n", r.File, r.Page, r.Mode, tsvSafe(strings.Join(l, " ")))
 		}
 	}
 	for name, text := range map[string]string{"pages.tsv": pages.String(), "merges.tsv": merges.String(), "lines.tsv": lines.String()} {
