@@ -385,6 +385,18 @@ func TestMainReport(t *testing.T) {
 	}
 }
 
+func TestByPage(t *testing.T) {
+	keys := []struct {
+		f string
+		p int
+	}{{"a", 1}, {"a", 2}, {"b", 1}, {"a", 1}, {"b", 1}}
+	got := byPage(len(keys), func(i int) (string, int) { return keys[i].f, keys[i].p })
+	want := [][]int{{0, 3}, {1}, {2, 4}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("byPage = %v, want %v", got, want)
+	}
+}
+
 func TestRescore(t *testing.T) {
 	// A saved run: one page answered in auto from its layer with two lines merged, and its
 	// reference beside the document (doc.pdf.txt, as pdftotext writes a document).
@@ -405,16 +417,33 @@ func TestRescore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := rescoreRun(t.Context(), dir, newReferences(false))
+	// The same page under always, in a run of its own.
+	always := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(always, "answers"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		filepath.Join(always, "pages.tsv"): "file\tpage\tmode\tstatus\tf1\n" + doc + "\t1\talways\t200\t1.0000\n",
+		answerPath(always, doc, 1, "always"): `{"image_info":{"pages":2},"pages":[{"page":1,"source":"ocr",` +
+			`"source_reason":"ocr_requested","regions":[{"text":"Timetable"},{"text":"11:50"},{"text":"12:50"}]}]}`,
+	} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := rescoreRun(t.Context(), []string{dir, always}, newReferences(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 {
-		t.Fatalf("%d rows, want 1", len(rows))
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(rows))
 	}
 	r := rows[0]
-	if r.Source != "text-layer" || r.Confidence != 0.98 || r.CPU != 250*time.Millisecond || r.Score.MergedLines() != 1 ||
+	if r.Source != "text-layer" || r.Confidence != 0.98 || r.CPU != 250*time.Millisecond || r.Score.MergedLines() != 1 || r.OCRF1 != 1 ||
 		strings.Join(r.Flags(), ",") != "agreed-but-wrong,merged" {
 		t.Errorf("rescored as %+v, flags %v", r, r.Flags())
+	}
+	if r := rows[1]; r.Mode != "always" || r.Score.F1 != 1 || len(r.Flags()) > 0 {
+		t.Errorf("always rescored as %+v, flags %v", r, r.Flags())
 	}
 }

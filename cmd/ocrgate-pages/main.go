@@ -90,7 +90,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 5*time.Minute, "the longest one request may take")
 	verbose := fs.Bool("v", false, "also print each page's lost and extra lines")
 	report := fs.String("report", "", "a saved pages.tsv: print its table and summary (and -before's changes) and send nothing")
-	rescore := fs.String("rescore", "", "the -out DIR of an earlier run: compare its saved answers with the references again (this command's comparisons as they are now), send nothing")
+	rescore := fs.String("rescore", "", "the -out DIR of an earlier run (or DIR,DIR… of several, such as auto in one and always in another): compare the saved answers with the references again (this command's comparisons as they are now), send nothing")
 	var env []string
 	fs.Func("env", "KEY=VALUE for the services this command starts (repeatable)", func(s string) error {
 		if !strings.Contains(s, "=") {
@@ -122,7 +122,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if *report != "" {
 			rows, err = readRows(*report)
 		} else {
-			rows, err = rescoreRun(ctx, *rescore, newReferences(*layout))
+			rows, err = rescoreRun(ctx, strings.Split(*rescore, ","), newReferences(*layout))
 		}
 		if err != nil {
 			return fail(2, err)
@@ -213,27 +213,36 @@ func answerPath(dir, file string, n int, mode string) string {
 	return filepath.Join(dir, "answers", fmt.Sprintf("%s.p%d.%s.json", filepath.Base(file), n, mode))
 }
 
-// rescoreRun judges an earlier run's saved answers (dir/answers, listed by dir/pages.tsv) again
-// against the references; the CPU and wall times are the run's.
-func rescoreRun(ctx context.Context, dir string, refs *references) ([]Row, error) {
-	saved, err := readRows(filepath.Join(dir, "pages.tsv"))
-	if err != nil {
-		return nil, err
+// rescoreRun judges earlier runs' saved answers (each dir's answers, listed by its pages.tsv)
+// again against the references; the CPU and wall times are the runs'. The rows of one page
+// from several runs (auto in one, always in another) are judged together, in the order of the
+// page's first appearance.
+func rescoreRun(ctx context.Context, dirs []string, refs *references) ([]Row, error) {
+	type saved struct {
+		Row
+		dir string
 	}
-	rows := make([]Row, 0, len(saved))
-	for i := 0; i < len(saved); {
-		j := i + 1
-		for j < len(saved) && saved[j].File == saved[i].File && saved[j].Page == saved[i].Page {
-			j++
+	var all []saved
+	for _, dir := range dirs {
+		rows, err := readRows(filepath.Join(dir, "pages.tsv"))
+		if err != nil {
+			return nil, err
 		}
-		s := saved[i]
-		ref, hasRef, err := refs.lines(ctx, s.File, s.Page)
+		for _, r := range rows {
+			all = append(all, saved{r, dir})
+		}
+	}
+	var rows []Row
+	for _, page := range byPage(len(all), func(i int) (string, int) { return all[i].File, all[i].Page }) {
+		first := all[page[0]]
+		ref, hasRef, err := refs.lines(ctx, first.File, first.Page)
 		if err != nil {
 			hasRef = false // as the run did: the row says the page had no reference
 		}
-		for _, s := range saved[i:j] {
+		for _, i := range page {
+			s := all[i]
 			rep := reply{Status: s.Status, CPU: s.CPU, Wall: s.Wall}
-			if rep.Raw, err = os.ReadFile(answerPath(dir, s.File, s.Page, s.Mode)); err != nil {
+			if rep.Raw, err = os.ReadFile(answerPath(s.dir, s.File, s.Page, s.Mode)); err != nil {
 				return nil, err
 			}
 			if err := json.Unmarshal(rep.Raw, &rep.Answer); err != nil {
@@ -241,10 +250,31 @@ func rescoreRun(ctx context.Context, dir string, refs *references) ([]Row, error
 			}
 			rows = append(rows, judge(s.File, s.Page, s.Mode, rep, ref, hasRef))
 		}
-		crossJudge(rows[len(rows)-(j-i):])
-		i = j
+		crossJudge(rows[len(rows)-len(page):])
 	}
 	return rows, nil
+}
+
+// byPage groups the indices 0…n-1 by the page key gives each, in the order of each page's first
+// index.
+func byPage(n int, key func(int) (string, int)) [][]int {
+	type page struct {
+		file string
+		n    int
+	}
+	at := map[page]int{}
+	var out [][]int
+	for i := range n {
+		f, p := key(i)
+		k, ok := at[page{f, p}]
+		if !ok {
+			k = len(out)
+			at[page{f, p}] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], i)
+	}
+	return out
 }
 
 // runner sends the pages and keeps their rows.

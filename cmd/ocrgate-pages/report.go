@@ -421,13 +421,15 @@ func readRows(path string) ([]Row, error) {
 	}
 	if _, ok := col["layer_f1"]; !ok {
 		// A table written before these columns: the page's other modes are in it.
-		for i := 0; i < len(rows); {
-			j := i + 1
-			for j < len(rows) && rows[j].File == rows[i].File && rows[j].Page == rows[i].Page {
-				j++
+		for _, page := range byPage(len(rows), func(i int) (string, int) { return rows[i].File, rows[i].Page }) {
+			group := make([]Row, len(page))
+			for k, i := range page {
+				group[k] = rows[i]
 			}
-			crossJudge(rows[i:j])
-			i = j
+			crossJudge(group)
+			for k, i := range page {
+				rows[i] = group[k]
+			}
 		}
 	}
 	return rows, sc.Err()
