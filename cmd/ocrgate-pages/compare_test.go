@@ -408,7 +408,8 @@ func TestRescore(t *testing.T) {
 		filepath.Join(dir, "pages.tsv"): "file\tpage\tmode\tstatus\tf1\tcpu_s\twall_s\n" +
 			doc + "\t1\tauto\t200\t1.0000\t0.250\t0.300\n",
 		answerPath(dir, doc, 1, "auto"): `{"image_info":{"pages":2},"pages":[{"page":1,"source":"text-layer",` +
-			`"source_reason":"text_layer_agrees","confidence":0.98,"regions":[{"text":"Timetable"},{"text":"1112::5050"}]}]}`,
+			`"source_reason":"text_layer_agrees","confidence":0.98,"regions":[{"text":"Timetable"},{"text":"1112::5050"}],` +
+			`"text_layer_check":{"probes":4,"agreed":3,"disagreed":1},"hidden_text":{"characters":625,"reasons":["no_visible_mark"]}}]}`,
 	} {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
@@ -440,6 +441,7 @@ func TestRescore(t *testing.T) {
 	}
 	r := rows[0]
 	if r.Source != "text-layer" || r.Confidence != 0.98 || r.CPU != 250*time.Millisecond || r.Score.MergedLines() != 1 || r.OCRF1 != 1 ||
+		r.Probes != 4 || r.Agreed != 3 || r.Disagreed != 1 || r.Hidden != 625 ||
 		strings.Join(r.Flags(), ",") != "agreed-but-wrong,merged" {
 		t.Errorf("rescored as %+v, flags %v", r, r.Flags())
 	}

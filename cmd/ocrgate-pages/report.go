@@ -30,6 +30,9 @@ type Row struct {
 	// (mode unchecked) and by OCR (mode always); -1 where that mode was not run or did not
 	// answer so. They say which source was the better one (crossJudge).
 	LayerF1, OCRF1 float64
+	// Probes, Agreed and Disagreed are the page's text_layer_check (0 where none was read);
+	// Hidden the characters of its layer dropped as unseen (hidden_text).
+	Probes, Agreed, Disagreed, Hidden int
 }
 
 // The flags' thresholds.
@@ -108,6 +111,12 @@ func judge(file string, n int, mode string, rep reply, ref []string, hasRef bool
 		default:
 			row.Source, row.Reason, row.Confidence = p.source(), p.SourceReason, p.Confidence
 			lines = p.lines()
+			if p.Check != nil {
+				row.Probes, row.Agreed, row.Disagreed = p.Check.Probes, p.Check.Agreed, p.Check.Disagreed
+			}
+			if p.Hidden != nil {
+				row.Hidden = p.Hidden.Characters
+			}
 		}
 	}
 	if hasRef {
@@ -117,8 +126,8 @@ func judge(file string, n int, mode string, rep reply, ref []string, hasRef bool
 }
 
 func printHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-44s %4s %-9s %3s %-10s %-22s %5s %5s %5s %6s %6s %6s %3s %4s %5s %6s %6s %s\n",
-		"file", "page", "mode", "st", "source", "reason", "conf", "refW", "ansW", "F1", "F1ci", "char", "mrg", "lost", "extra", "CPU-s", "wall-s", "flags")
+	fmt.Fprintf(w, "%-44s %4s %-9s %3s %-10s %-22s %5s %5s %5s %5s %5s %6s %6s %6s %3s %4s %5s %6s %6s %s\n",
+		"file", "page", "mode", "st", "source", "reason", "conf", "probe", "hid", "refW", "ansW", "F1", "F1ci", "char", "mrg", "lost", "extra", "CPU-s", "wall-s", "flags")
 }
 
 func printRow(w io.Writer, r Row) {
@@ -131,8 +140,12 @@ func printRow(w io.Writer, r Row) {
 		s := r.Score
 		score = fmt.Sprintf("%5d %5d %6.3f %6.3f %6.3f %3d %4d %5d", s.RefWords, s.Words, s.F1, s.F1Fold, s.CharAcc, s.MergedLines(), len(s.Lost), len(s.Extra))
 	}
-	fmt.Fprintf(w, "%-44s %4d %-9s %3d %-10s %-22s %5.3f %s %6s %6.2f %s\n",
-		fileName(r.File, 44), r.Page, r.Mode, r.Status, r.Source, shorten(reason, 22), r.Confidence, score,
+	probes := "-" // agreed of read
+	if r.Probes > 0 {
+		probes = fmt.Sprintf("%d/%d", r.Agreed, r.Probes)
+	}
+	fmt.Fprintf(w, "%-44s %4d %-9s %3d %-10s %-22s %5.3f %5s %5d %s %6s %6.2f %s\n",
+		fileName(r.File, 44), r.Page, r.Mode, r.Status, r.Source, shorten(reason, 22), r.Confidence, probes, r.Hidden, score,
 		seconds(r.CPU), r.Wall.Seconds(), strings.Join(r.Flags(), ","))
 }
 
@@ -304,7 +317,7 @@ func printChanges(w io.Writer, before, after []Row) {
 
 // tsvHeader names pages.tsv's columns; readRows reads them back by name.
 var tsvHeader = []string{"file", "page", "mode", "status", "code", "source", "reason", "confidence", "ref_words", "words",
-	"f1", "f1_ci", "char_acc", "merged_lines", "doubled", "lost", "extra", "cpu_s", "wall_s", "reference", "layer_f1", "ocr_f1", "flags"}
+	"f1", "f1_ci", "char_acc", "merged_lines", "doubled", "lost", "extra", "cpu_s", "wall_s", "reference", "layer_f1", "ocr_f1", "probes", "probes_agreed", "probes_disagreed", "hidden_chars", "flags"}
 
 // writeResults writes pages.tsv, merges.tsv and lines.tsv into dir.
 func writeResults(dir string, rows []Row) error {
@@ -358,7 +371,8 @@ func (r Row) fields() []string {
 		f4(r.Confidence), strconv.Itoa(s.RefWords), strconv.Itoa(s.Words), f4(s.F1), f4(s.F1Fold), f4(s.CharAcc),
 		strconv.Itoa(s.MergedLines()), strconv.Itoa(len(s.Doubled)), strconv.Itoa(len(s.Lost)), strconv.Itoa(len(s.Extra)),
 		opt(r.CPU.Seconds(), r.CPU >= 0), strconv.FormatFloat(r.Wall.Seconds(), 'f', 3, 64), ref,
-		opt(r.LayerF1, r.LayerF1 >= 0), opt(r.OCRF1, r.OCRF1 >= 0), strings.Join(r.Flags(), ",")}
+		opt(r.LayerF1, r.LayerF1 >= 0), opt(r.OCRF1, r.OCRF1 >= 0), strconv.Itoa(r.Probes), strconv.Itoa(r.Agreed),
+		strconv.Itoa(r.Disagreed), strconv.Itoa(r.Hidden), strings.Join(r.Flags(), ",")}
 }
 
 // readRows reads a pages.tsv back: the figures a later run is compared with (merges, lost and
@@ -406,7 +420,8 @@ func readRows(path string) ([]Row, error) {
 		count := func(name string) int { return max(int(num(name)), 0) }
 		r := Row{File: get("file"), Mode: get("mode"), Code: get("code"), Source: get("source"), Reason: get("reason"),
 			Page: count("page"), Status: count("status"), Confidence: max(num("confidence"), 0), HasRef: get("reference") == "yes",
-			LayerF1: num("layer_f1"), OCRF1: num("ocr_f1"), CPU: -1}
+			LayerF1: num("layer_f1"), OCRF1: num("ocr_f1"), CPU: -1,
+			Probes: count("probes"), Agreed: count("probes_agreed"), Disagreed: count("probes_disagreed"), Hidden: count("hidden_chars")}
 		r.Score = Score{RefWords: count("ref_words"), Words: count("words"), F1: max(num("f1"), 0), F1Fold: max(num("f1_ci"), 0),
 			CharAcc: max(num("char_acc"), 0), Lost: make([]string, count("lost")), Extra: make([]string, count("extra")),
 			Doubled: make([]Merge, count("doubled"))}

@@ -141,6 +141,16 @@ type pageAnswer struct {
 	Error        *struct {
 		Code string `json:"code"`
 	} `json:"error"`
+	// What the text-layer check read, and the layer's text dropped as unseen.
+	Check *struct {
+		Probes    int `json:"probes"`
+		Agreed    int `json:"agreed"`
+		Disagreed int `json:"disagreed"`
+	} `json:"text_layer_check"`
+	Hidden *struct {
+		Characters int      `json:"characters"`
+		Reasons    []string `json:"reasons"`
+	} `json:"hidden_text"`
 }
 
 type region struct {
