@@ -257,8 +257,13 @@ func printSummary(w io.Writer, rows []Row, order []string) {
 			if name == "" {
 				name = "all"
 			}
-			fmt.Fprintf(w, "  %-11s %d pages, %d with a reference: word F1 mean %.3f (ci %.3f), char %.3f; F1 ≥ %.2f on %d; merges %d lines on %d pages; CPU-s mean %s median %s total %s; wall-s mean %.2f\n",
-				name, len(wall), len(f1), mean(f1), mean(f1ci), mean(char), exactF1, exact, lines, merged, fsec(mean(cpu), len(cpu)), fsec(median(cpu), len(cpu)), fsec(sum(cpu), len(cpu)), mean(wall))
+			scores := ""
+			if len(f1) > 0 {
+				scores = fmt.Sprintf(": word F1 mean %.3f (ci %.3f), char %.3f; F1 ≥ %.2f on %d; merges %d lines on %d pages",
+					mean(f1), mean(f1ci), mean(char), exactF1, exact, lines, merged)
+			}
+			fmt.Fprintf(w, "  %-11s %d pages, %d with a reference%s; CPU-s mean %s median %s total %s; wall-s mean %.2f\n",
+				name, len(wall), len(f1), scores, fsec(mean(cpu), len(cpu)), fsec(median(cpu), len(cpu)), fsec(sum(cpu), len(cpu)), mean(wall))
 		}
 	}
 	printCheckCost(w, rows)
