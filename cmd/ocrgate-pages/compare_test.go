@@ -449,3 +449,17 @@ func TestRescore(t *testing.T) {
 		t.Errorf("always rescored as %+v, flags %v", r, r.Flags())
 	}
 }
+
+func TestPrintChanges(t *testing.T) {
+	before := []Row{{File: "/old/f1040.pdf", Page: 1, Mode: "auto", Status: 200, Source: "text-layer", HasRef: true, CPU: 260 * time.Millisecond,
+		Score: Score{F1: 0.945, F1Fold: 0.945, Merges: []Merge{{Line: 0}, {Line: 4}, {Line: 9}}}, LayerF1: -1, OCRF1: -1}}
+	after := []Row{{File: "/new/f1040.pdf", Page: 1, Mode: "auto", Status: 200, Source: "mixed", HasRef: true, CPU: 310 * time.Millisecond,
+		Score: Score{F1: 0.995, F1Fold: 0.995}, LayerF1: -1, OCRF1: -1}}
+	var out strings.Builder
+	printChanges(&out, before, after)
+	for _, want := range []string{"text-layer → mixed", "0.945 → 0.995", "3 → 0", "0.26 → 0.31", "agreed-but-wrong,merged → ok"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("changes lack %q:\n%s", want, out.String())
+		}
+	}
+}
