@@ -455,9 +455,19 @@ func TestPrintChanges(t *testing.T) {
 		Score: Score{F1: 0.945, F1Fold: 0.945, Merges: []Merge{{Line: 0}, {Line: 4}, {Line: 9}}}, LayerF1: -1, OCRF1: -1}}
 	after := []Row{{File: "/new/f1040.pdf", Page: 1, Mode: "auto", Status: 200, Source: "mixed", HasRef: true, CPU: 310 * time.Millisecond,
 		Score: Score{F1: 0.995, F1Fold: 0.995}, LayerF1: -1, OCRF1: -1}}
+	// A page that did not change but for its CPU time is counted, not listed.
+	steady := Row{File: "/old/book.pdf", Page: 2, Mode: "auto", Status: 200, Source: "text-layer", HasRef: true, CPU: 100 * time.Millisecond,
+		Score: Score{F1: 1, F1Fold: 1}, LayerF1: -1, OCRF1: -1}
+	before = append(before, steady)
+	steady.CPU = 120 * time.Millisecond
+	after = append(after, steady)
 	var out strings.Builder
 	printChanges(&out, before, after)
-	for _, want := range []string{"text-layer → mixed", "0.945 → 0.995", "3 → 0", "0.26 → 0.31", "agreed-but-wrong,merged → ok"} {
+	if strings.Contains(out.String(), "book.pdf") {
+		t.Errorf("an unchanged page listed:\n%s", out.String())
+	}
+	for _, want := range []string{"text-layer → mixed", "0.945 → 0.995", "3 → 0", "0.26 → 0.31", "agreed-but-wrong,merged → ok",
+		"1 pages unchanged", "total 0.36 → 0.43"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("changes lack %q:\n%s", want, out.String())
 		}

@@ -308,17 +308,32 @@ func printChanges(w io.Writer, before, after []Row) {
 	for _, r := range before {
 		old[key{filepath.Base(r.File), r.Page, r.Mode}] = r
 	}
-	fmt.Fprintf(w, "\nbefore → after\n%-44s %4s %-9s %-23s %-15s %-15s %-9s %-13s %s\n", "file", "page", "mode", "source", "F1", "F1ci", "merges", "CPU-s", "flags")
+	fmt.Fprintf(w, "\nbefore → after, the pages whose source, word F1 (by %.3f or more), merges or flags changed\n%-44s %4s %-9s %-23s %-15s %-15s %-9s %-13s %s\n",
+		changedF1, "file", "page", "mode", "source", "F1", "F1ci", "merges", "CPU-s", "flags")
+	var same, cpuBefore, cpuAfter []float64
 	for _, r := range after {
 		b, ok := old[key{filepath.Base(r.File), r.Page, r.Mode}]
 		if !ok {
+			continue
+		}
+		if b.CPU >= 0 && r.CPU >= 0 {
+			cpuBefore, cpuAfter = append(cpuBefore, b.CPU.Seconds()), append(cpuAfter, r.CPU.Seconds())
+		}
+		if b.Source == r.Source && math.Abs(b.Score.F1-r.Score.F1) < changedF1 && b.Score.MergedLines() == r.Score.MergedLines() &&
+			slices.Equal(b.Flags(), r.Flags()) {
+			same = append(same, 1)
 			continue
 		}
 		fmt.Fprintf(w, "%-44s %4d %-9s %-23s %.3f → %.3f %.3f → %.3f %3d → %-3d %5s → %-5s %s → %s\n",
 			fileName(r.File, 44), r.Page, r.Mode, b.Source+" → "+r.Source, b.Score.F1, r.Score.F1, b.Score.F1Fold, r.Score.F1Fold,
 			b.Score.MergedLines(), r.Score.MergedLines(), seconds(b.CPU), seconds(r.CPU), orNone(b.Flags()), orNone(r.Flags()))
 	}
+	fmt.Fprintf(w, "%d pages unchanged; CPU-s of the %d pages in both, before → after: total %.2f → %.2f, median %.3f → %.3f\n",
+		len(same), len(cpuAfter), sum(cpuBefore), sum(cpuAfter), median(cpuBefore), median(cpuAfter))
 }
+
+// changedF1 is the change of word F1 that printChanges shows.
+const changedF1 = 0.005
 
 // tsvHeader names pages.tsv's columns; readRows reads them back by name.
 var tsvHeader = []string{"file", "page", "mode", "status", "code", "source", "reason", "confidence", "ref_words", "words",
