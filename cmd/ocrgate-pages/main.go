@@ -190,9 +190,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	run.warmUp(files[0])
 	printHeader(stdout)
+	var runErr error
 	for _, f := range files {
-		if err := run.file(f); err != nil {
-			return fail(1, err)
+		if runErr = run.file(f); runErr != nil {
+			break // the pages read so far are still summed up and written
 		}
 	}
 	printMerges(stdout, run.rows)
@@ -204,6 +205,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err := writeResults(*out, run.rows); err != nil {
 			return fail(1, err)
 		}
+	}
+	if runErr != nil {
+		return fail(1, runErr)
 	}
 	return 0
 }
