@@ -328,6 +328,10 @@ func printChanges(w io.Writer, before, after []Row) {
 			fileName(r.File, 44), r.Page, r.Mode, b.Source+" → "+r.Source, b.Score.F1, r.Score.F1, b.Score.F1Fold, r.Score.F1Fold,
 			b.Score.MergedLines(), r.Score.MergedLines(), seconds(b.CPU), seconds(r.CPU), orNone(b.Flags()), orNone(r.Flags()))
 	}
+	if len(cpuAfter) == 0 {
+		fmt.Fprintf(w, "%d pages unchanged; no page with CPU figures in both (pages are matched by file name, page and mode)\n", len(same))
+		return
+	}
 	fmt.Fprintf(w, "%d pages unchanged; CPU-s of the %d pages in both, before → after: total %.2f → %.2f, median %.3f → %.3f\n",
 		len(same), len(cpuAfter), sum(cpuBefore), sum(cpuAfter), median(cpuBefore), median(cpuAfter))
 }
