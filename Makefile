@@ -21,7 +21,7 @@ GOLANGCI_LINT         := bin/tools/golangci-lint
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -177,6 +177,16 @@ soak-hostile: models build
 	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix receipts
 	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix hostile
 	$(GO) run ./cmd/ocrgate-loadgen -bin $(BIN) -dataset $(DATASET) -c 4 -n 300 -d 30m -mix http
+
+## soak-mixed: 10 minutes at 8 clients: receipts, every fourth request a hostile file (images,
+## TIFFs, PDFs), HTTP attacks beside (heads without bodies, hang-ups, slow bodies, multipart
+## floods), and panics injected into recognizer batches, image decodes and document pages by a
+## binary built with -tags faults (cmd/ocrgate/faults.go); reports the 5xx beside the panics the
+## service counted, peak RSS and the memory budget, goroutines and fds before and after
+soak-mixed: models
+	$(GO) build -trimpath -tags faults -o bin/ocrgate-faults ./cmd/ocrgate
+	$(GO) run ./cmd/ocrgate-loadgen -bin bin/ocrgate-faults -dataset $(DATASET) -c 8 -d 10m -mix soak \
+	  -faults 'recognizer batch=200,image decode=100,document page=10'
 
 ## bench-cost: the memory cost model against the peak RSS of each image in a fresh process
 bench-cost: models

@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -173,6 +174,8 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 		wg        sync.WaitGroup
 		start     = time.Now()
 		errorsOut int
+		// transportErrors counts the requests that got no answer, by kind.
+		transportErrors = map[string]int{}
 	)
 	next := func() (int, bool) {
 		mu.Lock()
@@ -201,6 +204,7 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 				if err != nil {
 					mu.Lock()
 					errorsOut++
+					transportErrors[errorKind(err)]++
 					mu.Unlock()
 					continue
 				}
@@ -238,10 +242,12 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	panics, budget := metric(base, "ocrgate_panics_total"), metric(base, "ocrgate_memory_budget_bytes")
 	if httpMix {
 		// What the attacks left behind, once the service has closed their connections and
-		// fasthttp's idle workers (kept 10 s) have gone: polled for up to 30 s.
+		// fasthttp's idle workers (kept 10 s) have gone: polled for up to 60 s.
+		// The clients' own keep-alive connections are closed first: what is left is the service's.
+		client.CloseIdleConnections()
 		settle := time.Now()
 		g, fds := runtimeGauges(base)
-		for g > baseGoroutines+5 && time.Since(settle) < 30*time.Second {
+		for (g > baseGoroutines+2 || fds > baseFDs+2) && time.Since(settle) < 60*time.Second {
 			time.Sleep(time.Second)
 			g, fds = runtimeGauges(base)
 		}
@@ -273,6 +279,9 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	}
 
 	report(samples, errorsOut, clients, elapsed)
+	if errorsOut > 0 {
+		fmt.Printf("transport errors by kind: %v\n", transportErrors)
+	}
 	if hostileMix {
 		reportHostile(samples)
 	}
@@ -365,6 +374,24 @@ func reportServerErrors(samples []sample, panics float64) {
 		}
 	}
 	fmt.Printf("5xx: %d × 500 internal_error (the service counted %.0f panics), other 5xx: %v\n", internal, panics, other)
+}
+
+// errorKind names a transport error for the report: a client timeout, a connection reset or
+// closed by the service, or another.
+func errorKind(err error) string {
+	var ne net.Error
+	switch msg := err.Error(); {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case strings.Contains(msg, "connection reset"):
+		return "reset"
+	case strings.Contains(msg, "EOF"), strings.Contains(msg, "closed"):
+		return "closed"
+	case strings.Contains(msg, "broken pipe"):
+		return "broken pipe"
+	default:
+		return "other"
+	}
 }
 
 // metric sums the samples of a metric on the service's /metrics (every label set), -1 when it

@@ -107,7 +107,20 @@ type Result struct {
 	// "44", "**") whose blank between the two did not win reads as one; in a line where no
 	// character won two steps in a row nothing was collapsed.
 	LongestRun int
+	// Doubt holds, for each rune of Text, whether the model's steps leave room for it being
+	// doubled: it won two timesteps or more in a row (greedy decoding collapses such a run into
+	// one character), or a blank step between it and the character before or after it won with
+	// less than weakBlank (the model half saw a character there). A doubled character read as one
+	// ("tree" read "tre", "will" read "wil") leaves one of these traces; see ocr's second
+	// reading of such lines.
+	Doubt []bool
 }
+
+// weakBlank is the probability under which a blank step leaves room for a character beside it
+// (see Result.Doubt): where a doubled letter was read as one in small print, the blank that took
+// the second letter's place won with 0.50–0.70, where blanks between letters usually win with
+// 0.95 and more.
+const weakBlank = 0.75
 
 // Decode decodes one sequence of T timesteps × C classes (row-major softmax output).
 // It returns an error when the shape does not fit the charset.
@@ -118,7 +131,7 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 	if T < 0 || len(probs) < T*C {
 		return Result{}, fmt.Errorf("recognizer output holds %d values, want %d×%d", len(probs), T, C)
 	}
-	d := decoder{c: c, opt: opt, lastKept: -1}
+	d := decoder{c: c, opt: opt, lastKept: -1, minBlank: 2}
 	// When the rows are probability distributions (the recognizer ends in a softmax), a value
 	// above one half is the row's maximum: the scan over thousands of classes stops there, and a
 	// step where the blank is above one half, which is most steps, costs one comparison.
@@ -156,7 +169,7 @@ func (c *Charset) DecodeTop(top []float32, T int, opt Options) (Result, error) {
 	if T < 0 || len(top) < T*TopWidth {
 		return Result{}, fmt.Errorf("recognizer output holds %d values, want %d×%d", len(top), T, TopWidth)
 	}
-	d := decoder{c: c, opt: opt, lastKept: -1}
+	d := decoder{c: c, opt: opt, lastKept: -1, minBlank: 2}
 	for t := 0; t < T; t++ {
 		k := top[t*TopWidth]
 		if !(k >= 0 && int(k) < len(c.classes)) || k != float32(int(k)) {
@@ -187,6 +200,8 @@ type decoder struct {
 	gapAtEnum float32 // the space probability of the gap of enumSpace
 	run       int     // timesteps the current winning class has lasted
 	longest   int     // the longest run of one character so far
+	doubt     []bool  // per rune of sb, as Result.Doubt
+	minBlank  float32 // the least blank probability since the last kept character (2: none)
 }
 
 // step takes timestep t: its winning class and probability, and the space class's probability.
@@ -204,6 +219,13 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 		if best == 0 && spaceP > d.gapSpace {
 			d.gapSpace = spaceP
 		}
+		if n := len(d.doubt); n > 0 && best != 0 && best != c.space && d.run == 2 {
+			// The last character won a second step in a row.
+			d.doubt[n-1] = true
+		}
+		if best == 0 {
+			d.minBlank = min(d.minBlank, bestP)
+		}
 		d.prev = best
 		return
 	}
@@ -215,11 +237,13 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 			d.steps = append(d.steps, t)
 			d.probs = append(d.probs, bestP)
 			d.gaps = append(d.gaps, 0)
+			d.doubt = append(d.doubt, false)
 			d.lastKept = best
 		}
 		d.sum += bestP
 		d.kept++
 		d.gapSpace = 0
+		d.minBlank = 2
 		return
 	}
 	restored := false
@@ -240,9 +264,16 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 			d.steps = append(d.steps, t)
 			d.probs = append(d.probs, 0)
 			d.gaps = append(d.gaps, 0)
+			d.doubt = append(d.doubt, false)
 			restored = true
 		}
 	}
+	// A weak blank between two characters leaves room for another of either.
+	weak := d.minBlank < weakBlank && !restored && d.lastKept != -1 && d.lastKept != c.space
+	if weak {
+		d.doubt[len(d.doubt)-1] = true
+	}
+	d.minBlank = 2
 	d.sb.WriteString(c.classes[best])
 	gap := d.gapSpace
 	if restored || d.lastKept == -1 {
@@ -252,6 +283,7 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 		d.steps = append(d.steps, t)
 		d.probs = append(d.probs, bestP)
 		d.gaps = append(d.gaps, gap)
+		d.doubt = append(d.doubt, weak)
 	}
 	d.sum += bestP
 	d.kept++
@@ -289,11 +321,12 @@ func digits(s string) bool {
 func isDigit(s string) bool { return len(s) == 1 && digits(s) }
 
 func (d *decoder) result() Result {
-	text, steps, probs, gaps := d.sb.String(), d.steps, d.probs, d.gaps
+	text, steps, probs, gaps, doubt := d.sb.String(), d.steps, d.probs, d.gaps, d.doubt
 	if trimmed := strings.TrimRight(text, " "); len(trimmed) != len(text) {
 		steps = steps[:utf8.RuneCountInString(trimmed)]
 		probs = probs[:len(steps)]
 		gaps = gaps[:len(steps)]
+		doubt = doubt[:len(steps)]
 		text = trimmed
 	}
 	if i := d.enumSpace; i > 0 && digits(text[i+1:]) {
@@ -306,8 +339,9 @@ func (d *decoder) result() Result {
 		// The digit after the space takes back the space's evidence.
 		gaps[r+1] = d.gapAtEnum
 		gaps = append(gaps[:r], gaps[r+1:]...)
+		doubt = append(doubt[:r], doubt[r+1:]...)
 	}
-	res := Result{Text: text, Steps: steps, Probs: probs, GapSpace: gaps, LongestRun: d.longest}
+	res := Result{Text: text, Steps: steps, Probs: probs, GapSpace: gaps, Doubt: doubt, LongestRun: d.longest}
 	if d.kept > 0 && text != "" {
 		res.Score = d.sum / float32(d.kept)
 	}

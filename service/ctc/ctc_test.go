@@ -386,3 +386,46 @@ func TestLongestRun(t *testing.T) {
 		})
 	}
 }
+
+// TestDoubt: the decoder marks the characters whose steps leave room for a doubled one read as
+// one: a character winning two steps in a row, or a weak blank (under weakBlank) between it and
+// its neighbour; a clear blank, a space and a blank run at the end of the line mark nothing.
+func TestDoubt(t *testing.T) {
+	cs := testCharset(t)
+	tests := []struct {
+		name  string
+		steps []step
+		want  string // one letter per rune of the text: d where it is doubtful, - where not
+	}{
+		{"clear blanks", []step{{1, .9, 0}, {0, .99, 0}, {2, .9, 0}, {0, .99, 0}, {3, .9, 0}}, "---"},
+		{"two steps in a row", []step{{1, .9, 0}, {2, .9, 0}, {2, .9, 0}, {0, .99, 0}, {3, .9, 0}}, "-d-"},
+		{"a weak blank between two letters", []step{{1, .9, 0}, {0, .99, 0}, {2, .9, 0}, {0, .6, 0}, {3, .9, 0}}, "-dd"},
+		{"a weak blank at the end", []step{{1, .9, 0}, {0, .99, 0}, {2, .9, 0}, {0, .6, 0}}, "--"},
+		{"a weak blank before the model's space", []step{{1, .9, 0}, {0, .6, 0}, {5, .9, 0}, {2, .9, 0}}, "---"},
+		{"a weak blank where a space is restored", []step{{1, .9, 0}, {0, .6, .3}, {2, .9, 0}}, "---"},
+		{"the model's space is never doubtful", []step{{1, .9, 0}, {5, .9, 0}, {5, .9, 0}, {2, .9, 0}}, "---"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := cs.Decode(probs(tt.steps), len(tt.steps), 6, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := cs.DecodeTop(compact(probs(tt.steps), len(tt.steps), 6), len(tt.steps), DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			for _, d := range r.Doubt {
+				if d {
+					got.WriteByte('d')
+				} else {
+					got.WriteByte('-')
+				}
+			}
+			if got.String() != tt.want || !slices.Equal(r.Doubt, c.Doubt) {
+				t.Errorf("%q: Doubt = %s (compact %v), want %s", r.Text, got.String(), c.Doubt, tt.want)
+			}
+		})
+	}
+}

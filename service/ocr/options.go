@@ -87,15 +87,25 @@ type Options struct {
 	RecSqueeze     float64
 	RecSqueezeFrom int
 	// RecSqueezeRun: a squeezed crop whose reading has one character winning this many
-	// recognizer timesteps in a row (or more) is read again at its natural width, and that
-	// reading is kept where it only doubles characters of the squeezed one (see
-	// Pipeline.unsqueeze): such a run is where greedy decoding may have collapsed a doubled
+	// recognizer timesteps in a row (or more) is read again at its natural width, and the
+	// doubled characters that reading finds are put into the squeezed one (see
+	// Pipeline.redouble): such a run is where greedy decoding may have collapsed a doubled
 	// character. 2 would trust no squeezed reading that collapsed anything, but a character
 	// wins two steps in 41 % of sroie-dev's squeezed columns, and reading those again cost
 	// 13 % more CPU; three steps in a row are 1 % of them and catch the long collapses
 	// ("7757***6336", "committe"), not a double collapsed within two steps. 0 never reads
 	// again. Not a service setting.
 	RecSqueezeRun int
+	// RecDenseSteps: a line of letters read with fewer recognizer timesteps per character than
+	// this, where some letter may stand for two (ctc.Result.Doubt), is read again at
+	// RecDenseWidth timesteps per character, and the better-scoring reading is kept (see
+	// Pipeline.redouble). Greedy decoding needs a blank step between the two letters of a
+	// double, and small or narrow print leaves no room for it: on the double-letter set
+	// (scripts/render_doubles.sh) this took the doubled letters read as one from 31 to 2 of
+	// 5 528, for 10 of sroie-dev's 1 111 crops read again. 0 never reads again. Not service
+	// settings.
+	RecDenseSteps float64
+	RecDenseWidth float64
 	RecBatchSize  int
 	// RecBatchPixels caps a recognizer batch's input (crops × RecHeight × bucket width): a batch
 	// of a wide bucket holds fewer than RecBatchSize crops (never fewer than one), so a batch's
@@ -159,6 +169,8 @@ func DefaultOptions() Options {
 		RecSqueeze:          0.85,
 		RecSqueezeFrom:      192,
 		RecSqueezeRun:       3,
+		RecDenseSteps:       1.8,
+		RecDenseWidth:       2.4,
 		RecBatchSize:        6,
 		RecBatchPixels:      6 * 48 * 960,
 		BatchPixelsInFlight: 2 * 6 * 48 * 960,
@@ -205,6 +217,8 @@ func (o Options) Validate() error {
 	check(o.RecSqueeze > 0 && o.RecSqueeze <= 1, "recognizer squeeze must be in (0,1], got %v", o.RecSqueeze)
 	check(o.RecSqueezeFrom >= 0, "recognizer squeeze width must not be negative, got %d", o.RecSqueezeFrom)
 	check(o.RecSqueezeRun == 0 || o.RecSqueezeRun >= 2, "recognizer squeeze run must be 0 or at least 2, got %d", o.RecSqueezeRun)
+	check(o.RecDenseSteps == 0 || o.RecDenseSteps > 0 && o.RecDenseWidth > o.RecDenseSteps,
+		"recognizer dense lines: steps per character must be 0 or positive and below the width read again, got %v and %v", o.RecDenseSteps, o.RecDenseWidth)
 	check(o.MinScore >= 0 && o.MinScore <= 1, "minimum score must be in [0,1], got %v", o.MinScore)
 	check(o.RowOverlap > 0 && o.RowOverlap <= 1, "row overlap must be in (0,1], got %v", o.RowOverlap)
 	return errors.Join(errs...)

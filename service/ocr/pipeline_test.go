@@ -404,7 +404,7 @@ func TestClassifierPageSample(t *testing.T) {
 				t.Errorf("classifier read %d crops (sample %d, %d lines)", counter.crops, sample, len(lines))
 			}
 			// Each line is read once, a line the classifier votes to turn once more (both ways),
-			// and a squeezed line whose reading collapsed a run once more unsqueezed.
+			// and a line whose reading may have lost a doubled character once more, wider.
 			if tt.wantFlipped && counter.read < 2*len(lines) || counter.read > 2*len(lines)+len(lines)/4 ||
 				!tt.wantFlipped && counter.read > len(lines)+len(lines)/4 {
 				t.Errorf("recognizer read %d crops for %d lines", counter.read, len(lines))

@@ -69,6 +69,13 @@ func TestWordGaps(t *testing.T) {
 		{"restored space before a point", "10 .50", []int{8, 20, 28, 32, 44, 56}, 0, 0, "10.50"},
 		{"wide restored space in a card number", "77 **66", []int{8, 20, 32, 60, 72, 84, 96}, 0, 0, "77 **66"},
 		{"cjk", "文字AB", []int{8, 20, 32, 60}, 0, 0.02, "文字AB"},
+		// After a comma the model keeps next to no space; the gap says it all.
+		{"after a comma", "AB,CD", []int{8, 20, 32, 60, 72}, 0, 0, "AB, CD"},
+		{"comma set tight", "AB,CD", []int{8, 20, 32, 44, 56}, 0, 0, "AB,CD"},
+		// A monospaced face's comma sits in the middle of its cell: gaps as wide on both sides.
+		{"comma in its cell", "AB,CD", []int{8, 20, 40, 60, 72}, 0, 0.02, "AB,CD"},
+		{"comma in a number", "1,000", []int{8, 20, 48, 60, 72}, 0, 0.02, "1,000"},
+		{"comma before a digit", "AB,12", []int{8, 20, 32, 60, 72}, 0, 0.02, "AB,12"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

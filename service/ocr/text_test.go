@@ -1,6 +1,9 @@
 package ocr
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestASCIIWidth(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -50,24 +53,44 @@ func TestLatinLookalikes(t *testing.T) {
 	}
 }
 
-func TestUndoubles(t *testing.T) {
+// TestPutDoubles: a second, wider reading of a crop gives the first the doubled characters it
+// lost, word by word, where the wider reading reads the word so and nothing else; the first
+// reading keeps its spaces, and every character keeps a timestep for its word's box.
+func TestPutDoubles(t *testing.T) {
 	tests := []struct {
-		whole, squeezed string
-		want            bool
+		name, first, wider, want string
 	}{
-		{"7757****6336", "7757***6336", true},
-		{"committee", "committe", true},
-		{"bookkeeper 1100.00", "bookeeper 1100.00", true},
-		{"RM 444.00", "RM 44.00", true},
-		{"Invoice No.:", "Invoice No.", false}, // a character more that doubles nothing
-		{"SET--PTC", "SET-PIC", false},         // and a different one
-		{"committee", "committee", false},      // nothing more
-		{"comittee", "committee", false},
-		{"A B", "AB", false}, // spaces aside, the same
+		{"a doubled letter", "the tre is", "the tree is", "the tree is"},
+		{"the first reading's spaces kept", "the tre is", "thetreeis", "the tree is"},
+		{"several words", "wil you sel it", "will you sell it", "will you sell it"},
+		{"a doubled letter at a word's end", "fil it", "fill it", "fill it"},
+		{"asterisks", "7757***6336", "7757****6336", "7757****6336"},
+		{"digits", "RM 44.00", "RM 444.00", "RM 444.00"},
+		{"only the words read so", "travelr an fery", "traveller, an ferry", "travelr an ferry"},
+		{"a word read otherwise is left", "actualy", "actuailly", "actualy"},
+		{"a doubled hyphen is a stray mark", "TEL 1-300", "TEL 1--300", "TEL 1-300"},
+		{"a character more that doubles nothing", "Invoice No.", "Invoice No.:", "Invoice No."},
+		{"nothing more", "committee", "committee", "committee"},
+		{"fewer characters", "committee", "comittee", "committee"},
 	}
 	for _, tt := range tests {
-		if got := undoubles(tt.whole, tt.squeezed); got != tt.want {
-			t.Errorf("undoubles(%q, %q) = %v, want %v", tt.whole, tt.squeezed, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			n := len([]rune(tt.first))
+			c := &crop{quad: rect(0, 0, float64(8*n), 20), text: tt.first, width: 8 * n, steps: n, rw: 8 * n}
+			for i := range n {
+				c.runeSteps = append(c.runeSteps, i)
+				c.probs = append(c.probs, 0.9)
+			}
+			c.putDoubles(tt.wider)
+			if c.text != tt.want {
+				t.Fatalf("putDoubles(%q, %q) = %q, want %q", tt.first, tt.wider, c.text, tt.want)
+			}
+			if m := len([]rune(c.text)); len(c.runeSteps) != m || len(c.probs) != m {
+				t.Fatalf("%d runes, %d steps, %d probabilities", m, len(c.runeSteps), len(c.probs))
+			}
+			if len(c.words) != len(strings.Fields(tt.want)) && c.text != tt.first {
+				t.Fatalf("%d words for %q", len(c.words), c.text)
+			}
+		})
 	}
 }

@@ -50,7 +50,7 @@ func (s *Server) observe(c *fiber.Ctx) (err error) {
 	// Every unit of the request's work that panics (an image, a page, a batch, a decode) fails
 	// alone and is reported here: logged with its stack and the request ID, and counted.
 	ctx = work.WithReporter(ctx, func(p *work.Panic) {
-		log.Error("panic recovered", "panic", p)
+		log.Error("panic recovered", "panic", p, "stack", string(p.Stack))
 		s.metrics.Panic(p.Unit)
 	})
 	c.SetUserContext(ctx)

@@ -10,7 +10,6 @@ import (
 	_ "image/png"  // the receipt of the fast tier
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,24 +22,6 @@ import (
 	"github.com/ocrgate/ocrgate/service/server"
 	"github.com/ocrgate/ocrgate/service/work"
 )
-
-// lockedBuffer is a log sink safe for the handlers' goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // faultOnce panics the first unit of the kind unit that starts, and no other.
 func faultOnce(unit string) (f func(string), fired *atomic.Bool) {
@@ -65,7 +46,7 @@ func TestPanicsFailTheirUnitOnly(t *testing.T) {
 	for _, unit := range []string{"image", "image decode", "recognizer batch"} {
 		t.Run(unit, func(t *testing.T) {
 			fault, fired := faultOnce(unit)
-			var logs lockedBuffer
+			var logs syncBuffer
 			m := metrics.New()
 			app := checked(t, server.New(eng.Pipeline, eng, slog.New(slog.NewJSONHandler(&logs, nil)), server.Options{
 				RequestTimeout: time.Minute, MaxBodyBytes: 20 << 20,
@@ -143,7 +124,7 @@ func TestPanicsFailTheirUnitOnly(t *testing.T) {
 		pdf := tt.doc
 		t.Run(tt.unit+", ocr "+tt.ocr, func(t *testing.T) {
 			fault, fired := faultOnce(tt.unit)
-			var logs lockedBuffer
+			var logs syncBuffer
 			m := metrics.New()
 			cfg := documentConfig()
 			cfg.LayerCheck = 4 // the check runs in both tiers

@@ -38,9 +38,10 @@ type Panic struct {
 
 func (p *Panic) Error() string { return "internal error in a " + p.Unit }
 
-// LogValue is how the panic appears in a log line: its value, its unit and its stack.
+// LogValue is how the panic appears in a log line: its unit and its value. The stack is logged
+// once, where the panic is reported (see Reporter), not in every line that carries the error.
 func (p *Panic) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("unit", p.Unit), slog.String("value", fmt.Sprint(p.Value)), slog.String("stack", string(p.Stack)))
+	return slog.GroupValue(slog.String("unit", p.Unit), slog.String("value", fmt.Sprint(p.Value)))
 }
 
 // Reporter receives the panics recovered by units run under a context that carries it. It is
@@ -61,7 +62,7 @@ func report(ctx context.Context, p *Panic) {
 		r(p)
 		return
 	}
-	slog.Error("panic in a unit of work", "panic", p)
+	slog.Error("panic in a unit of work", "panic", p, "stack", string(p.Stack))
 }
 
 // recovered turns what recover returned into a *Panic of unit: a panic carried from another
