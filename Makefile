@@ -21,7 +21,7 @@ GOLANGCI_LINT         := bin/tools/golangci-lint
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -153,6 +153,14 @@ receipts-dataset:
 	  for d in img box key; do for g in $(DATASET)/$$d/$$id.*; do ln -s "$$(cd $$(dirname $$g) && pwd)/$$(basename $$g)" out/sroie-receipts/$$d/; done; done; \
 	done
 	@echo "out/sroie-receipts: $$(ls out/sroie-receipts/img | wc -l) receipts"
+
+## pages: every page of the PDFs and TIFFs under CORPUS sent alone (auto; MODES=auto,always,unchecked
+## for more), each compared with pdftotext's reading of it: source, word F1, line merges, lost
+## lines, CPU-s (OUT=DIR keeps the table and the answers; BEFORE=pages.tsv prints the changes)
+MODES  ?= auto
+pages: models build
+	@test -n "$(CORPUS)" || { echo 'make pages CORPUS=DIR: name the directory of PDFs and TIFFs'; exit 2; }
+	$(GO) run ./cmd/ocrgate-pages -bin $(BIN) -modes $(MODES) $(if $(OUT),-out $(OUT)) $(if $(BEFORE),-before $(BEFORE)) $(CORPUS)
 
 ## load: 8 concurrent clients (4× what the 2-core default admits) for 60 s against a fresh service
 load: models build
