@@ -46,6 +46,9 @@ type Word struct {
 	// undrawn: the engine drew none of its glyphs (see undrawnGlyph), so the drawing of the
 	// page shows nothing of it, whatever a reader's viewer shows.
 	undrawn bool
+	// size is its line's text height (the font box across the baseline) in the pixel space of
+	// Quad: how large the font is drawn, whatever its glyphs' ink (a blank glyph has none).
+	size float64
 }
 
 // undrawnGlyph reports whether the engine drew nothing for c because its font is not embedded
@@ -89,8 +92,12 @@ func (p *Page) Lines(w, h int) []Line {
 		}
 		line := Line{Quad: quad(l.box, l.turn, sx, sy), turn: l.turn, Words: make([]Word, len(words)), Garbled: garbled(l.gl, l.idx)}
 		texts := make([]string, len(words))
+		size := (l.b1 - l.b0) * sy
+		if l.turn%2 != 0 {
+			size = (l.b1 - l.b0) * sx
+		}
 		for i, wd := range words {
-			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts, undrawn: wd.undrawn}
+			line.Words[i] = Word{Text: wd.text, Quad: quad(wd.box, l.turn, sx, sy), font: wd.font, parts: wd.parts, cuts: wd.cuts, undrawn: wd.undrawn, size: size}
 			texts[i] = wd.text
 		}
 		line.Text = strings.Join(texts, " ")

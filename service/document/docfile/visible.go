@@ -203,7 +203,7 @@ func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) (kept []Line, n
 				undrawn += utf8.RuneCountInString(strings.Join(strings.Fields(wd.Text), ""))
 				continue
 			}
-			if marked(img, wordRect(img, wd, fx, fy), step) {
+			if tooSmallToJudge(wd, fy) || marked(img, wordRect(img, wd, fx, fy), step) {
 				words = append(words, wd)
 				continue
 			}
@@ -222,6 +222,20 @@ func dropUnmarked(img *image.RGBA, lines []Line, fx, fy float64) (kept []Line, n
 		out = append(out, l)
 	}
 	return out, noMark, undrawn
+}
+
+// minJudged is the least height, in the check's pixels, at which a word's mark is judged: a page
+// too large for checkScale is drawn smaller, and text it draws under two pixels tall leaves an
+// anti-aliased smudge that may fall under minContrast, more so in colour than in gray. Such a word
+// is kept: dropping visible text as hidden is a silent loss, and text too small to read at all
+// was dropped before (Page's TooSmall).
+const minJudged = 2.0
+
+// tooSmallToJudge reports whether word wd's font is drawn under minJudged pixels tall in the
+// check's drawing (the lines' pixel space scaled by fy). The font's size, not the ink's: blank
+// glyphs of a readable size are hidden text, and judged.
+func tooSmallToJudge(wd Word, fy float64) bool {
+	return wd.size > 0 && wd.size*fy < minJudged
 }
 
 // checkStep is the grid step that reads boxes of area pixels in all within checkBudget drawings
