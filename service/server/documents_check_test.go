@@ -140,3 +140,42 @@ func TestDoubtedFontReadAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmappedCharacterReadAgain: a character the layer has no Unicode for is not passed off as
+// the page's text. pdfminer's issue-00352 page read "There�s" (U+FFFD) and was answered
+// text_layer_agrees: the probes compare only what the recognizer reads, and it reads no U+FFFD.
+// Here the apostrophe of "There's" is mapped to U+FFFD by its font's ToUnicode map; the other
+// lines are plain Helvetica. The line with U+FFFD is read by OCR, the rest answered from the
+// layer.
+func TestUnmappedCharacterReadAgain(t *testing.T) {
+	needModels(t) // the real recognizer reads the probes and the line
+	app := docApp(t, server.Options{}, nil, nil)
+	pdf, err := testdoc.FontPDF(testdoc.FontPage{Width: 595, Height: 842, Embedding: testdoc.IdentityH,
+		Runs: []testdoc.Run{{X: 72, Y: 610, Size: 14, Text: "There's a meeting on Thursday", Unicode: "There\uFFFDs a meeting on Thursday"}},
+		Content: "BT /F2 14 Tf 72 700 Td (Invoice number 2024-118 due 12 March) Tj ET " +
+			"BT /F2 14 Tf 72 670 Td (Delivery to the warehouse on the quay) Tj ET " +
+			"BT /F2 14 Tf 72 640 Td (Payment within thirty days of receipt) Tj ET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readDocument(t, app, pdf, nil)
+	if len(d.Pages) != 1 {
+		t.Fatalf("%d pages", len(d.Pages))
+	}
+	p := d.Pages[0]
+	if strings.ContainsRune(p.Text, '\uFFFD') {
+		t.Errorf("source %s (%s): text %q holds U+FFFD", p.Source, p.SourceReason, p.Text)
+	}
+	if p.Source != "text-layer" || p.SourceReason != "text_layer_agrees" {
+		t.Fatalf("source %s (%s), text %q; want the text layer", p.Source, p.SourceReason, p.Text)
+	}
+	for _, r := range p.Regions {
+		want := "text-layer"
+		if strings.Contains(r.Text, "meeting") {
+			want = "ocr"
+		}
+		if r.Source != want {
+			t.Errorf("region %q from %q; want %s", r.Text, r.Source, want)
+		}
+	}
+}

@@ -35,6 +35,10 @@ type Probe struct {
 	Quad geom.Quad
 	// Font names the font the probe's first character is drawn with.
 	Font string
+	// glyphs are the texts of the probe's glyphs, in order, spaces aside, where its words know
+	// them (see Word.parts); nil where they do not. A glyph of several letters is a ligature
+	// (ﬃ), which the recognizer may read as fewer letters than it stands for (see Judge).
+	glyphs []string
 }
 
 // The probes' sizes, in characters of the layer's text (spaces aside).
@@ -122,7 +126,8 @@ func (tl *TextLayer) Probes(n int) []Probe {
 // lineProbe is the probe of a line, its first words, and how many characters it holds (spaces
 // aside).
 func lineProbe(l Line) (Probe, int) {
-	var words []string
+	var words, glyphs []string
+	known := true          // every word taken knows its glyphs
 	var box pdfengine.Rect // the words' boxes together: text is turned by quarter turns only
 	chars, length := 0, 0  // characters, and runes with the spaces between words
 	for k, w := range l.Words {
@@ -130,7 +135,7 @@ func lineProbe(l Line) (Probe, int) {
 		if k > 0 && length+1+n > maxProbeChars {
 			break
 		}
-		text, wq := w.Text, w.Quad
+		text, wq, parts := w.Text, w.Quad, w.parts
 		if n > maxProbeChars {
 			if k > 0 || len(w.parts) == 0 {
 				break
@@ -143,7 +148,7 @@ func lineProbe(l Line) (Probe, int) {
 				b.WriteString(w.parts[cut])
 				cut++
 			}
-			text, n = b.String(), len([]rune(b.String()))
+			text, n, parts = b.String(), len([]rune(b.String())), w.parts[:cut]
 			f := w.cuts[cut-1]
 			wq[1] = geom.Point{X: wq[0].X + f*(wq[1].X-wq[0].X), Y: wq[0].Y + f*(wq[1].Y-wq[0].Y)}
 			wq[2] = geom.Point{X: wq[3].X + f*(wq[2].X-wq[3].X), Y: wq[3].Y + f*(wq[2].Y-wq[3].Y)}
@@ -151,6 +156,8 @@ func lineProbe(l Line) (Probe, int) {
 		x0, y0, x1, y1 := wq.Bounds()
 		box = union(box, pdfengine.Rect{X0: x0, Y0: y0, X1: x1, Y1: y1})
 		words = append(words, text)
+		glyphs = append(glyphs, parts...)
+		known = known && len(parts) > 0
 		for _, r := range text {
 			if !unicode.IsSpace(r) {
 				chars++
@@ -167,7 +174,10 @@ func lineProbe(l Line) (Probe, int) {
 	if len(words) == 0 {
 		return Probe{}, 0
 	}
-	return Probe{Text: strings.Join(words, " "), Quad: quad(box, quadTurn(l.Quad), 1, 1), Font: l.Words[0].font}, chars
+	if !known {
+		glyphs = nil
+	}
+	return Probe{Text: strings.Join(words, " "), Quad: quad(box, quadTurn(l.Quad), 1, 1), Font: l.Words[0].font, glyphs: glyphs}, chars
 }
 
 // Probe crops are drawn so that the text's box, with probePad of its height on each side across
@@ -375,9 +385,9 @@ func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 			t = &tally{}
 			fonts[pr.Font] = t
 		}
-		want, known := foldLayer(pr.Text, reads)
+		want, optional, known := foldLayer(pr, reads)
 		if known >= minCompared && 2*known >= len(want) {
-			sim := similarity(want, foldReading(rd.Text))
+			sim := similarity(want, optional, foldReading(rd.Text))
 			c.Similarity += sim
 			compared++
 			if sim >= agreeSimilarity {
@@ -427,8 +437,11 @@ func Judge(probes []Probe, readings []Reading, reads func(rune) bool) Check {
 }
 
 // Doubted returns the indices of the lines OCR should read again before the layer answers its
-// page under check c: the lines with a word in a font c doubts, and the garbled ones (see
-// garbled); and the share of the layer's characters they hold.
+// page under check c: the lines with a word in a font c doubts, the garbled ones (see garbled),
+// and those with a drawn character the layer has no Unicode for (U+FFFD: its font maps no
+// Unicode to it, and none could be read from the font itself), which the probes cannot judge,
+// since they compare only what the recognizer reads; and the share of the layer's characters
+// they hold. A word the engine did not draw is the exception: OCR would read nothing there.
 func (tl *TextLayer) Doubted(c Check) (lines []int, share float64) {
 	total, doubted := 0, 0
 	for i, l := range tl.Lines {
@@ -436,7 +449,7 @@ func (tl *TextLayer) Doubted(c Check) (lines []int, share float64) {
 		bad := l.Garbled
 		for _, w := range l.Words {
 			n += len([]rune(w.Text))
-			bad = bad || slices.Contains(c.Doubted, w.font)
+			bad = bad || slices.Contains(c.Doubted, w.font) || !w.undrawn && strings.ContainsRune(w.Text, unicode.ReplacementChar)
 		}
 		total += n
 		if bad {
@@ -482,24 +495,34 @@ func LineProbe(l Line) Probe {
 	return Probe{Text: l.Text, Quad: l.Quad, Font: font}
 }
 
-// foldLayer turns the layer's text into what OCR's reading is compared with (see fold), each
+// foldLayer turns a probe's text into what OCR's reading is compared with (see fold), each
 // character the recognizer cannot read, even without its accents, a wildcard (0). known counts
-// the characters that are not wildcards.
-func foldLayer(s string, reads func(rune) bool) (out []rune, known int) {
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			continue
-		}
-		if !reads(r) && !reads(base(r)) && !reads(unicode.ToLower(base(r))) && !reads(unicode.ToUpper(base(r))) {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				out = append(out, 0)
-			}
-			continue
-		}
-		out = append(out, fold(r))
-		known++
+// the characters that are not wildcards. optional marks the letters of a ligature after its
+// first (the f and i of ﬃ): the recognizer reads a ligature's one glyph as its letters or as
+// fewer of them (ﬃ as "fi", ﬀ as "f"), and either is the glyph read right.
+func foldLayer(pr Probe, reads func(rune) bool) (out []rune, optional []bool, known int) {
+	glyphs := pr.glyphs
+	if glyphs == nil {
+		glyphs = []string{pr.Text} // each character taken as a glyph of its own, below
 	}
-	return out, known
+	for _, g := range glyphs {
+		first := len(out)
+		for _, r := range g {
+			if unicode.IsSpace(r) {
+				continue
+			}
+			tail := pr.glyphs != nil && len(out) > first
+			if !reads(r) && !reads(base(r)) && !reads(unicode.ToLower(base(r))) && !reads(unicode.ToUpper(base(r))) {
+				if unicode.IsLetter(r) || unicode.IsDigit(r) {
+					out, optional = append(out, 0), append(optional, tail)
+				}
+				continue
+			}
+			out, optional = append(out, fold(r)), append(optional, tail)
+			known++
+		}
+	}
+	return out, optional, known
 }
 
 // foreign counts the characters of OCR's reading that the layer's readable characters (want
@@ -573,9 +596,11 @@ func base(r rune) rune {
 }
 
 // similarity is 1 − the edit distance between want and got over the longer's length; a 0 in
-// want (a character the recognizer cannot read) matches any one character.
-func similarity(want, got []rune) float64 {
-	n := max(len(want), len(got))
+// want (a character the recognizer cannot read) matches any one character, and a character of
+// want marked optional (a ligature's later letter) costs nothing to leave out and does not count
+// in want's length.
+func similarity(want []rune, optional []bool, got []rune) float64 {
+	n := max(len(got), len(want)-countTrue(optional))
 	if n == 0 {
 		return 1
 	}
@@ -585,13 +610,17 @@ func similarity(want, got []rune) float64 {
 		prev[j] = j
 	}
 	for i := 1; i <= len(want); i++ {
-		cur[0] = i
+		drop := 1 // leaving want[i-1] out
+		if optional[i-1] {
+			drop = 0
+		}
+		cur[0] = prev[0] + drop
 		for j := 1; j <= len(got); j++ {
 			sub := prev[j-1]
 			if want[i-1] != 0 && want[i-1] != got[j-1] {
 				sub++
 			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+			cur[j] = min(sub, prev[j]+drop, cur[j-1]+1)
 		}
 		prev, cur = cur, prev
 	}
@@ -638,4 +667,14 @@ func scriptOf(r rune) *unicode.RangeTable {
 		}
 	}
 	return nil
+}
+
+func countTrue(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
 }

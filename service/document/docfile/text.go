@@ -38,9 +38,11 @@ type Word struct {
 	Text string
 	Quad geom.Quad
 	font string // the font its first character is drawn with
-	// parts are its characters' texts (a letter with its marks, a ligature's letters) and cuts
-	// where along its box, as a share of the box's length, each one's ink ends; set for words
-	// read left to right, for a probe to take a word's first characters (see Probes).
+	// parts are its glyphs' texts (a letter with its marks, a ligature's letters, whether its
+	// font maps it to a ligature's code or PDFium gives its letters one by one) and cuts where
+	// along its box, as a share of the box's length, each one's ink ends; set for words read
+	// left to right, for a probe to take a word's first glyphs (see Probes), and for the check
+	// to know which letters are one glyph (see Judge).
 	parts []string
 	cuts  []float64
 	// undrawn: the engine drew none of its glyphs (see undrawnGlyph), so the drawing of the
@@ -615,6 +617,7 @@ func (l *textLine) words() []lineWord {
 	var text []rune
 	var cur lineWord
 	var ends []float64 // each part's ink end along the baseline
+	partStart := 0     // where the last part starts in text
 	leftToRight := true
 	flush := func() {
 		if len(text) > 0 {
@@ -644,11 +647,21 @@ func (l *textLine) words() []lineWord {
 			r = mirror(r)
 			leftToRight = false
 		}
-		n := len(text)
-		text = appendLetters(text, r)
-		text = append(text, g.marks...)
-		cur.parts = append(cur.parts, norm.NFC.String(string(text[n:])))
-		ends = append(ends, g.i1)
+		if k > 0 && seq[k-1] >= 0 && len(cur.parts) > 0 && ligature(gl, seq[k-1], i) {
+			// The next letter of a ligature PDFium gives one by one: one glyph, so one part
+			// (a probe is never cut inside it, and its check knows its letters are one glyph).
+			text = appendLetters(text, r)
+			text = append(text, g.marks...)
+			last := len(cur.parts) - 1
+			cur.parts[last] = norm.NFC.String(string(text[partStart:]))
+			ends[last] = math.Max(ends[last], g.i1)
+		} else {
+			partStart = len(text)
+			text = appendLetters(text, r)
+			text = append(text, g.marks...)
+			cur.parts = append(cur.parts, norm.NFC.String(string(text[partStart:])))
+			ends = append(ends, g.i1)
+		}
 		if cur.font == "" {
 			cur.font = g.font
 		}
