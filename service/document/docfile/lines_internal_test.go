@@ -75,6 +75,17 @@ func TestLinesFromBaselines(t *testing.T) {
 			want: []string{"1040", "Department of the Treasury—Internal Revenue Service", "U.S. Individual Income Tax Return"},
 		},
 		{
+			// tracemonkey's authors: affiliation marks set at 0.77 of the line's size, raised
+			// (neither one size with the line nor on its baseline), and the piece after them
+			// beyond a line's reach of the name before them.
+			name: "superscript marks between pieces of a line",
+			chars: chars(
+				run{x: 100, y: 147.54, size: 9.8, advance: 5, text: "Andreas Gal"},
+				run{x: 155, y: 143.2, size: 7.5, advance: 5.65, text: "∗+"},
+				run{x: 166.8, y: 147.54, size: 9.8, advance: 5, text: ", Brendan Eich"}),
+			want: []string{"Andreas Gal ∗+ , Brendan Eich"}, // the spaces are the runs' (see chars)
+		},
+		{
 			name: "cells stacked half a row apart beside a tall cell",
 			chars: chars(
 				run{x: 100, y: 100, size: 6, advance: 3.4, text: "11:50"},

@@ -236,10 +236,10 @@ func group(chars []pdfengine.Char) []*textLine {
 	return splitAtGutters(lines)
 }
 
-// joinLines joins lines that share a baseline and touch or overlap along it: a line the content
-// drew in pieces, or drew twice (fake bold of a whole page drawn again after it); then a few
-// glyphs of a smaller size within a line's band (a footnote mark, a superscript, an index) join
-// that line.
+// joinLines joins a few glyphs of a smaller size within a line's band (a footnote mark, a
+// superscript, an index) to that line; then lines that share a baseline and touch or overlap
+// along it: a line the content drew in pieces, or drew twice (fake bold of a whole page drawn
+// again after it).
 func joinLines(lines []*textLine, gl []glyph) []*textLine {
 	if len(lines) < 2 {
 		return lines
@@ -284,24 +284,9 @@ func joinLines(lines []*textLine, gl []glyph) []*textLine {
 		first.box = union(first.box, second.box)
 		into[second] = first
 	}
-	for i, a := range byBand {
-		for _, b := range byBand[i+1 : min(len(byBand), i+1+mergeWindow)] {
-			if b.turn != a.turn || (b.b0+b.b1)/2 > a.b1 {
-				break
-			}
-			ra, rb := root(a), root(b)
-			if ra == rb {
-				continue
-			}
-			reach := splitGap * math.Max(ra.b1-ra.b0, rb.b1-rb.b0)
-			if !onBaseline(ra.b0, ra.b1, rb.b0, rb.b1) || rb.u0-ra.u1 > reach || ra.u0-rb.u1 > reach || clash(gl, ra, rb) {
-				continue
-			}
-			merge(ra, rb)
-		}
-	}
-	// Marks: a short line of a smaller size joins the nearest line whose band holds it and
-	// whose end it touches.
+	// Marks first: a short line of a smaller size joins the nearest line whose band holds it
+	// and whose end it touches, so that the piece drawn after a superscript (`Gal∗+` then
+	// `, Brendan`) is within reach of its line below.
 	for i, m := range byBand {
 		if into[m] != nil || len(m.idx) > markGlyphs {
 			continue
@@ -325,6 +310,23 @@ func joinLines(lines []*textLine, gl []glyph) []*textLine {
 		}
 		if best != nil {
 			merge(best, m)
+		}
+	}
+	// Then pieces: lines on one baseline that touch or overlap along it.
+	for i, a := range byBand {
+		for _, b := range byBand[i+1 : min(len(byBand), i+1+mergeWindow)] {
+			if b.turn != a.turn || (b.b0+b.b1)/2 > a.b1 {
+				break
+			}
+			ra, rb := root(a), root(b)
+			if ra == rb {
+				continue
+			}
+			reach := splitGap * math.Max(ra.b1-ra.b0, rb.b1-rb.b0)
+			if !onBaseline(ra.b0, ra.b1, rb.b0, rb.b1) || rb.u0-ra.u1 > reach || ra.u0-rb.u1 > reach || clash(gl, ra, rb) {
+				continue
+			}
+			merge(ra, rb)
 		}
 	}
 	if len(into) == 0 {
@@ -353,6 +355,10 @@ const (
 	// take this share of the band's height (a superscript, a footnote mark, a subscript); a small
 	// line over a large one sticks out of it.
 	inBand = 0.3
+	// markSize: a run is of a smaller size than its line, a mark that may join it, when its
+	// font box is under this share of the line's (a superscript of 8 pt in a 10 pt line is
+	// 0.77 of it, one of 7 pt 0.7).
+	markSize = 0.85
 	// markGlyphs: a run of a smaller size within a line's band joins the line when it holds at
 	// most this many glyphs (¹, th, ™, an index); a longer one is a line of its own (a small
 	// line drawn beside a large form number, within its band).
@@ -370,9 +376,11 @@ func onBaseline(b0, b1, v0, v1 float64) bool {
 }
 
 // holds reports whether a run of a smaller size spanning v0..v1 lies within the band b0..b1.
+// Smaller is by markSize, not sameSize: a superscript set at 8 pt in a 10 pt line (tracemonkey's
+// affiliation marks, `Gal∗+`) is of neither one size with its line nor on its baseline.
 func holds(b0, b1, v0, v1 float64) bool {
 	bh := b1 - b0
-	return v1-v0 < sameSize*bh && v0 >= b0-inBand*bh && v1 <= b1+inBand*bh
+	return v1-v0 < markSize*bh && v0 >= b0-inBand*bh && v1 <= b1+inBand*bh
 }
 
 // overWindow: a glyph is compared with at most this many glyphs drawn before it on its line, for
