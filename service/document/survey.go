@@ -310,16 +310,7 @@ func (s *surveyor) checkLayer(ctx context.Context, page *docfile.Page, tl *docfi
 	if len(probes) == 0 {
 		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUnchecked}, nil
 	}
-	var strip *image.RGBA
-	var quads []geom.Quad
-	err := s.r.op(ctx, page.Number, func(ctx context.Context) (err error) {
-		strip, quads, err = s.doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	got, err := s.readProbes(ctx, strip, quads)
+	got, err := s.probe(ctx, page, probes, c)
 	if err != nil {
 		return nil, err
 	}
@@ -361,16 +352,7 @@ func (s *surveyor) readDoubted(ctx context.Context, page *docfile.Page, tl *docf
 	for k, i := range idx {
 		probes[k] = docfile.LineProbe(tl.Lines[i])
 	}
-	var strip *image.RGBA
-	var quads []geom.Quad
-	err := s.r.op(ctx, page.Number, func(ctx context.Context) (err error) {
-		strip, quads, err = s.doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	got, err := s.readProbes(ctx, strip, quads)
+	got, err := s.probe(ctx, page, probes, c)
 	if err != nil {
 		return err
 	}
@@ -396,6 +378,21 @@ func (s *surveyor) readDoubted(ctx context.Context, page *docfile.Page, tl *docf
 // own, whose threads the survey's thread clock does not see; it is run on a goroutine of its own
 // too, for which the survey's thread waits without computing, so that none of it is counted
 // twice. A panic in it is raised again here, in the check's unit.
+// probe draws the probes of page (whose render is c) into one strip, under the engine's
+// operation limits, and reads them: one reading a probe, in order.
+func (s *surveyor) probe(ctx context.Context, page *docfile.Page, probes []docfile.Probe, c docfile.Cost) ([]ocr.Reading, error) {
+	var strip *image.RGBA
+	var quads []geom.Quad
+	err := s.r.op(ctx, page.Number, func(ctx context.Context) (err error) {
+		strip, quads, err = s.doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.readProbes(ctx, strip, quads)
+}
+
 func (s *surveyor) readProbes(ctx context.Context, strip image.Image, quads []geom.Quad) ([]ocr.Reading, error) {
 	est := probeCPU(quads)
 	if err := s.cpu.Plan(est); err != nil {
