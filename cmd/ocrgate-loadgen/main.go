@@ -127,6 +127,10 @@ func hostileBodies() []hostileFile {
 	return out
 }
 
+// docTimeout is how long a client waits for a hostile document's answer: the service's longest
+// document deadline (OCRGATE_MAX_DOCUMENT_TIMEOUT's default) and a minute more.
+const docTimeout = 11 * time.Minute
+
 func run(bin, dataset string, clients int, duration time.Duration, total, checkpoint int, timeout time.Duration) error {
 	bodies, err := loadBodies(dataset)
 	if err != nil {
@@ -157,8 +161,16 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 	fmt.Printf("service pid %d on %s ready; RSS %s\n", cmd.Process.Pid, addr, mib(rss(cmd.Process.Pid, "VmRSS")))
 
 	client := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	// A document's deadline grows with its pages (OCRGATE_TEXT_PAGE_TIMEOUT a text page, up to
+	// OCRGATE_MAX_DOCUMENT_TIMEOUT, 10 minutes): a client of the hostile documents waits that long
+	// and a little more, or a 2 000-page survey that is still within its deadline reads as a hang.
+	docClient := &http.Client{Timeout: max(timeout, docTimeout), Transport: client.Transport}
 	ctx, cancel := context.WithTimeout(context.Background(), duration)
 	defer cancel()
+	// A hostile document still running a minute after the run is cut there (and said so), so
+	// the run does not wait out a long document's deadline.
+	docCtx, docCancel := context.WithTimeout(context.Background(), duration+time.Minute)
+	defer docCancel()
 	baseGoroutines, baseFDs := runtimeGauges(base)
 	attackCtx, stopAttacks := context.WithCancel(ctx)
 	var attacks sync.WaitGroup
@@ -199,7 +211,16 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 					body, kind = h.body, h.name
 				}
 				t0 := time.Now()
-				resp, err := client.Post(base+"/ocr", "application/json", bytes.NewReader(body))
+				c, reqCtx := client, context.Background()
+				if kind != "" {
+					c, reqCtx = docClient, docCtx
+				}
+				req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, base+"/ocr", bytes.NewReader(body))
+				if err != nil {
+					return
+				}
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := c.Do(req)
 				s := sample{took: time.Since(t0), hostile: kind}
 				if err != nil {
 					mu.Lock()
@@ -208,7 +229,11 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 					if what == "" {
 						what = "receipt"
 					}
-					transportErrors[errorKind(err)+" ("+what+")"]++
+					why := errorKind(err)
+					if reqCtx.Err() != nil {
+						why = "cut at the run's end"
+					}
+					transportErrors[why+" ("+what+")"]++
 					mu.Unlock()
 					continue
 				}
@@ -260,7 +285,8 @@ func run(bin, dataset string, clients int, duration time.Duration, total, checkp
 		fmt.Printf("service goroutines %d -> %d, open fds %d -> %d (before the run -> after it)\n", baseGoroutines, g, baseFDs, fds)
 		late := 0
 		for _, s := range samples {
-			if s.took > timeout-time.Second || s.took > 35*time.Second {
+			// Receipts only: a hostile document's deadline is its own (see docClient).
+			if s.hostile == "" && (s.took > timeout-time.Second || s.took > 35*time.Second) {
 				late++
 			}
 		}
