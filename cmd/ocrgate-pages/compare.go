@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"slices"
 	"strings"
 	"unicode"
@@ -137,18 +138,7 @@ func bagF1(want, got []string) float64 {
 	if len(want) == 0 || len(got) == 0 {
 		return 0
 	}
-	count := make(map[string]int, len(want))
-	for _, w := range want {
-		count[w]++
-	}
-	hit := 0
-	for _, g := range got {
-		if count[g] > 0 {
-			count[g]--
-			hit++
-		}
-	}
-	return 2 * float64(hit) / float64(len(want)+len(got))
+	return 2 * float64(ocrscore.SharedWords(want, got)) / float64(len(want)+len(got))
 }
 
 // squeeze is s in NFKC with its white space removed: the characters a line is made of,

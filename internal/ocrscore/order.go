@@ -10,17 +10,7 @@ import "strings"
 // the line beside it) score about 0.5, three about 0.37. It is 1 when they share no word.
 func ReadingOrder(want, got string) float64 {
 	a, b := strings.Fields(want), strings.Fields(got)
-	count := map[string]int{}
-	for _, w := range a {
-		count[w]++
-	}
-	shared := 0
-	for _, w := range b {
-		if count[w] > 0 {
-			count[w]--
-			shared++
-		}
-	}
+	shared := SharedWords(a, b)
 	if shared == 0 {
 		return 1
 	}
@@ -41,4 +31,21 @@ func ReadingOrder(want, got string) float64 {
 		prev, cur = cur, prev
 	}
 	return float64(prev[len(b)]) / float64(shared)
+}
+
+// SharedWords is the size of the multiset intersection of want and got: how many of got's words
+// match a word of want, each of want's matched once.
+func SharedWords(want, got []string) int {
+	count := make(map[string]int, len(want))
+	for _, w := range want {
+		count[w]++
+	}
+	shared := 0
+	for _, g := range got {
+		if count[g] > 0 {
+			count[g]--
+			shared++
+		}
+	}
+	return shared
 }
