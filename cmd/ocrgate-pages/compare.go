@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"slices"
 	"strings"
 	"unicode"
@@ -9,6 +8,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/ocrgate/ocrgate/internal/ocrscore"
 )
 
 // Score is one answered page compared with its reference text.
