@@ -286,6 +286,11 @@ type pending struct {
 	points [2]float64
 	// raster is a TIFF page as the survey read it (its plan), for its job to decode.
 	raster *docfile.Page
+	// layer, when set, is the page answered from its text layer, and pictures the boxes of its
+	// images that may be pictures of text the layer lacks (see docfile.Page.Pictures): the job
+	// OCRs those boxes alone and adds what they read beside the layer's lines (see readPictures).
+	layer    *Page
+	pictures []image.Rectangle
 }
 
 // Read reads the selected pages of the document in req.Data, each job admitted by adm (nil
@@ -502,6 +507,10 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 	affordable := todo[:0]
 	for _, t := range todo {
 		t.cost = cost(t.render)
+		if t.layer != nil && req.MaxCost > 0 && t.cost > req.MaxCost {
+			// Its pictures are not read: the page is answered from its layer alone, as before.
+			continue
+		}
 		if req.MaxCost > 0 && t.cost > req.MaxCost && t.raster != nil && tiff != nil {
 			// A TIFF page too large to read whole is read smaller, at the largest size that
 			// fits (see docfile.Document.Smaller); its boxes stay in the page's own pixels.
@@ -561,7 +570,7 @@ func (r *Reader) ocrPages(ctx context.Context, p Pipeline, adm Admitter, req Req
 func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Request, t pending, tiff *docfile.Document) (Page, error) {
 	release, err := r.admit(ctx, adm, req, t.cost, t.number, t.render)
 	if err != nil {
-		return Page{}, err
+		return r.layerAlone(t, err)
 	}
 	// A scan's decode cannot be stopped: abandoned at the deadline, it keeps the page's
 	// admission (the lease it holds) until it really ends.
@@ -569,7 +578,14 @@ func (r *Reader) ocrPage(ctx context.Context, p Pipeline, adm Admitter, req Requ
 	defer release()
 	dec, err := r.render(ctx, req.Data, t, tiff, lease)
 	if err != nil {
-		return Page{}, err
+		return r.layerAlone(t, err)
+	}
+	if t.layer != nil {
+		pg, err := r.readPictures(ctx, p, req, t, dec)
+		if err != nil {
+			return r.layerAlone(t, err)
+		}
+		return pg, nil
 	}
 	res, err := p.RunImage(ctx, dec)
 	if err != nil {

@@ -259,7 +259,20 @@ func (s *surveyor) page(ctx context.Context, i, n int) error {
 		}
 		if len(tl.Lines) > 0 && check.Trusted {
 			s.res.Read[i] = textLayerPage(page.Number, tl, c.Width, c.Height, check, s.p.Options().RowOverlap)
-			return req.Budget.addAnswer(answerBytes(s.res.Read[i].Result, req.Words))
+			if err := req.Budget.addAnswer(answerBytes(s.res.Read[i].Result, req.Words)); err != nil {
+				return err
+			}
+			// Pictures of text the layer lacks (a scanned notice under a heading of real text)
+			// are read by OCR in a page job of their own, priced as an OCR'd page; the layer's
+			// answer stands until then, and if they cannot be read.
+			if tl.Rotation() == 0 {
+				if pics := page.Pictures(tl, c.Width, c.Height); len(pics) > 0 {
+					layer := s.res.Read[i]
+					s.todo = append(s.todo, pending{slot: i, number: n, scale: scale, render: c, hidden: s.hidden,
+						reason: check.Reason, layer: &layer, pictures: pics})
+				}
+			}
+			return nil
 		}
 		if check != nil && check.Probes > 0 {
 			disagreed = check

@@ -48,6 +48,8 @@ type Page struct {
 
 	chars    []pdfengine.Char
 	decision TextDecision
+	// images are the page's images, in display points, clipped to the page (see Pictures).
+	images []pdfengine.Rect
 	// scan is set when the page is nothing but one JPEG filling it upright: its pixels can be
 	// taken from the file as they are (see Document.Render).
 	scan *scanImage
@@ -141,6 +143,7 @@ func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
 			continue
 		}
 		covered += a
+		p.images = append(p.images, b)
 		if a > dominantArea {
 			dominant, dominantArea = im, a
 		}
