@@ -202,3 +202,28 @@ func TIFF(imgs ...image.Image) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// Picture is a JPEG drawn on a born-digital page: its top-left corner at (X, Y) points from the
+// page's top-left corner, W × H points large.
+type Picture struct {
+	JPEG       []byte
+	X, Y, W, H float64
+}
+
+// WithPictures writes a one-page A4 PDF whose pictures are drawn first, then its strings over
+// them: a page of real text with images on it (a scanned notice pasted under a heading, a logo
+// on an invoice, a letterhead's background).
+func WithPictures(texts []Text, pictures []Picture) ([]byte, error) {
+	pdf := fpdf.New("P", "pt", "A4", "")
+	pdf.AddPage()
+	for i, p := range pictures {
+		name := fmt.Sprintf("picture%d", i)
+		pdf.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "JPG"}, bytes.NewReader(p.JPEG))
+		pdf.ImageOptions(name, p.X, p.Y, p.W, p.H, false, fpdf.ImageOptions{ImageType: "JPG"}, 0, "")
+	}
+	for _, s := range texts {
+		pdf.SetFont("Helvetica", "", s.Size)
+		pdf.Text(s.X, s.Y, s.Text)
+	}
+	return output(pdf)
+}

@@ -81,7 +81,9 @@ func (r *Reader) layerAlone(t pending, err error) (Page, error) {
 // crop is the part box of img as an image whose bounds start at (0, 0), as the pipeline takes
 // images: the render's own pixels where its type allows (no copy), a copy otherwise.
 func crop(img image.Image, box image.Rectangle) image.Image {
-	at := func(stride, bpp int) int { return (box.Min.Y-img.Bounds().Min.Y)*stride + (box.Min.X-img.Bounds().Min.X)*bpp }
+	at := func(stride, bpp int) int {
+		return (box.Min.Y-img.Bounds().Min.Y)*stride + (box.Min.X-img.Bounds().Min.X)*bpp
+	}
 	size := image.Rect(0, 0, box.Dx(), box.Dy())
 	switch m := img.(type) {
 	case *image.RGBA:
