@@ -28,7 +28,11 @@ func (r *Reader) readPictures(ctx context.Context, p Pipeline, req Request, t pe
 		if box.Empty() {
 			continue
 		}
-		res, err := p.RunImage(ctx, imaging.Decoded{Image: crop(dec.Image, box), Format: dec.Format, Width: box.Dx(), Height: box.Dy()})
+		img := crop(dec.Image, box)
+		if !printLike(img) {
+			continue
+		}
+		res, err := p.RunImage(ctx, imaging.Decoded{Image: img, Format: dec.Format, Width: box.Dx(), Height: box.Dy()})
 		if err != nil {
 			return Page{}, err
 		}
@@ -121,4 +125,67 @@ func onLayer(q geom.Quad, regions []ocr.Region) bool {
 		}
 	}
 	return false
+}
+
+// A picture of text is print on paper: most of it is one light background level, and the rest is
+// ink well darker than it, covering a small share. A photograph, a map in colour or a painted
+// cover spreads over many levels and is not read: looking costs a pass over a sample of its
+// pixels, where OCR would cost a detection over all of them and find little.
+const (
+	// printSample: one pixel in printSample along each side is looked at.
+	printSample = 3
+	// paperLevels: a pixel within this many gray levels of the most common level is paper.
+	paperLevels = 40
+	// inkLevels: a pixel this many gray levels darker than the paper is ink.
+	inkLevels = 96
+	// minPaper is the least share of paper, and minInk, maxInk the share of ink, of print.
+	minPaper, minInk, maxInk = 0.6, 0.003, 0.35
+)
+
+// printLike reports whether img looks like print on paper (see minPaper).
+func printLike(img image.Image) bool {
+	b := img.Bounds()
+	var hist [256]int
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y += printSample {
+		for x := b.Min.X; x < b.Max.X; x += printSample {
+			hist[grayAt(img, x, y)]++
+			n++
+		}
+	}
+	if n == 0 {
+		return false
+	}
+	paper := 0
+	for v := range hist {
+		if hist[v] > hist[paper] {
+			paper = v
+		}
+	}
+	var onPaper, ink int
+	for v, k := range hist {
+		switch {
+		case v >= paper-paperLevels && v <= paper+paperLevels:
+			onPaper += k
+		case v <= paper-inkLevels:
+			ink += k
+		}
+	}
+	return float64(onPaper) >= minPaper*float64(n) && float64(ink) >= minInk*float64(n) && float64(ink) <= maxInk*float64(n)
+}
+
+// grayAt is the luma of img's pixel (x, y), 0–255, read directly from the render's types.
+func grayAt(img image.Image, x, y int) uint8 {
+	switch m := img.(type) {
+	case *image.Gray:
+		return m.Pix[m.PixOffset(x, y)]
+	case *image.RGBA:
+		i := m.PixOffset(x, y)
+		return uint8((299*int(m.Pix[i]) + 587*int(m.Pix[i+1]) + 114*int(m.Pix[i+2])) / 1000)
+	case *image.NRGBA:
+		i := m.PixOffset(x, y)
+		return uint8((299*int(m.Pix[i]) + 587*int(m.Pix[i+1]) + 114*int(m.Pix[i+2])) / 1000)
+	}
+	r, g, bl, _ := img.At(x, y).RGBA()
+	return uint8((299*(r>>8) + 587*(g>>8) + 114*(bl>>8)) / 1000)
 }

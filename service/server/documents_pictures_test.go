@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"image"
+	"image/color"
 	"image/draw"
 	"image/jpeg"
 	"strings"
@@ -106,6 +107,29 @@ func TestPicturesOfTextUnderThinLayer(t *testing.T) {
 		order := heading.Text + "\n" + strings.Join(noticeLines, "\n") + "\n" + footer.Text
 		if score := ocrscore.ReadingOrder(order, pg.Text); score < 0.9 {
 			t.Errorf("reading order %.3f; text:\n%s", score, pg.Text)
+		}
+	})
+
+	t.Run("a photograph under a heading", func(t *testing.T) {
+		// As large as the notice, on which the layer draws nothing: looked at, and not read.
+		photo := image.NewRGBA(image.Rect(0, 0, 990, 446))
+		for y := range 446 {
+			for x := range 990 {
+				photo.Set(x, y, color.RGBA{uint8(x / 4), uint8(y / 2), uint8((x * y) % 251), 255})
+			}
+		}
+		var jpg bytes.Buffer
+		if err := jpeg.Encode(&jpg, photo, nil); err != nil {
+			t.Fatal(err)
+		}
+		data, err := testdoc.WithPictures([]testdoc.Text{heading, footer},
+			[]testdoc.Picture{{JPEG: jpg.Bytes(), X: 50, Y: 100, W: 495, H: 223}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg := readDocument(t, app, data, nil).Pages[0]
+		if len(pg.Regions) != 2 || pg.Regions[0].Source != "" {
+			t.Errorf("%d regions (%q), want the heading and the footer from the layer alone", len(pg.Regions), pg.Text)
 		}
 	})
 
