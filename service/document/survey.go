@@ -295,7 +295,7 @@ func (r *Reader) checkCost(p Pipeline, format docfile.Format) int64 {
 	if r.cfg.LayerCheck <= 0 || format != docfile.FormatPDF {
 		return 0
 	}
-	h := int64(r.cfg.LayerCheck * (docfile.ProbeHeight + 1))
+	h := int64(r.probeRows() * (docfile.ProbeHeight + 1))
 	return p.Options().ModelBytes(docfile.MaxProbeSide, int(h)) + 4*docfile.MaxProbeSide*h
 }
 
@@ -392,19 +392,36 @@ func (s *surveyor) readDoubted(ctx context.Context, page *docfile.Page, tl *docf
 // too, for which the survey's thread waits without computing, so that none of it is counted
 // twice. A panic in it is raised again here, in the check's unit.
 // probe draws the probes of page (whose render is c) into one strip, under the engine's
-// operation limits, and reads them: one reading a probe, in order.
+// operation limits, and reads them: one reading a probe, in order. A strip holds at most
+// probeRows probes, the strip the survey's memory plan holds (see checkCost): more probes (a
+// page's every meaningful font, the doubted lines read again) are drawn and read a strip at a
+// time.
 func (s *surveyor) probe(ctx context.Context, page *docfile.Page, probes []docfile.Probe, c docfile.Cost) ([]ocr.Reading, error) {
-	var strip *image.RGBA
-	var quads []geom.Quad
-	err := s.r.op(ctx, page.Number, func(ctx context.Context) (err error) {
-		strip, quads, err = s.doc.DrawProbes(ctx, page, probes, c.Width, c.Height)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	rows := s.r.probeRows()
+	out := make([]ocr.Reading, 0, len(probes))
+	for start := 0; start < len(probes); start += rows {
+		batch := probes[start:min(start+rows, len(probes))]
+		var strip *image.RGBA
+		var quads []geom.Quad
+		err := s.r.op(ctx, page.Number, func(ctx context.Context) (err error) {
+			strip, quads, err = s.doc.DrawProbes(ctx, page, batch, c.Width, c.Height)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		got, err := s.readProbes(ctx, strip, quads)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
 	}
-	return s.readProbes(ctx, strip, quads)
+	return out, nil
 }
+
+// probeRows is how many probes one strip holds: the survey's memory plan is for a strip of this
+// many (see checkCost).
+func (r *Reader) probeRows() int { return max(1, r.cfg.LayerCheck) }
 
 func (s *surveyor) readProbes(ctx context.Context, strip image.Image, quads []geom.Quad) ([]ocr.Reading, error) {
 	est := probeCPU(quads)

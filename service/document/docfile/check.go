@@ -54,10 +54,22 @@ const (
 	maxProbeChars = 24
 )
 
-// Probes picks up to n probes of the layer: first the longest probe of each font, the fonts that
-// draw the most characters first, then probes of lines spread evenly down the page. Each line
-// gives at most one probe: its first words. What is probed is the layer's text as it is, whatever
-// it says: a font with no true Unicode map gives punctuation (`"7+%-`) as readily as letters.
+// A font carries a meaningful share of a page when it draws at least minFontShare of the page's
+// characters or a whole line of its own: a layer goes wrong font by font, so each such font is
+// probed, even past the n probes asked for (a fifth font of a form, an amount column in a font of
+// its own). At most maxFontProbes fonts are probed a page: the cost of a page built of a hundred
+// fonts stays bounded, its further fonts judged by the others.
+const (
+	minFontShare  = 0.02
+	maxFontProbes = 12
+)
+
+// Probes picks the layer's probes: first the longest probe of each font that carries a
+// meaningful share of the page (see minFontShare), the fonts that draw the most characters first,
+// up to maxFontProbes of them even past n; then, up to n probes in all, probes of lines spread
+// evenly down the page. Each line gives at most one probe: its first words. What is probed is the
+// layer's text as it is, whatever it says: a font with no true Unicode map gives punctuation
+// (`"7+%-`) as readily as letters.
 func (tl *TextLayer) Probes(n int) []Probe {
 	if n <= 0 {
 		return nil
@@ -68,9 +80,18 @@ func (tl *TextLayer) Probes(n int) []Probe {
 	}
 	var cands []candidate
 	fontChars := map[string]int{}
+	wholeLine := map[string]bool{} // fonts that draw a whole line of a probe's length alone
+	total := 0
 	for _, l := range tl.Lines {
+		one, chars := true, 0
 		for _, w := range l.Words {
 			fontChars[w.font] += len(w.Text)
+			total += len(w.Text)
+			chars += len(w.Text)
+			one = one && w.font == l.Words[0].font
+		}
+		if one && chars >= minProbeChars {
+			wholeLine[l.Words[0].font] = true
 		}
 		if l.Words[0].undrawn {
 			continue // the drawing shows nothing of it to read
@@ -96,13 +117,19 @@ func (tl *TextLayer) Probes(n int) []Probe {
 	taken := make([]bool, len(cands))
 	var out []Probe
 	for _, f := range fonts {
+		// Up to n probes, any font, those that draw the most first; past n, a font that
+		// carries a meaningful share of the page.
+		meaningful := float64(fontChars[f]) >= minFontShare*float64(total) || wholeLine[f]
+		if len(out) >= max(n, maxFontProbes) || len(out) >= n && !meaningful {
+			continue
+		}
 		best := -1
 		for i, c := range cands {
 			if c.Font == f && !taken[i] && (best < 0 || c.chars > cands[best].chars) {
 				best = i
 			}
 		}
-		if best >= 0 && len(out) < n {
+		if best >= 0 {
 			taken[best] = true
 			out = append(out, cands[best].Probe)
 		}
