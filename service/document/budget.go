@@ -127,6 +127,22 @@ func (b *Budget) takeOCRPages(n int, requested bool) error {
 	return nil
 }
 
+// spareOCRPages takes up to n more pages that need OCR, as many as the request's OCR page limit
+// still allows, and returns how many it took; it refuses nothing (pages whose OCR only adds to a
+// text-layer answer: see docfile.Page.Pictures).
+func (b *Budget) spareOCRPages(n int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over != nil {
+		return 0
+	}
+	if b.lim.OCRPages > 0 {
+		n = max(0, min(n, b.lim.OCRPages-b.ocrPages))
+	}
+	b.ocrPages += n
+	return n
+}
+
 // expectOCRPages refuses, as takeOCRPages would (and everything later), n more pages that need
 // OCR, without taking them yet: a document all of whose pages need OCR (a TIFF) is refused as
 // soon as its selection is known, before any page is read.

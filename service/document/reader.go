@@ -359,15 +359,25 @@ func (r *Reader) Survey(ctx context.Context, p Pipeline, adm Admitter, req Reque
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{r: r, p: p, adm: adm, req: req, res: res, todo: todo, tiff: tiff, done: time.Now()}
 	// Only pages that need OCR count against the request's OCR page limit; text-layer pages are
-	// priced by their answer and their survey's CPU time.
-	if len(todo) > 0 {
-		if err := req.Budget.takeOCRPages(len(todo), req.Mode == Always); err != nil {
+	// priced by their answer and their survey's CPU time. A text-layer page's pictures are read
+	// while the limit allows, after the pages that need OCR: past it, the page is its layer alone.
+	var whole, pictures []pending
+	for _, t := range todo {
+		if t.layer != nil {
+			pictures = append(pictures, t)
+		} else {
+			whole = append(whole, t)
+		}
+	}
+	pl := &Plan{r: r, p: p, adm: adm, req: req, res: res, todo: whole, tiff: tiff, done: time.Now()}
+	if len(whole) > 0 {
+		if err := req.Budget.takeOCRPages(len(whole), req.Mode == Always); err != nil {
 			_ = pl.Close()
 			return nil, err
 		}
 	}
+	pl.todo = append(pl.todo, pictures[:req.Budget.spareOCRPages(len(pictures))]...)
 	return pl, nil
 }
 
