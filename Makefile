@@ -21,7 +21,7 @@ GOLANGCI_LINT         := bin/tools/golangci-lint
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-forms bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -131,6 +131,13 @@ bench: models build
 ## to get one); predictions kept in PRED. The tests check the same on testdata/receipts only.
 bench-accuracy: models build
 	@scripts/bench_accuracy.sh "$(DATASET)" "$(PRED)"
+
+## bench-forms: word F1 (case-insensitive) and the share of truth words missed entirely over forms
+## in FUNSD's layout, FORMS (default ../corpus37/training_data: images/<id>.png,
+## annotations/<id>.json); predictions kept in PRED. Fetched forms are never committed.
+FORMS ?= ../corpus37/training_data
+bench-forms: models build
+	bin/ocrgate-bench -forms "$(FORMS)" -images $(if $(PRED),-out "$(PRED)")
 
 ## bench-triton: the Triton path (gRPC on loopback) beside the embedded runtime, same receipts
 bench-triton: models

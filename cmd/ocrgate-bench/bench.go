@@ -65,13 +65,14 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	clients := fs.Int("c", 1, "above 1: measure throughput and latency with this many requests in flight against one, alternating")
 	rounds := fs.Int("rounds", 3, "with -c: rounds of one sequential and one concurrent measurement")
 	perImage := fs.Bool("images", false, "also print each image's time, inference time and stage times")
+	forms := fs.String("forms", "", "score forms instead: a directory in FUNSD's layout (images/<id>.png, annotations/<id>.json), word F1 (case-insensitive) and the share of truth words missed entirely")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if _, err := os.Stat(filepath.Join(*dataset, "img")); err != nil {
+	if _, err := os.Stat(filepath.Join(*dataset, "img")); err != nil && *forms == "" {
 		fmt.Fprintf(stderr, "bench: no dataset at %s: give -dataset DIR (or set OCRGATE_DATASET), a directory in SROIE's layout "+
 			"(img/<id>.jpg, and box/<id>.csv and key/<id>.json for scoring); testdata/receipts in the repository is a small one\n", *dataset)
 		return 2
@@ -87,6 +88,15 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		return 1
 	}
 	defer func() { _ = eng.Close() }() // the figures are printed; the process ends
+	if *forms != "" {
+		rep, err := RunForms(context.Background(), eng.Pipeline, *forms, *out)
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: %v\n", err)
+			return 1
+		}
+		rep.Print(stdout, *perImage)
+		return 0
+	}
 	if *clients > 1 {
 		rounds, err := RunConcurrency(context.Background(), eng.Pipeline, ConcurrencyOptions{Dataset: *dataset, Clients: *clients, Rounds: *rounds, Passes: *repeat})
 		if err != nil {

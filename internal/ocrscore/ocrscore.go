@@ -1,7 +1,9 @@
 // Package ocrscore connects ocrgate to the project's one accuracy scorer, ocr_score.py: it writes
 // OCR results as the scorer's prediction files, runs the scorer on them and reads its JSON summary
-// back. There is deliberately no Go scorer beside it: two scorers drift apart, and the Python one
-// is what every figure in the docs is measured with.
+// back. There is deliberately no Go scorer of SROIE's lines beside it: two scorers drift apart,
+// and the Python one is what every receipt figure in the docs is measured with. Forms with
+// word-level truth (FUNSD's layout) are scored in Go (forms.go), counted the way ocr_score.py
+// counts words.
 //
 // The scorer travels with the repository (ocr_score.py in this directory, embedded in the
 // binaries that use this package, run with python3 on the PATH), so the accuracy tests run on a

@@ -147,6 +147,8 @@ func (c *Config) settings() []setting {
 		{"OCRGATE_DET_PREVIEW", "det-preview", "first detection pass on huge JPEGs (6 000 px and more): read the 1/8 preview the decoder gets for free instead of every pixel", (*boolValue)(&o.DetPreview)},
 		{"OCRGATE_DET_MIN_TEXT_HEIGHT", "det-min-text-height", "run a second detection pass when the median text height of the first is below this (detector px)", (*floatValue)(&o.DetMinTextHeight)},
 		{"OCRGATE_DET_TARGET_TEXT_HEIGHT", "det-target-text-height", "second detection pass: scale so text is this tall (detector px)", above(0, (*floatValue)(&o.DetTargetTextHeight))},
+		{"OCRGATE_DET_SMALL_TEXT_HEIGHT", "det-small-text-height", "second detection pass enlarged (up to det-max-upscale): when the first pass's median box is under this many pixels of the image itself, e.g. a 100-dpi form", atLeast(0, (*floatValue)(&o.DetSmallTextHeight))},
+		{"OCRGATE_DET_MAX_UPSCALE", "det-max-upscale", "second detection pass over small print: enlarge the image at most this many times (1: never)", within(1, 4, (*floatValue)(&o.DetMaxUpscale))},
 		{"OCRGATE_DET_MAX_PIXELS", "det-max-pixels", "second detection pass: at most this many detector input pixels", atLeast(32*32, (*intValue)(&o.DetMaxPixels))},
 		{"OCRGATE_DET_TILE_PIXELS", "det-tile-pixels", "detector inputs above this many pixels run as overlapping tiles of at most this size, stitched into one map, so no detector run needs more memory than a first pass (0: one run whatever the size)", checkedBy((*intValue)(&o.DetTilePixels), "0, or at least four tiles of one 32-px core and its overlaps: 4 × (32 + 2 × overlap)²", func() error {
 			side := 32 + 2*o.DetTileOverlap

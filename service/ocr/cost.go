@@ -136,21 +136,24 @@ func (o Options) ArenaSlack(width, height int) int64 {
 func (o Options) DetectionPixels(w, h int) (first, second int64) {
 	scale := math.Min(1, float64(o.DetLimitSide)/float64(max(w, h)))
 	first = int64(detSize(w, scale)) * int64(detSize(h, scale))
-	if scale < 1 {
+	up := math.Max(1, o.DetMaxUpscale)
+	if scale < up {
 		// A second pass scales the part of the page that holds text to at most DetMaxPixels,
-		// never above full size; each side rounds to a multiple of 32 (10 % covers that).
-		second = min(int64(o.DetMaxPixels), int64(w)*int64(h)) * 11 / 10
+		// never above DetMaxUpscale times full size (full size unless the print is small in the
+		// image itself); each side rounds to a multiple of 32 (10 % covers that).
+		second = int64(min(float64(o.DetMaxPixels), float64(w)*float64(h)*up*up)) * 11 / 10
 	}
 	return first, second
 }
 
 func (o Options) recognitionBytes(w, h int) int64 {
 	// A crop is RecHeight tall and as wide as its box's aspect ratio makes it. Boxes are at least
-	// MinSize+2 detector pixels thick after unclipping, and the detector never upscales, so no
-	// box is thinner than that in the image either: the widest crop is bounded by the image.
-	// (That bound reaches the widest bucket for any image with a side over a few hundred pixels;
-	// RecBatchPixels is what keeps a wide bucket's batch as cheap as a narrow one's.)
-	widest := float64(o.RecHeight) * float64(max(w, h)) / (o.DB.MinSize + 2)
+	// MinSize+2 detector pixels thick after unclipping, and the detector enlarges the image at
+	// most DetMaxUpscale times, so no box is thinner than that share of it in the image either:
+	// the widest crop is bounded by the image. (That bound reaches the widest bucket for any
+	// image with a side over a few hundred pixels; RecBatchPixels is what keeps a wide bucket's
+	// batch as cheap as a narrow one's.)
+	widest := float64(o.RecHeight) * float64(max(w, h)) * math.Max(1, o.DetMaxUpscale) / (o.DB.MinSize + 2)
 	var px int64
 	for _, b := range o.recWidths() {
 		px = max(px, o.recBatchPixels(b))

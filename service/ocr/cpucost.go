@@ -20,7 +20,12 @@ import (
 //     stages around it) and a part that grows with the page's area, up to that of an A4 page at
 //     300 dpi: recognition reads each line scaled to RecHeight, so a page scanned at 600 dpi holds
 //     no more to read than at 300, and a dense A4 page is the most text measured on a page.
+//   - A page smaller than a second detection pass may be detected again enlarged (small print at
+//     its own resolution, DetMaxUpscale): the detector's extra pixels, at what a 3-megapixel pass
+//     over a 100-dpi form added (0.8 → 1.5 CPU-s a form on FUNSD's training forms, make
+//     bench-forms).
 const (
+	cpuDetPerMP   = 250 * time.Millisecond
 	cpuReadBase   = 300 * time.Millisecond
 	cpuReadPerMP  = time.Second
 	cpuReadMaxMP  = 9.0 // an A4 page at 300 dpi is 8.7 MP
@@ -47,6 +52,9 @@ func (o Options) CPUCost(h imaging.Header) time.Duration {
 	}
 	rw, rh := h.ReadSize() // a TIFF page read smaller: decoded whole, read at its smaller size
 	read := float64(cpuReadBase) + min(float64(rw)*float64(rh)/1e6, cpuReadMaxMP)*float64(cpuReadPerMP)
+	if px := float64(rw) * float64(rh); o.DetMaxUpscale > 1 && px < float64(o.DetMaxPixels) {
+		read += (min(float64(o.DetMaxPixels), px*o.DetMaxUpscale*o.DetMaxUpscale) - px) / 1e6 * float64(cpuDetPerMP)
+	}
 	return time.Duration(decode + read)
 }
 

@@ -128,17 +128,30 @@ func quads(boxes []detBox) []geom.Quad {
 
 // secondPass decides whether the first pass's text was too small to trust, and if so returns the
 // area to look at again and the scale to use there.
+//
+// Two cases call for it. Small print on a large scan (text under DetMinTextHeight in the
+// detector's input) is looked at again at up to the image's own resolution. Small print at the
+// image's own resolution (a form scanned at 100 dpi, its labels and footers 7–9 px tall, boxes
+// under DetSmallTextHeight image pixels) is looked at again enlarged, up to DetMaxUpscale: at
+// its own scale the detector cuts the first letter off labels set beside a ruling line
+// (`OURCE` for `SOURCE:`) and misses lines of fine print. Pages whose print is larger in the
+// image, receipts among them, never take the enlarged pass.
 func (p *Pipeline) secondPass(full image.Rectangle, scale float64, boxes []detBox) (image.Rectangle, float64, bool) {
-	if scale >= 1 {
-		return image.Rectangle{}, 0, false // already at full resolution: nothing to gain
-	}
-	region := full
+	limit := 1.0 // the largest scale the pass may use: the image's own resolution
 	textH := 0.0
 	if len(boxes) > 0 {
 		textH = medianHeight(boxes)
-		if textH >= p.opt.DetMinTextHeight {
+		if p.opt.DetMaxUpscale > 1 && len(boxes) >= upscaleMinBoxes && textH/scale < p.opt.DetSmallTextHeight {
+			limit = p.opt.DetMaxUpscale
+		} else if textH >= p.opt.DetMinTextHeight {
 			return image.Rectangle{}, 0, false
 		}
+	}
+	if scale >= limit {
+		return image.Rectangle{}, 0, false // already at the largest scale: nothing to gain
+	}
+	region := full
+	if len(boxes) > 0 {
 		// The area holding text, with a margin of a few text heights (in original pixels) so
 		// boxes the first pass missed near the edge are still inside.
 		minX, minY, maxX, maxY := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
@@ -155,7 +168,7 @@ func (p *Pipeline) secondPass(full image.Rectangle, scale float64, boxes []detBo
 	}
 	scale2 := 1.0
 	if textH > 0 {
-		scale2 = math.Min(1, scale*p.opt.DetTargetTextHeight/textH)
+		scale2 = math.Min(limit, scale*p.opt.DetTargetTextHeight/textH)
 	}
 	area := float64(region.Dx()) * float64(region.Dy())
 	if capScale := math.Sqrt(float64(p.opt.DetMaxPixels) / area); capScale < scale2 {
@@ -166,6 +179,11 @@ func (p *Pipeline) secondPass(full image.Rectangle, scale float64, boxes []detBo
 	}
 	return region, scale2, true
 }
+
+// upscaleMinBoxes is how many boxes the first pass must find for the enlarged second pass: a page
+// of text, a form. An image of a line or two is left at its own scale: there the median says
+// little, and the detector enlarged split capitals off short lines (`T EL: 03-3311`).
+const upscaleMinBoxes = 8
 
 // detectRegion runs the detector on rectangle r of img scaled by scale.
 func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Rectangle, scale float64, tm *Timings) ([]detBox, error) {

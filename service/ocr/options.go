@@ -28,6 +28,12 @@ type Options struct {
 	DetMinTextHeight    float64
 	DetTargetTextHeight float64
 	DetMaxPixels        int
+	// DetSmallTextHeight and DetMaxUpscale: when the first pass's median box is under
+	// DetSmallTextHeight pixels of the image itself (small print scanned at a low resolution: a
+	// 100-dpi form), the second pass may enlarge the image, up to DetMaxUpscale times its own
+	// size (still capped at DetMaxPixels). DetMaxUpscale 1 never enlarges.
+	DetSmallTextHeight float64
+	DetMaxUpscale      float64
 	// DetTilePixels: detector inputs larger than this run as overlapping tiles of at most this
 	// many pixels, stitched into one probability map (see tiles.go), so that no detector run, and
 	// no arena, needs more memory than a first pass does. 0: one run whatever the size.
@@ -146,6 +152,8 @@ func DefaultOptions() Options {
 		DetMinTextHeight:    14,
 		DetTargetTextHeight: 24,
 		DetMaxPixels:        3_000_000,
+		DetSmallTextHeight:  20,
+		DetMaxUpscale:       2,
 		DetTilePixels:       960 * 960,
 		DetTileOverlap:      64,
 		DetNorm: imaging.Norm{
@@ -198,6 +206,8 @@ func (o Options) Validate() error {
 		"detection tile pixels must be 0 or at least four times a tile of one 32-pixel core and its overlaps, got %d", o.DetTilePixels)
 	check(o.DetTileOverlap >= 0 && o.DetTileOverlap%32 == 0, "detection tile overlap must be a non-negative multiple of 32, got %d", o.DetTileOverlap)
 	check(o.DetTargetTextHeight > 0, "detection target text height must be positive")
+	check(o.DetMaxUpscale >= 1 && o.DetMaxUpscale <= 4, "detection upscale must be in [1,4], got %v", o.DetMaxUpscale)
+	check(o.DetSmallTextHeight >= 0, "detection small-text height must not be negative, got %v", o.DetSmallTextHeight)
 	check(o.DB.Threshold > 0 && o.DB.Threshold < 1, "DB threshold must be in (0,1), got %v", o.DB.Threshold)
 	check(o.DB.BoxThreshold >= 0 && o.DB.BoxThreshold <= 1, "DB box threshold must be in [0,1], got %v", o.DB.BoxThreshold)
 	check(o.DB.UnclipRatio > 0, "DB unclip ratio must be positive, got %v", o.DB.UnclipRatio)
