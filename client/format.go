@@ -15,10 +15,11 @@ const (
 	FormatText = "text" // the text in reading order, pages separated by a form feed
 	FormatHOCR = "hocr" // hOCR 1.2 (XHTML)
 	FormatALTO = "alto" // ALTO 4.4 XML
+	FormatPDF  = "pdf"  // a searchable PDF of an image (the image, invisible text on its words)
 )
 
 // OCRAs reads image as OCR does and returns the answer in format (FormatText, FormatHOCR,
-// FormatALTO or FormatJSON): its bytes as the service sent them. A failure is an *Error, in
+// FormatALTO, FormatPDF or FormatJSON): its bytes as the service sent them. A failure is an *Error, in
 // JSON whatever the format.
 func (c *Client) OCRAs(ctx context.Context, image []byte, format string, opts ...CallOption) ([]byte, error) {
 	cl := newCall(opts)

@@ -48,6 +48,12 @@ func TestOCRAs(t *testing.T) {
 			}
 		})
 	}
+	// A searchable PDF of an image: a PDF that holds the JPEG as it was sent.
+	jpg := readReceipt(t)
+	out, err := c.OCRAs(t.Context(), jpg, client.FormatPDF)
+	if err != nil || !strings.HasPrefix(string(out), "%PDF-") || !strings.Contains(string(out), string(jpg)) {
+		t.Errorf("a searchable PDF: %v, %.20q", err, out)
+	}
 	_, err = c.OCRAs(t.Context(), pdf, "docx")
 	var apiErr *client.Error
 	if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Code != "invalid_format" {

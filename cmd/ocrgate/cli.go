@@ -184,7 +184,7 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 	fs.SetOutput(stderr)
 	if cmd == "ocr" {
 		fs.BoolVar(&opt.json, "json", false, "print the whole /ocr answer as JSON instead of the text (one JSON line per file with several files)")
-		fs.StringVar(&opt.format, "format", "", "the answer's form: json (as --json), text, hocr or alto, printed as the service sends it (one file at a time for hocr and alto)")
+		fs.StringVar(&opt.format, "format", "", "the answer's form: json (as --json), text, hocr, alto or pdf (a searchable PDF of an image), printed as the service sends it (one file at a time for hocr, alto and pdf)")
 	} else {
 		fs.StringVar(&opt.template, "template", "", "built-in template to fill: invoice (the service's default) or receipt")
 		fs.StringVar(&opt.schema, "schema", "", "file with your own JSON Schema to fill instead of a template")
@@ -223,9 +223,9 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 		return opt, nil, errors.New("give --template or --schema, not both")
 	case opt.jobs < 1:
 		return opt, nil, errors.New("-j must be at least 1")
-	case opt.format != "" && !slices.Contains([]string{client.FormatJSON, client.FormatText, client.FormatHOCR, client.FormatALTO}, opt.format):
-		return opt, nil, errors.New("--format must be json, text, hocr or alto")
-	case (opt.format == client.FormatHOCR || opt.format == client.FormatALTO) && len(files) > 1:
+	case opt.format != "" && !slices.Contains([]string{client.FormatJSON, client.FormatText, client.FormatHOCR, client.FormatALTO, client.FormatPDF}, opt.format):
+		return opt, nil, errors.New("--format must be json, text, hocr, alto or pdf")
+	case (opt.format == client.FormatHOCR || opt.format == client.FormatALTO || opt.format == client.FormatPDF) && len(files) > 1:
 		return opt, nil, fmt.Errorf("--format %s reads one file at a time", opt.format)
 	}
 	if opt.format == client.FormatJSON {

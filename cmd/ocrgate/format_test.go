@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,6 +57,27 @@ func TestOCRCommandFormats(t *testing.T) {
 	} {
 		if r := runOCRGate(testEnv, nil, args...); r.code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, r.code, exitUsage)
+		}
+	}
+}
+
+// TestOCRCommandSearchablePDF: `ocrgate ocr --format pdf -o out.pdf receipt.jpg`, in-process and
+// with --server, writes a PDF whose text layer pdftotext reads as the receipt's text.
+func TestOCRCommandSearchablePDF(t *testing.T) {
+	testenv.Models(t)
+	url := startService(t, testEnv)
+	for _, where := range [][]string{nil, {"--server", url}} {
+		out := filepath.Join(t.TempDir(), "out.pdf")
+		args := append([]string{"ocr", "--format", "pdf", "-o", out}, where...)
+		if r := runOCRGate(testEnv, nil, append(args, receipt)...); r.code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %s", args, r.code, r.stderr)
+		}
+		text, err := exec.Command("pdftotext", out, "-").Output()
+		if err != nil {
+			t.Fatalf("pdftotext (poppler-utils): %v", err)
+		}
+		if !strings.Contains(string(text), "JOHOR BAHRU") {
+			t.Errorf("%v: pdftotext reads %.300q", args, text)
 		}
 	}
 }

@@ -325,6 +325,7 @@ func TestFromAccept(t *testing.T) {
 		{"text/plain", Text, true},
 		{"text/vnd.hocr+html", HOCR, true},
 		{"application/alto+xml", ALTO, true},
+		{"application/pdf", PDF, true},
 		{"text/plain;q=0.5, application/alto+xml", ALTO, true},
 		{"text/plain, application/json;q=0.9", Text, true},
 		// A browser's navigation: nothing specific, anything accepted.
@@ -348,12 +349,12 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) refused", name)
 		}
 	}
-	for _, name := range []string{"", "pdf2", "xml"} {
+	for _, name := range []string{"", "pdf2", "xml", "docx"} {
 		if f, ok := Parse(name); ok {
 			t.Errorf("Parse(%q) = %q", name, f)
 		}
 	}
-	if got := fmt.Sprint(Names()); got != "json, text, hocr, alto" {
+	if got := fmt.Sprint(Names()); got != "json, text, hocr, alto, pdf" {
 		t.Errorf("Names() = %q", got)
 	}
 }

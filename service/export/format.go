@@ -1,5 +1,5 @@
 // Package export writes an OCR answer in the forms a document workflow keeps instead of JSON:
-// plain text, hOCR and ALTO XML. The writers are fed the answer the service already builds (the
+// plain text, hOCR, ALTO XML, and a searchable PDF of an image (PDFWriter). The writers are fed the answer the service already builds (the
 // api types: pages, blocks, regions, words with their boxes and confidences, rotation, source), so
 // that every format says exactly what the JSON says, and they write to an io.Writer as they go.
 package export
@@ -20,10 +20,11 @@ const (
 	Text Format = "text" // the text in reading order, pages separated by a form feed
 	HOCR Format = "hocr" // hOCR 1.2 (XHTML)
 	ALTO Format = "alto" // ALTO 4.4 XML, in pixels
+	PDF  Format = "pdf"  // a searchable PDF: the picture with invisible text on its words (PDFWriter)
 )
 
 // Formats lists every format, for the message that refuses an unknown one.
-var Formats = []Format{JSON, Text, HOCR, ALTO}
+var Formats = []Format{JSON, Text, HOCR, ALTO, PDF}
 
 // Names is Formats as one comma-separated list.
 func Names() string {
@@ -50,6 +51,8 @@ func (f Format) ContentType() string {
 		return "text/vnd.hocr+html; charset=utf-8"
 	case ALTO:
 		return "application/alto+xml; charset=utf-8"
+	case PDF:
+		return "application/pdf"
 	}
 	return "application/json"
 }
@@ -63,6 +66,7 @@ var mediaTypes = map[string]Format{
 	"text/vnd.hocr+html":       HOCR,
 	"application/alto+xml":     ALTO,
 	"application/vnd.alto+xml": ALTO,
+	"application/pdf":          PDF,
 }
 
 // FromAccept picks the format an Accept header asks for: its most preferred media type that

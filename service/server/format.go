@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/export"
+	"github.com/ocrgate/ocrgate/service/imaging"
 )
 
 // answerFormat is the form /ocr answers in: the request's "format" member (or query parameter,
@@ -61,4 +63,40 @@ func (s *Server) writeAnswer(c *fiber.Ctx, f export.Format, ans any) error {
 	}
 	c.Set(fiber.HeaderContentType, f.ContentType())
 	return export.Write(c.Response().BodyWriter(), f, pages, export.Software{Name: "ocrgate", Version: Version})
+}
+
+// writePDF writes an image's answer as a searchable PDF: one page the image's size at its
+// resolution, the image as its picture, invisible text on every word. A JPEG stored upright is
+// embedded as it was sent (not decoded, not re-encoded); any other image is decoded again, under
+// an admission of its own as its OCR had, and embedded as compressed samples.
+func (r *reading) writePDF(ctx context.Context, c *fiber.Ctx, data []byte, ans any) error {
+	res, ok := ans.(api.OCRResult)
+	if !ok {
+		return fmt.Errorf("server: a searchable PDF of a %T", ans)
+	}
+	h, err := r.rec.Inspect(ctx, data)
+	if err != nil {
+		return err
+	}
+	var img export.PDFImage
+	if h.Format == "jpeg" && h.Orientation <= 1 && export.EmbeddableJPEG(data) {
+		img = export.PDFImage{JPEG: data, Width: h.Width, Height: h.Height}
+	} else {
+		h, lease, release, err := r.admitImage(ctx, data)
+		if err != nil {
+			return err
+		}
+		defer release()
+		dec, err := imaging.DecodeHeader(ctx, data, h, lease)
+		if err != nil {
+			return err
+		}
+		img = export.SamplesOf(dec.Image)
+	}
+	c.Set(fiber.HeaderContentType, export.PDF.ContentType())
+	w := export.NewPDFWriter(c.Response().BodyWriter(), export.Software{Name: "ocrgate", Version: Version})
+	if err := w.AddPage(export.PDFPage{Image: img, Answer: export.ImagePage(res)}); err != nil {
+		return err
+	}
+	return w.Close()
 }

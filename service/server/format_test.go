@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,7 +192,7 @@ func TestAnswerFormatErrors(t *testing.T) {
 			if bytes.Contains(body, []byte("secret")) {
 				t.Errorf("the error repeats what was sent: %s", body)
 			}
-			if tt.lists && !bytes.Contains(body, []byte("json, text, hocr, alto")) {
+			if tt.lists && !bytes.Contains(body, []byte("json, text, hocr, alto, pdf")) {
 				t.Errorf("the error does not list the formats: %s", body)
 			}
 		})
@@ -232,4 +237,140 @@ func TestHostileDocumentsInEveryFormat(t *testing.T) {
 	if s := gate.Stats(); s.Used != 0 || s.Running != 0 || s.Inside != 0 {
 		t.Errorf("the gate holds %+v after the hostile set", s)
 	}
+}
+
+// pdfWords runs poppler's pdftotext -bbox -raw (words in the order the PDF sets them) on a PDF and
+// returns its words with their boxes, and its first page's width in points.
+func pdfWords(t *testing.T, pdf []byte) (words []string, boxes [][4]float64, pageWidth float64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out.pdf")
+	if err := os.WriteFile(path, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdftotext", "-bbox", "-raw", path, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext (poppler-utils) on the PDF: %v", err)
+	}
+	page := regexp.MustCompile(`<page width="([0-9.]+)"`).FindSubmatch(out)
+	if page == nil {
+		t.Fatalf("pdftotext found no page: %.300s", out)
+	}
+	pageWidth, _ = strconv.ParseFloat(string(page[1]), 64)
+	re := regexp.MustCompile(`<word xMin="([0-9.]+)" yMin="([0-9.]+)" xMax="([0-9.]+)" yMax="([0-9.]+)">([^<]*)</word>`)
+	for _, m := range re.FindAllSubmatch(out, -1) {
+		var b [4]float64
+		for i := range b {
+			b[i], _ = strconv.ParseFloat(string(m[i+1]), 64)
+		}
+		words = append(words, html.UnescapeString(string(m[5])))
+		boxes = append(boxes, b)
+	}
+	return words, boxes, pageWidth
+}
+
+// wordF1 is the F1 score of the words got against want, as multisets.
+func wordF1(got, want []string) float64 {
+	left := map[string]int{}
+	for _, w := range want {
+		left[w]++
+	}
+	shared := 0
+	for _, g := range got {
+		if left[g] > 0 {
+			left[g]--
+			shared++
+		}
+	}
+	if len(got) == 0 || len(want) == 0 {
+		return 0
+	}
+	p, r := float64(shared)/float64(len(got)), float64(shared)/float64(len(want))
+	if p+r == 0 {
+		return 0
+	}
+	return 2 * p * r / (p + r)
+}
+
+func boxIoU(a, b [4]float64) float64 {
+	ix := max(0, min(a[2], b[2])-max(a[0], b[0]))
+	iy := max(0, min(a[3], b[3])-max(a[1], b[1]))
+	inter := ix * iy
+	union := (a[2]-a[0])*(a[3]-a[1]) + (b[2]-b[0])*(b[3]-b[1]) - inter
+	if union <= 0 {
+		return 0
+	}
+	return inter / union
+}
+
+// TestSearchablePDFOfAnImage: a JPEG and the same picture as a PNG, asked for as "pdf": poppler's
+// pdftotext reads back the JSON answer's words (word F1 ≥ 0.99) in the same order, and at least
+// 95 % of its word boxes overlap the answer's (IoU ≥ 0.5); the JPEG is in the PDF byte for byte.
+// A document asked for as "pdf" is a 400 that says what it takes.
+func TestSearchablePDFOfAnImage(t *testing.T) {
+	jpg := fixtures(t).jpeg
+	app := docApp(t, server.Options{}, nil, nil)
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"JPEG", jpg},
+		{"PNG", pngOf(t, decoded(t, jpg))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ans struct {
+				ImageInfo struct{ Width, Height int } `json:"image_info"`
+				Regions   []regionBody
+			}
+			code, body := call(t, app, readRequest(tt.data, map[string]any{"words": true}))
+			if code != 200 || json.Unmarshal(body, &ans) != nil {
+				t.Fatalf("status %d: %.300s", code, body)
+			}
+			var want []string
+			var wantBoxes [][4]float64
+			for _, r := range ans.Regions {
+				for _, w := range r.Words {
+					x0, y0, x1, y1 := w.BoundingShape.bounds()
+					want = append(want, w.Text)
+					wantBoxes = append(wantBoxes, [4]float64{float64(x0), float64(y0), float64(x1), float64(y1)})
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("the answer has no words")
+			}
+			resp, err := app.Test(readRequest(tt.data, map[string]any{"format": "pdf"}), -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			pdf, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/pdf" {
+				t.Fatalf("status %d, %q: %.300s", resp.StatusCode, resp.Header.Get("Content-Type"), pdf)
+			}
+			if tt.name == "JPEG" && !bytes.Contains(pdf, jpg) {
+				t.Errorf("the JPEG is not in the PDF byte for byte")
+			}
+			got, boxes, width := pdfWords(t, pdf)
+			if f1 := wordF1(got, want); f1 < 0.99 {
+				t.Errorf("word F1 %.3f: pdftotext reads %q; the answer %q", f1, got, want)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d words read back, %d in the answer", len(got), len(want))
+			}
+			scale := width / float64(ans.ImageInfo.Width) // points a pixel
+			on := 0
+			for i := range got {
+				wb := wantBoxes[i]
+				if got[i] == want[i] && boxIoU(boxes[i], [4]float64{wb[0] * scale, wb[1] * scale, wb[2] * scale, wb[3] * scale}) >= 0.5 {
+					on++
+				}
+			}
+			if on*100 < 95*len(want) {
+				t.Errorf("%d of %d words in order on their boxes", on, len(want))
+			}
+			t.Logf("%d words, %d in order on their boxes; %d bytes for a %d-byte image", len(want), on, len(pdf), len(tt.data))
+		})
+	}
+	doc := scanned(t, [][]byte{jpg}, nil, false)
+	code, body := call(t, app, readRequest(doc, map[string]any{"format": "pdf"}))
+	checkJSONError(t, code, body, 400, "format_not_for_documents")
 }

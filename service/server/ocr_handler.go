@@ -53,7 +53,7 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	}
 	// What the answer holds stays charged until it is written (c.JSON encodes it at once).
 	defer r.budget.Release()
-	if format == export.HOCR || format == export.ALTO {
+	if format == export.HOCR || format == export.ALTO || format == export.PDF {
 		// They place every word; the answer is priced with them (see export.Write).
 		r.opt.words = true
 	}
@@ -67,9 +67,15 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	case len(req.images) == 0:
 		return req.missing()
 	}
+	if format == export.PDF && r.isDocument(req.images[0].data) {
+		return badRequest("format_not_for_documents", `a searchable PDF is written for an image; for a PDF or a multi-page TIFF ask for "json", "text", "hocr" or "alto"`)
+	}
 	ans, err := r.read(ctx, req.images[0].data, start)
 	if err != nil {
 		return err
+	}
+	if format == export.PDF {
+		return r.writePDF(ctx, c, req.images[0].data, ans)
 	}
 	return s.writeAnswer(c, format, ans)
 }
