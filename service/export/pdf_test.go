@@ -160,3 +160,44 @@ func TestPDFNumbers(t *testing.T) {
 	}
 	_ = strings.TrimSpace
 }
+
+// TestSearchablePDFLooksTheSame: the page drawn by poppler's pdftoppm is the same, pixel for
+// pixel, with and without its invisible text: the text layer adds nothing to what is seen.
+func TestSearchablePDFLooksTheSame(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 600, 450))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	var jb bytes.Buffer
+	if err := jpeg.Encode(&jb, img, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	page := samplePDFPage()
+	page.Width, page.Height = 1200, 900 // boxes twice the picture's pixels: scaled onto it
+	draw := func(a api.Page) []byte {
+		var out bytes.Buffer
+		w := NewPDFWriter(&out, Software{Name: "ocrgate"})
+		if err := w.AddPage(PDFPage{Image: PDFImage{JPEG: jb.Bytes(), Width: 600, Height: 450, DPI: 72}, Answer: a}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "in.pdf"), out.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("pdftoppm", "-r", "72", "-png", filepath.Join(dir, "in.pdf"), filepath.Join(dir, "page")).CombinedOutput(); err != nil {
+			t.Fatalf("pdftoppm (poppler-utils): %v: %s", err, out)
+		}
+		png, err := os.ReadFile(filepath.Join(dir, "page-1.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return png
+	}
+	with, without := draw(page), draw(api.Page{Width: 1200, Height: 900})
+	if !bytes.Equal(with, without) {
+		t.Errorf("the page drawn with its text layer differs from the page without it")
+	}
+}
