@@ -15,6 +15,9 @@ import "encoding/json"
 type OCRRequest struct {
 	Image  string   `json:"image,omitempty"`
 	Images []string `json:"images,omitempty"`
+	// Format is the answer's form: "json" (the default), "text", "hocr" or "alto". The formats
+	// other than JSON answer a single image or document; errors are JSON whatever the format.
+	Format string `json:"format,omitempty"`
 	ReadFields
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,6 +45,10 @@ type cliOptions struct {
 	template string
 	schema   string
 	pages    string
+	// format is the answer's form for ocr (json, text, hocr, alto; empty: the text, as always);
+	// output a file to write the results to instead of standard output.
+	format string
+	output string
 }
 
 // runCLI runs `ocrgate ocr` or `ocrgate extract` (cmd) and returns the exit code. Without a
@@ -66,6 +71,19 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 			return exitUsage
 		}
 		schema = data
+	}
+	if opt.output != "" {
+		f, err := os.Create(opt.output)
+		if err != nil {
+			fmt.Fprintf(stderr, "ocrgate %s: -o: %v\n", cmd, err)
+			return exitUsage
+		}
+		defer func() {
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(stderr, "ocrgate %s: -o: %v\n", cmd, err)
+			}
+		}()
+		stdout = f
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -127,6 +145,18 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 			}
 			return ex.Object, "", failed, nil
 		}
+		if opt.format != "" && opt.format != client.FormatJSON {
+			// The service's answer in that form, as it was sent (a document's failed pages are
+			// in the JSON answer only).
+			var raw []byte
+			var err error
+			if img != nil {
+				raw, err = c.OCRAs(ctx, img, opt.format, read...)
+			} else {
+				raw, err = c.OCRFileAs(ctx, name, opt.format, read...)
+			}
+			return raw, "", nil, err
+		}
 		var res *client.OCRResult
 		var err error
 		if img != nil {
@@ -154,6 +184,7 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 	fs.SetOutput(stderr)
 	if cmd == "ocr" {
 		fs.BoolVar(&opt.json, "json", false, "print the whole /ocr answer as JSON instead of the text (one JSON line per file with several files)")
+		fs.StringVar(&opt.format, "format", "", "the answer's form: json (as --json), text, hocr, alto or pdf (a searchable PDF of an image), printed as the service sends it (one file at a time for hocr, alto and pdf)")
 	} else {
 		fs.StringVar(&opt.template, "template", "", "built-in template to fill: invoice (the service's default) or receipt")
 		fs.StringVar(&opt.schema, "schema", "", "file with your own JSON Schema to fill instead of a template")
@@ -161,6 +192,7 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 	fs.StringVar(&opt.pages, "pages", "", `pages of PDFs and multi-page TIFFs to read, e.g. "1-3,5" (default: every page)`)
 	fs.StringVar(&opt.server, "server", opt.server, "URL of a running ocrgate; without it the models run in this process (env OCRGATE_SERVER)")
 	fs.StringVar(&opt.apiKey, "api-key", opt.apiKey, "API key for --server (env OCRGATE_API_KEY)")
+	fs.StringVar(&opt.output, "o", "", "write the results to this file instead of standard output")
 	fs.IntVar(&opt.jobs, "j", opt.jobs, "files read at once")
 	fs.BoolVar(&opt.quiet, "q", false, "no progress on stderr")
 	fs.Usage = func() {
@@ -191,6 +223,13 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 		return opt, nil, errors.New("give --template or --schema, not both")
 	case opt.jobs < 1:
 		return opt, nil, errors.New("-j must be at least 1")
+	case opt.format != "" && !slices.Contains([]string{client.FormatJSON, client.FormatText, client.FormatHOCR, client.FormatALTO, client.FormatPDF}, opt.format):
+		return opt, nil, errors.New("--format must be json, text, hocr, alto or pdf")
+	case (opt.format == client.FormatHOCR || opt.format == client.FormatALTO || opt.format == client.FormatPDF) && len(files) > 1:
+		return opt, nil, fmt.Errorf("--format %s reads one file at a time", opt.format)
+	}
+	if opt.format == client.FormatJSON {
+		opt.json, opt.format = true, ""
 	}
 	stdinSeen := false
 	for _, f := range files {
@@ -335,6 +374,10 @@ func (b *batch) run(ctx context.Context) int {
 func printOutcome(cmd string, opt cliOptions, many bool, o outcome, stdout, stderr io.Writer) {
 	asJSON := cmd == "extract" || opt.json
 	switch {
+	case o.err == nil && opt.format != "" && !many:
+		_, _ = stdout.Write(o.raw) // as the service sent it
+	case o.err == nil && opt.format != "":
+		fmt.Fprintf(stdout, "==> %s <==\n%s\n", o.name, o.raw)
 	case o.err != nil && many && asJSON:
 		line, _ := json.Marshal(fileLine{File: o.name, Error: errorLine(o.err)})
 		fmt.Fprintf(stdout, "%s\n", line)

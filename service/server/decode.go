@@ -52,6 +52,8 @@ func (ep endpoint) params() []string {
 	names := append([]string{"pages", "ocr", "words"}, optionNames...)
 	if ep.extract {
 		names = append(names, "template")
+	} else {
+		names = append(names, "format")
 	}
 	return names
 }
@@ -230,6 +232,9 @@ func (p flatParams) fields() (readFields, string) {
 	}
 	if v, ok := p["words"]; ok {
 		f.Words = literal(v)
+	}
+	if v, ok := p["format"]; ok {
+		f.Format = text(v)
 	}
 	opts := map[string]json.RawMessage{}
 	for _, name := range optionNames {

@@ -229,7 +229,7 @@ func statusOf(e ast.Expr) int {
 	}
 	return map[string]int{
 		"StatusBadRequest": 400, "StatusUnauthorized": 401, "StatusForbidden": 403, "StatusNotFound": 404,
-		"StatusMethodNotAllowed": 405, "StatusRequestTimeout": 408, "StatusConflict": 409,
+		"StatusMethodNotAllowed": 405, "StatusNotAcceptable": 406, "StatusRequestTimeout": 408, "StatusConflict": 409,
 		"StatusRequestEntityTooLarge": 413, "StatusUnsupportedMediaType": 415, "StatusUnprocessableEntity": 422,
 		"StatusTooManyRequests": 429, "StatusRequestHeaderFieldsTooLarge": 431, "StatusInternalServerError": 500,
 		"StatusNotImplemented": 501, "StatusBadGateway": 502, "StatusServiceUnavailable": 503, "StatusGatewayTimeout": 504,

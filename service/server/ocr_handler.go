@@ -16,6 +16,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
+	"github.com/ocrgate/ocrgate/service/export"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/work"
@@ -37,6 +38,10 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	format, err := answerFormat(req.read.Format, c.Get(fiber.HeaderAccept))
+	if err != nil {
+		return err
+	}
 	leave, err := s.enter()
 	if err != nil {
 		return err
@@ -48,19 +53,31 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	}
 	// What the answer holds stays charged until it is written (c.JSON encodes it at once).
 	defer r.budget.Release()
+	if format == export.HOCR || format == export.ALTO || format == export.PDF {
+		// They place every word; the answer is priced with them (see export.Write).
+		r.opt.words = true
+	}
 	switch {
 	case req.both:
 		return badRequest("image_and_images", `send one image in "image" or several in "images", not both`)
+	case req.batch && format != export.JSON:
+		return badRequest("format_not_for_batch", `several images are answered in JSON only; send them one by one for "format" %s`, format)
 	case req.batch:
 		return s.readBatch(ctx, c, r, req.images, start)
 	case len(req.images) == 0:
 		return req.missing()
 	}
+	if format == export.PDF && r.isDocument(req.images[0].data) {
+		return badRequest("format_not_for_documents", `a searchable PDF is written for an image; for a PDF or a multi-page TIFF ask for "json", "text", "hocr" or "alto"`)
+	}
 	ans, err := r.read(ctx, req.images[0].data, start)
 	if err != nil {
 		return err
 	}
-	return c.JSON(ans)
+	if format == export.PDF {
+		return r.writePDF(ctx, c, req.images[0].data, ans)
+	}
+	return s.writeAnswer(c, format, ans)
 }
 
 // reading is one request's reading: its options, its pipeline and its admission.

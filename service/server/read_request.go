@@ -24,6 +24,8 @@ type readFields struct {
 	OCR     json.RawMessage `json:"ocr"`
 	Words   json.RawMessage `json:"words"`
 	Options json.RawMessage `json:"options"`
+	// Format is the answer's form (/ocr only; see answerFormat).
+	Format json.RawMessage `json:"format"`
 	// flat: the members were made from query parameters or form fields (see flatParams), whose
 	// options are named without "options.".
 	flat bool

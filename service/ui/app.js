@@ -159,9 +159,45 @@ function show(ans, file, took) {
     host.append(fig);
   }
   $('text').textContent = ans.text;
+  // A searchable PDF is written for an image, not (yet) for a document.
+  $('pdf-row').hidden = !!ans.pages;
+  $('pdf-status').textContent = '';
   $('json').textContent = JSON.stringify(ans, null, 2);
   $('copied').textContent = '';
   $('result').hidden = false;
+}
+
+// downloadPDF asks for the current image as a searchable PDF (the image with its words as
+// invisible text) and saves it under the image's name.
+async function downloadPDF() {
+  if (!current) return;
+  const status = $('pdf-status');
+  say(status, 'Writing the PDF…');
+  const form = new FormData();
+  form.append('file', current);
+  form.append('format', 'pdf');
+  let res;
+  try {
+    res = await fetch('/ocr', { method: 'POST', headers: headers(), body: form });
+  } catch (e) {
+    say(status, 'The service could not be reached.', true);
+    return;
+  }
+  if (!res.ok) {
+    let body = null;
+    try { body = await res.json(); } catch (e) { /* not JSON */ }
+    say(status, problem({ status: res.status, body, res }), true);
+    return;
+  }
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = current.name.replace(/\.[^.]*$/, '') + '.pdf';
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  say(status, 'Saved ' + a.download + '.');
 }
 
 // highlight marks region i's box and line (or clears them for i = null).
@@ -233,6 +269,7 @@ function init() {
     else sessionStorage.removeItem(KEY);
     loadTemplates();
   });
+  $('pdf').addEventListener('click', downloadPDF);
   $('forget').addEventListener('click', () => {
     sessionStorage.removeItem(KEY);
     key.value = '';

@@ -13,7 +13,7 @@
 //
 // Exits non-zero, saying what failed, when the page does not do what a person expects.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -115,6 +115,16 @@ try {
   });
   assert.ok(fit.loaded && fit.dw < 1 && fit.dh < 1, 'image and boxes do not line up: ' + JSON.stringify(fit));
 
+  // "Download searchable PDF" saves the image as a PDF (the JPEG as it was sent, its words as
+  // invisible text) under the image's name.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#pdf')]);
+  assert.equal(download.suggestedFilename(), 'photo.pdf');
+  const saved = readFileSync(await download.path());
+  assert.equal(saved.subarray(0, 5).toString('latin1'), '%PDF-', 'the download is not a PDF');
+  assert.ok(saved.includes(readFileSync(receipt)), 'the PDF does not hold the JPEG as it was sent');
+  await page.locator('#pdf-status:not(.error)', { hasText: 'Saved photo.pdf.' }).waitFor();
+  step('searchable PDF downloaded: ' + saved.length + ' bytes');
+
   // Hovering a line highlights its box; hovering a box highlights its line.
   const third = page.locator('#regions button').nth(2);
   await third.hover();
@@ -198,6 +208,7 @@ try {
   assert.equal(doc.pages.length, 2, 'the API read ' + doc.pages.length + ' pages');
   assert.equal(await page.locator('#pages figure.page').count(), 2, 'the page does not show two pages');
   assert.equal(await page.locator('#pages .sheet img').count(), 0, 'a document page shows an image');
+  assert.ok(await page.locator('#pdf-row').isHidden(), 'a document offers a searchable PDF, which is written for images only');
   const captions = await page.locator('#pages figcaption').allTextContents();
   assert.deepEqual(captions, ['Page 1 (text-layer)', 'Page 2 (text-layer)']);
   const docRegions = doc.pages.reduce((n, p) => n + p.regions.length, 0);
