@@ -54,13 +54,24 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	packs, langs, err := Languages(cfg)
+	if err != nil {
+		return nil, err
+	}
+	models := map[ocr.Model]string{
+		ocr.Detector:   cfg.TritonDetModel,
+		ocr.Recognizer: cfg.TritonRecModel,
+		ocr.Classifier: cfg.TritonClsModel,
+	}
+	langClasses := map[ocr.Model]int{}
+	for i, p := range packs {
+		models[ocr.RecognizerFor(p.Lang)] = p.TritonModel
+		langClasses[ocr.RecognizerFor(p.Lang)] = langs[i].Charset.NumClasses()
+	}
 	rt, err := tritonrt.Open(cfg.TritonAddr, tritonrt.Options{
-		Models: map[ocr.Model]string{
-			ocr.Detector:   cfg.TritonDetModel,
-			ocr.Recognizer: cfg.TritonRecModel,
-			ocr.Classifier: cfg.TritonClsModel,
-		},
-		RecClasses: cs.NumClasses(),
+		Models:      models,
+		RecClasses:  cs.NumClasses(),
+		LangClasses: langClasses,
 		Client: tritonclient.Options{
 			Timeout:      cfg.RequestTimeout,
 			MaxRecvBytes: cfg.TritonMaxRecvBytes,
@@ -77,7 +88,7 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(rt, rt, cs, cfg)
+	return assemble(rt, rt, cs, cfg, langs...)
 }
 
 // assemble builds the pipeline over an opened runtime, closing the runtime if that fails.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/ppocrtest"
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/engine"
+	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/server"
+	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
 
 // TestLangNotLoaded: a lang the server has not loaded is refused with 400 lang_not_loaded, whose
@@ -106,4 +110,90 @@ func TestLangPicksRecognizer(t *testing.T) {
 	if got := text(rawRequest("/ocr", "image/png", img, nil)); got == want {
 		t.Errorf("the default recognizer read %q too: the test no longer tells them apart", got)
 	}
+}
+
+// TestLangTritonSameText: the Triton path (the in-process KServe v2 server over loopback, serving
+// the packs' configs of model_repository/cpu from the embedded runtime) reads the same text per
+// language as the embedded runtime, on four rendered lines of each.
+func TestLangTritonSameText(t *testing.T) {
+	needModels(t)
+	const langs = "ja,ko,zh-Hant,en"
+	getenv := func(extra map[string]string) func(string) string {
+		return func(k string) string {
+			if v, ok := extra[k]; ok {
+				return v
+			}
+			return os.Getenv(k)
+		}
+	}
+	cfg, err := config.Load(nil, getenv(map[string]string{"OCRGATE_LANGS": langs}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := engine.Embedded(cfg)
+	if err != nil {
+		t.Fatalf("%v; run OCRGATE_LANGS=%s make models (make test does)", err, langs)
+	}
+	t.Cleanup(func() { _ = emb.Close() })
+	models, err := ppocrtest.ONNXModels(emb.Runtime, "../../model_repository/cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := tritontest.Start(models...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	tcfg, err := config.Load(nil, getenv(map[string]string{"OCRGATE_LANGS": langs, "OCRGATE_RUNTIME": "triton", "OCRGATE_TRITON_ADDR": srv.Addr()}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tri, err := engine.Open(tcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tri.Close() })
+	if err := tri.Ready(t.Context()); err != nil {
+		t.Fatalf("triton not ready with the packs: %v", err)
+	}
+	for _, lang := range []string{"ja", "ko", "zh-Hant", "en"} {
+		set := lang
+		if lang == "en" {
+			set = "ja" // the Japanese lines carry Latin and digits
+		}
+		a, err := emb.Pipeline.Lang(lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := tri.Pipeline.Lang(lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 4 {
+			img, err := os.ReadFile(filepath.Join("..", "ocr", "testdata", "langs", fmt.Sprintf("%s-%02d.png", set, i*7)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ra, err := a.Run(t.Context(), img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, err := b.Run(t.Context(), img)
+			if err != nil {
+				t.Fatalf("%s over triton: %v", lang, err)
+			}
+			ta, tb := regionText(ra), regionText(rb)
+			if ta != tb || (ta == "" && lang != "en") { // en may find nothing to read on a line of kana
+				t.Errorf("%s line %d: embedded %q, triton %q", lang, i*7, ta, tb)
+			}
+		}
+	}
+}
+
+func regionText(r *ocr.Result) string {
+	var parts []string
+	for _, g := range r.Regions {
+		parts = append(parts, g.Text)
+	}
+	return strings.Join(parts, " ")
 }
