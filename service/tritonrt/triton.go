@@ -200,11 +200,7 @@ func fit(m ocr.Model, md tritonclient.ModelMetadata, recClasses int) (tensorName
 
 // models are the pipeline's three models and the language packs' recognizers, in name order.
 func (r *Runtime) models() []ocr.Model {
-	out := slices.Clone(ocr.Models)
-	for _, m := range slices.Sorted(maps.Keys(r.opt.LangClasses)) {
-		out = append(out, m)
-	}
-	return out
+	return append(slices.Clone(ocr.Models), slices.Sorted(maps.Keys(r.opt.LangClasses))...)
 }
 
 // Infer runs model m on Triton.
