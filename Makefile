@@ -21,13 +21,18 @@ GOLANGCI_LINT         := bin/tools/golangci-lint
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-forms bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models models-test proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-forms bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
 ## models: fetch the models and ONNX Runtime into $OCRGATE_HOME (default ~/.ocrgate) when missing
 models:
 	@scripts/fetch_models.sh
+
+## models-test: make models with the language packs the tests read (TEST_LANGS)
+TEST_LANGS ?= ja,ko,zh-Hant,en
+models-test:
+	@OCRGATE_LANGS=$(TEST_LANGS) scripts/fetch_models.sh
 
 ## proto-tools: pinned protoc (Debian protobuf-compiler, installed with apt-get as root) and
 ## protoc-gen-go / protoc-gen-go-grpc (go install) into bin/tools
@@ -90,7 +95,7 @@ check: lint-tools proto-tools
 ## detector: the service module with the integration tests (the real models on ONNX Runtime, the
 ## receipts in testdata/, the Python scorer), then the deployment module. Nothing outside the
 ## repository is read but the models and ONNX Runtime it fetches into $OCRGATE_HOME.
-test: models proto-tools browser-tools python check
+test: models-test proto-tools browser-tools python check
 	$(GO) vet -tags integration ./...
 	$(GO) test -tags integration -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd deploy && $(GO) vet -tags image ./... && $(GO) test -race -count=1 ./...

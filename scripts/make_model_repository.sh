@@ -23,6 +23,19 @@ MODELS=(
   "ppocr_rec|ch_PP-OCRv4_rec_infer.prepared.onnx|gpu"
   "ppocr_cls|ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx"
 )
+# The language packs OCRGATE_LANGS names (comma-separated: ja, ko, zh-Hant, en), one recognizer
+# each, float on both variants (docs/languages.md).
+IFS=',' read -r -a langs <<<"${OCRGATE_LANGS:-}"
+for lang in "${langs[@]}"; do
+  case "${lang// /}" in
+    ja) MODELS+=("ppocr_rec_ja|rec_japan_PP-OCRv3_infer.prepared.onnx") ;;
+    ko) MODELS+=("ppocr_rec_ko|rec_korean_PP-OCRv3_infer.prepared.onnx") ;;
+    zh-Hant) MODELS+=("ppocr_rec_zh-Hant|rec_chinese_cht_PP-OCRv3_infer.prepared.onnx") ;;
+    en) MODELS+=("ppocr_rec_en|en_PP-OCRv4_rec.prepared.onnx") ;;
+    ch | "") ;;
+    *) echo "make_model_repository: OCRGATE_LANGS names $lang; the language packs are ja, ko, zh-Hant and en" >&2; exit 1 ;;
+  esac
+done
 
 usage() {
   echo "usage: scripts/make_model_repository.sh cpu|gpu OUT" >&2

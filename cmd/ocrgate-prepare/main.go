@@ -16,6 +16,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/service/config"
@@ -29,13 +31,26 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("ocrgate-prepare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", defaultDir(getenv), "model directory holding the fetched models; prepared models are written beside them")
+	langs := fs.String("langs", getenv("OCRGATE_LANGS"), "language packs to prepare besides the default models, comma-separated (ja, ko, zh-Hant, en); default $OCRGATE_LANGS")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	results, err := modelprep.Dir(*dir, modelprep.Models)
+	models := slices.Clone(modelprep.Models)
+	for _, lang := range strings.Split(*langs, ",") {
+		if lang = strings.TrimSpace(lang); lang == "" || lang == "ch" {
+			continue
+		}
+		pack, ok := modelprep.PackFor(lang)
+		if !ok {
+			fmt.Fprintf(stderr, "ocrgate-prepare: no language pack %q (ja, ko, zh-Hant, en)\n", lang)
+			return 2
+		}
+		models = append(models, pack.Model)
+	}
+	results, err := modelprep.Dir(*dir, models)
 	for _, r := range results {
 		switch {
 		case r.Written && r.Int8:

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/client"
 	"github.com/ocrgate/ocrgate/service/config"
+	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
 // Exit codes of `ocrgate ocr` and `ocrgate extract`, so scripts can tell whose fault a failure is.
@@ -49,6 +50,7 @@ type cliOptions struct {
 	// output a file to write the results to instead of standard output.
 	format string
 	output string
+	lang   string
 }
 
 // runCLI runs `ocrgate ocr` or `ocrgate extract` (cmd) and returns the exit code. Without a
@@ -97,7 +99,7 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 		}
 	} else {
 		var closeLocal func()
-		c, closeLocal, err = localClient(ctx, getenv, stderr)
+		c, closeLocal, err = localClient(ctx, withLang(getenv, opt.lang), stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "ocrgate %s: %v\n", cmd, err)
 			return exitService
@@ -108,6 +110,9 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 	var read []client.CallOption
 	if opt.pages != "" {
 		read = append(read, client.Pages(opt.pages))
+	}
+	if opt.lang != "" {
+		read = append(read, client.Lang(opt.lang))
 	}
 	// A named file is sent as itself (streamed from disk, with its media type), standard input
 	// as base64 JSON once read.
@@ -190,6 +195,7 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 		fs.StringVar(&opt.schema, "schema", "", "file with your own JSON Schema to fill instead of a template")
 	}
 	fs.StringVar(&opt.pages, "pages", "", `pages of PDFs and multi-page TIFFs to read, e.g. "1-3,5" (default: every page)`)
+	fs.StringVar(&opt.lang, "lang", "", "recognizer to read with: ch (the default), ja, ko, zh-Hant or en; without --server its language pack is loaded (fetched by OCRGATE_LANGS=... make models)")
 	fs.StringVar(&opt.server, "server", opt.server, "URL of a running ocrgate; without it the models run in this process (env OCRGATE_SERVER)")
 	fs.StringVar(&opt.apiKey, "api-key", opt.apiKey, "API key for --server (env OCRGATE_API_KEY)")
 	fs.StringVar(&opt.output, "o", "", "write the results to this file instead of standard output")
@@ -241,6 +247,23 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 		}
 	}
 	return opt, files, nil
+}
+
+// withLang is getenv with lang added to OCRGATE_LANGS, so that the service this command runs
+// in-process loads the pack --lang asks for.
+func withLang(getenv func(string) string, lang string) func(string) string {
+	if lang == "" || lang == ocr.DefaultLang {
+		return getenv
+	}
+	return func(k string) string {
+		if k != "OCRGATE_LANGS" {
+			return getenv(k)
+		}
+		if v := getenv(k); v != "" {
+			return v + "," + lang
+		}
+		return lang
+	}
 }
 
 // localClient assembles the service in this process and returns a client connected to it over

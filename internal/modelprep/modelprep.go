@@ -306,3 +306,68 @@ func writeChecksums(dir string, results []Result) error {
 	}
 	return writeAtomic(filepath.Join(dir, ChecksumsFile), []byte(b.String()))
 }
+
+// Pack is a language pack: a recognizer for one language besides the default Chinese one, with its
+// dictionary. Detection, orientation and layout are shared, so a pack is one model and one file.
+type Pack struct {
+	Lang       string // the request's lang: ja, ko, zh-Hant, en
+	Model      Model  // Name is "rec_" + Lang
+	Dictionary string // file name in the model directory
+	DictSHA256 string // as pinned by scripts/fetch_models.sh
+}
+
+// Packs are the language packs scripts/fetch_models.sh fetches when OCRGATE_LANGS names them. Each
+// recognizer answers one time step per 8 px of width, as the default one does, over its
+// dictionary's classes with blank first and the space last (the dictionary's lines + 2). They are
+// rewritten like the default recognizer but keep their softmax over every class: CTCTop writes
+// opset-9 operators (TopK and Slice with attributes) and these exports are of opset 10 and up.
+// None has an int8 variant: the default recognizer's quantized convolutions were chosen and
+// calibrated for its own graph, and these have not been calibrated or measured yet.
+var Packs = []Pack{
+	{
+		Lang: "ja", Dictionary: "dict_japan.txt", DictSHA256: "1dcfcb41eec90576a945b3084f22ade11ced506e24f14879245b071698f308e8",
+		Model: Model{
+			Name: "rec_ja", OutputShape: "in0,in3/8,4401",
+			Source:         "rec_japan_PP-OCRv3_infer.onnx",
+			PreparedSHA256: "901fb66d8bc888e140631bd0a0a8a161cfb991819f4f063a3a31f3af44e9fda5",
+			SourceSHA256:   "d234a7591c39d4f5172c918199c81f7cc6a648759b134014940d2aca9b6c8152",
+		},
+	},
+	{
+		Lang: "ko", Dictionary: "dict_korean.txt", DictSHA256: "aa1fdc8ae8f7cd40a0ec4edb472eb0421e11427e6ccfee9915440742c18b0a20",
+		Model: Model{
+			Name: "rec_ko", OutputShape: "in0,in3/8,3690",
+			Source:         "rec_korean_PP-OCRv3_infer.onnx",
+			PreparedSHA256: "f0bb698f047afcad0cc30d1752709d813fbd42fd88dbb827faafe96abf184165",
+			SourceSHA256:   "c7b809fc88ef30b6b5a4bc4daa4703f5809c2bcba8a7ea393d48290a4cf53220",
+		},
+	},
+	{
+		Lang: "zh-Hant", Dictionary: "dict_chinese_cht.txt", DictSHA256: "832551fee1f2fbc97508772d81ebdc8dba12c00de97a35c71c9ddf43ddac1a83",
+		Model: Model{
+			Name: "rec_zh-Hant", OutputShape: "in0,in3/8,8423",
+			Source:         "rec_chinese_cht_PP-OCRv3_infer.onnx",
+			PreparedSHA256: "f596cf43ca9ae5ac0e21a39c1957b5eb75e58ff06ea7de85e8c8b70dbcb7f01b",
+			SourceSHA256:   "19b4665a8617e1413788ef2701883716e9b910986598cc41f1250a53a629cac8",
+		},
+	},
+	{
+		Lang: "en", Dictionary: "dict_en.txt", DictSHA256: "5662df9d2d03f0e8ca0d3b0649d6acbab904b6a14b3d3521463c71c37c668ce3",
+		Model: Model{
+			Name: "rec_en", OutputShape: "in0,in3/8,97",
+			Source:         "en_PP-OCRv4_rec.onnx",
+			PreparedSHA256: "dab029aa75567ab59240b6a545d6d9ad83f1bc3a0bf89c24dcd79ae1ede332fc",
+			SourceSHA256:   "870d81b658bb0ba59ae4a2aecf21f879e4921002be29d208cdcdb977af6e0959",
+		},
+	},
+}
+
+// PackFor returns the language pack of lang.
+func PackFor(lang string) (Pack, bool) {
+	for _, p := range Packs {
+		if p.Lang == lang {
+			return p, true
+		}
+	}
+	return Pack{}, false
+}

@@ -66,7 +66,12 @@ func TestPinned(t *testing.T) {
 	if modelprep.MetadataKey != onnxrt.PreparedMetadataKey || modelprep.OutputShapeKey != onnxrt.OutputShapeMetadataKey {
 		t.Fatal("internal/modelprep and service/onnxrt disagree on the metadata keys")
 	}
-	for _, m := range modelprep.Models {
+	// The language packs too: make test fetches them (TEST_LANGS in the Makefile).
+	all := slices.Clone(modelprep.Models)
+	for _, p := range modelprep.Packs {
+		all = append(all, p.Model)
+	}
+	for _, m := range all {
 		t.Run(m.Name, func(t *testing.T) {
 			src := source(t, m)
 			if got := modelprep.SHA256(src); got != m.SourceSHA256 {

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -38,7 +39,15 @@ func ONNXModels(rt ocr.Runtime, repoDir string) ([]tritontest.Model, error) {
 		return nil, fmt.Errorf("ppocrtest: %w", err)
 	}
 	var models []tritontest.Model
-	for _, name := range slices.Sorted(maps.Keys(PPOCRModels)) {
+	byName := maps.Clone(PPOCRModels)
+	// The language packs' recognizers, ppocr_rec_<lang>: served too; rt answers them when it
+	// loaded the pack (NotFound otherwise, as Triton answers a model it did not load).
+	for name := range configs {
+		if lang, ok := strings.CutPrefix(name, "ppocr_rec_"); ok {
+			byName[name] = ocr.RecognizerFor(lang)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		c, ok := configs[name]
 		if !ok {
 			return nil, fmt.Errorf("ppocrtest: %s has no model %s", repoDir, name)
@@ -46,7 +55,7 @@ func ONNXModels(rt ocr.Runtime, repoDir string) ([]tritontest.Model, error) {
 		if len(c.GetInput()) != 1 || len(c.GetOutput()) != 1 {
 			return nil, fmt.Errorf("ppocrtest: %s: model %s needs one input and one output", filepath.Join(repoDir, name), name)
 		}
-		m, output := PPOCRModels[name], c.GetOutput()[0].GetName()
+		m, output := byName[name], c.GetOutput()[0].GetName()
 		models = append(models, tritontest.Model{
 			Config: c,
 			Run: func(ctx context.Context, inputs []tritonclient.Tensor) ([]tritonclient.Tensor, error) {

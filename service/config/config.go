@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type Config struct {
 	RecModel           string        //
 	ClsModel           string        //
 	Dictionary         string        //
+	Langs              string        // language packs loaded besides the default recognizer: ja,ko,zh-Hant,en
 	ORTLibrary         string        // path of libonnxruntime.so.1
 	IntraOpThreads     int           // cores the models use: detector threads, batches in flight (0: one per core)
 	InterOpThreads     int           // ONNX Runtime threads across graph nodes (0: default)
@@ -313,6 +315,40 @@ func (c Config) Instances() int {
 
 // ModelPath returns the path of a file in the model directory.
 func (c Config) ModelPath(name string) string { return filepath.Join(c.ModelDir, name) }
+
+// LangPack is a language pack's files in the model directory and its Triton model name.
+type LangPack struct {
+	Lang, Model, Dictionary, TritonModel string
+}
+
+// LangPacks are the language packs scripts/fetch_models.sh fetches and cmd/ocrgate-prepare
+// prepares when OCRGATE_LANGS names them (internal/modelprep pins their files).
+var LangPacks = []LangPack{
+	{Lang: "ja", Model: "rec_japan_PP-OCRv3_infer.prepared.onnx", Dictionary: "dict_japan.txt", TritonModel: "ppocr_rec_ja"},
+	{Lang: "ko", Model: "rec_korean_PP-OCRv3_infer.prepared.onnx", Dictionary: "dict_korean.txt", TritonModel: "ppocr_rec_ko"},
+	{Lang: "zh-Hant", Model: "rec_chinese_cht_PP-OCRv3_infer.prepared.onnx", Dictionary: "dict_chinese_cht.txt", TritonModel: "ppocr_rec_zh-Hant"},
+	{Lang: "en", Model: "en_PP-OCRv4_rec.prepared.onnx", Dictionary: "dict_en.txt", TritonModel: "ppocr_rec_en"},
+}
+
+// LoadedPacks are the language packs Langs names, in its order, each once ("ch", the default
+// recognizer, is always loaded and not a pack). An unknown name is an error.
+func (c Config) LoadedPacks() ([]LangPack, error) {
+	var out []LangPack
+	for _, name := range strings.Split(c.Langs, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || name == ocr.DefaultLang {
+			continue
+		}
+		i := slices.IndexFunc(LangPacks, func(p LangPack) bool { return p.Lang == name })
+		if i < 0 {
+			return nil, fmt.Errorf("no language pack %q: the packs are ja, ko, zh-Hant and en", name)
+		}
+		if !slices.Contains(out, LangPacks[i]) {
+			out = append(out, LangPacks[i])
+		}
+	}
+	return out, nil
+}
 
 // SlogLevel parses LogLevel.
 func (c Config) SlogLevel() (slog.Level, error) {

@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
 // env is a getenv over a fixed map: the tests never read the process environment.
@@ -505,5 +507,44 @@ func TestRulesMatchThePipeline(t *testing.T) {
 	}
 	if n < 40 {
 		t.Errorf("only %d bounded settings", n)
+	}
+}
+
+// TestLangPacks: OCRGATE_LANGS names packs that exist, each once, in order; the files it loads
+// are the ones internal/modelprep prepares.
+func TestLangPacks(t *testing.T) {
+	for _, tt := range []struct {
+		langs string
+		want  []string
+		bad   bool
+	}{
+		{"", nil, false},
+		{"ch", nil, false},
+		{"ja, ko,ja", []string{"ja", "ko"}, false},
+		{"zh-Hant,en", []string{"zh-Hant", "en"}, false},
+		{"fr", nil, true},
+		{"zh-hant", nil, true},
+	} {
+		packs, err := Config{Langs: tt.langs}.LoadedPacks()
+		if (err != nil) != tt.bad {
+			t.Errorf("%q: error %v, want one: %v", tt.langs, err, tt.bad)
+			continue
+		}
+		var got []string
+		for _, p := range packs {
+			got = append(got, p.Lang)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%q: packs %v, want %v", tt.langs, got, tt.want)
+		}
+	}
+	for _, p := range LangPacks {
+		mp, ok := modelprep.PackFor(p.Lang)
+		if !ok || mp.Model.Prepared() != p.Model || mp.Dictionary != p.Dictionary || mp.Model.Name != string(ocr.RecognizerFor(p.Lang)) {
+			t.Errorf("%s: config loads %s and %s, modelprep prepares %+v", p.Lang, p.Model, p.Dictionary, mp)
+		}
+	}
+	if len(LangPacks) != len(modelprep.Packs) {
+		t.Errorf("config knows %d packs, modelprep %d", len(LangPacks), len(modelprep.Packs))
 	}
 }

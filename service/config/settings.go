@@ -97,6 +97,10 @@ func (c *Config) settings() []setting {
 		{"OCRGATE_REC_MODEL", "rec-model", "recognition model file in the model directory (the int8 recognizer; ch_PP-OCRv4_rec_infer.prepared.onnx is the float one)", (*stringValue)(&c.RecModel)},
 		{"OCRGATE_CLS_MODEL", "cls-model", "direction classifier model file in the model directory", (*stringValue)(&c.ClsModel)},
 		{"OCRGATE_DICT", "dict", "character dictionary file in the model directory", (*stringValue)(&c.Dictionary)},
+		{"OCRGATE_LANGS", "langs", "language packs loaded besides the default Chinese/English recognizer (ch), comma-separated: ja, ko, zh-Hant, en; a request's lang picks one (scripts/fetch_models.sh fetches the packs this names; docs/languages.md)", checkedBy((*stringValue)(&c.Langs), "comma-separated: `ja`, `ko`, `zh-Hant`, `en`", func() error {
+			_, err := c.LoadedPacks()
+			return err
+		})},
 		{"OCRGATE_ORT_LIB", "ort-lib", "path of the ONNX Runtime shared library", (*stringValue)(&c.ORTLibrary)},
 		{"OCRGATE_ORT_INTRA_THREADS", "ort-intra-threads", "cores the models use: ONNX Runtime threads of a detector run; the recognizer and classifier run single-threaded, this many batches at once unless rec-parallel says otherwise (0: one per core)", atLeast(0, (*intValue)(&c.IntraOpThreads))},
 		{"OCRGATE_ORT_INTER_THREADS", "ort-inter-threads", "ONNX Runtime threads across graph nodes (0: default)", atLeast(0, (*intValue)(&c.InterOpThreads))},

@@ -54,13 +54,24 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	packs, langs, err := Languages(cfg)
+	if err != nil {
+		return nil, err
+	}
+	models := map[ocr.Model]string{
+		ocr.Detector:   cfg.TritonDetModel,
+		ocr.Recognizer: cfg.TritonRecModel,
+		ocr.Classifier: cfg.TritonClsModel,
+	}
+	langClasses := map[ocr.Model]int{}
+	for i, p := range packs {
+		models[ocr.RecognizerFor(p.Lang)] = p.TritonModel
+		langClasses[ocr.RecognizerFor(p.Lang)] = langs[i].Charset.NumClasses()
+	}
 	rt, err := tritonrt.Open(cfg.TritonAddr, tritonrt.Options{
-		Models: map[ocr.Model]string{
-			ocr.Detector:   cfg.TritonDetModel,
-			ocr.Recognizer: cfg.TritonRecModel,
-			ocr.Classifier: cfg.TritonClsModel,
-		},
-		RecClasses: cs.NumClasses(),
+		Models:      models,
+		RecClasses:  cs.NumClasses(),
+		LangClasses: langClasses,
 		Client: tritonclient.Options{
 			Timeout:      cfg.RequestTimeout,
 			MaxRecvBytes: cfg.TritonMaxRecvBytes,
@@ -77,12 +88,12 @@ func Triton(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(rt, rt, cs, cfg)
+	return assemble(rt, rt, cs, cfg, langs...)
 }
 
 // assemble builds the pipeline over an opened runtime, closing the runtime if that fails.
-func assemble(rt ocr.Runtime, closer io.Closer, cs *ctc.Charset, cfg config.Config) (*Engine, error) {
-	p, err := ocr.New(rt, cs, cfg.OCR)
+func assemble(rt ocr.Runtime, closer io.Closer, cs *ctc.Charset, cfg config.Config, langs ...ocr.Language) (*Engine, error) {
+	p, err := ocr.New(rt, cs, cfg.OCR, langs...)
 	if err != nil {
 		_ = closer.Close() // err is what the caller acts on
 		return nil, err
@@ -107,11 +118,30 @@ type closerFunc func() error
 func (f closerFunc) Close() error { return f() }
 
 // Charset loads the recognizer's dictionary from the model directory.
-func Charset(cfg config.Config) (*ctc.Charset, error) {
-	path := cfg.ModelPath(cfg.Dictionary)
+func Charset(cfg config.Config) (*ctc.Charset, error) { return loadCharset(cfg, cfg.Dictionary) }
+
+// Languages loads the dictionaries of the language packs cfg.Langs names.
+func Languages(cfg config.Config) ([]config.LangPack, []ocr.Language, error) {
+	packs, err := cfg.LoadedPacks()
+	if err != nil {
+		return nil, nil, err
+	}
+	langs := make([]ocr.Language, 0, len(packs))
+	for _, p := range packs {
+		cs, err := loadCharset(cfg, p.Dictionary)
+		if err != nil {
+			return nil, nil, fmt.Errorf("language %s: %w", p.Lang, err)
+		}
+		langs = append(langs, ocr.Language{Code: p.Lang, Charset: cs})
+	}
+	return packs, langs, nil
+}
+
+func loadCharset(cfg config.Config, name string) (*ctc.Charset, error) {
+	path := cfg.ModelPath(name)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open dictionary: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", err)
+		return nil, fmt.Errorf("open dictionary: %w (run scripts/fetch_models.sh, with OCRGATE_LANGS for a language pack, or set OCRGATE_MODEL_DIR)", err)
 	}
 	defer func() { _ = f.Close() }() // opened to read
 	cs, err := ctc.LoadCharset(f)
@@ -133,6 +163,16 @@ func Embedded(cfg config.Config) (*Engine, error) {
 		ocr.Recognizer: cfg.ModelPath(cfg.RecModel),
 		ocr.Classifier: cfg.ModelPath(cfg.ClsModel),
 	}
+	packs, langs, err := Languages(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Every recognizer runs single-threaded, as the default one does (see Threads below).
+	threads := map[ocr.Model]int{ocr.Recognizer: 1, ocr.Classifier: 1}
+	for _, p := range packs {
+		models[ocr.RecognizerFor(p.Lang)] = cfg.ModelPath(p.Model)
+		threads[ocr.RecognizerFor(p.Lang)] = 1
+	}
 	for m, p := range models {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("model %s: %w (run scripts/fetch_models.sh, or set OCRGATE_MODEL_DIR)", m, err)
@@ -150,7 +190,7 @@ func Embedded(cfg config.Config) (*Engine, error) {
 		// parallelism. Recognizer and classifier batches run single-threaded, BatchParallel at a
 		// time, so concurrent requests share the cores without thread pools fighting over them.
 		IntraOpThreads: cfg.Cores(),
-		Threads:        map[ocr.Model]int{ocr.Recognizer: 1, ocr.Classifier: 1},
+		Threads:        threads,
 		InterOpThreads: cfg.InterOpThreads,
 		Spin:           cfg.ORTSpin,
 		Arena:          onnxrt.Arena(cfg.ORTArena),
@@ -159,7 +199,7 @@ func Embedded(cfg config.Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(rt, closerFunc(rt.Close), cs, cfg)
+	return assemble(rt, closerFunc(rt.Close), cs, cfg, langs...)
 }
 
 // Documents starts the document reader a Config describes and returns it with the compile cache

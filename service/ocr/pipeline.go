@@ -23,20 +23,35 @@ import (
 // Pipeline runs OCR on images. It holds no per-request state and is safe for concurrent use.
 type Pipeline struct {
 	rt      Runtime
-	charset *ctc.Charset
+	charset *ctc.Charset // the dictionary of rec
 	opt     Options
+	lang    string                  // what rec reads (DefaultLang, or a language pack's code)
+	rec     Model                   // the recognizer this pipeline reads with
+	langs   map[string]*ctc.Charset // every language loaded, by code, the default included
 }
 
 // New builds a pipeline over a runtime. The charset must match the recognizer's output classes.
-// Options.RuntimeMemory, left zero, is what the runtime says it allocates (MemoryReporter).
-func New(rt Runtime, charset *ctc.Charset, opt Options) (*Pipeline, error) {
+// Options.RuntimeMemory, left zero, is what the runtime says it allocates (MemoryReporter). langs
+// are the language packs the runtime also holds recognizers for (RecognizerFor each code); the
+// pipeline reads with the default recognizer until Lang picks another.
+func New(rt Runtime, charset *ctc.Charset, opt Options, langs ...Language) (*Pipeline, error) {
 	if rt == nil || charset == nil {
 		return nil, errors.New("ocr: runtime and charset are required")
 	}
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("ocr: invalid options: %w", err)
 	}
-	return &Pipeline{rt: rt, charset: charset, opt: withRuntimeMemory(rt, opt)}, nil
+	byCode := map[string]*ctc.Charset{DefaultLang: charset}
+	for _, l := range langs {
+		if l.Charset == nil || l.Code == "" || strings.ContainsAny(l.Code, ", ") {
+			return nil, fmt.Errorf("ocr: language %q needs a code and a charset", l.Code)
+		}
+		if _, dup := byCode[l.Code]; dup {
+			return nil, fmt.Errorf("ocr: language %q given twice", l.Code)
+		}
+		byCode[l.Code] = l.Charset
+	}
+	return &Pipeline{rt: rt, charset: charset, opt: withRuntimeMemory(rt, opt), lang: DefaultLang, rec: Recognizer, langs: byCode}, nil
 }
 
 // Options returns the settings the pipeline runs with.

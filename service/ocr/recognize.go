@@ -895,7 +895,7 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 		imaging.TensorInto(in.Data[j*plane:(j+1)*plane], crops[batch[j]].img, rw, p.opt.RecNorm)
 	})
 	start = tm.track(StageRecPre, start)
-	out, err := p.rt.Infer(ctx, Recognizer, in)
+	out, err := p.rt.Infer(ctx, p.rec, in)
 	if err != nil {
 		return fmt.Errorf("recognition: %w", err)
 	}

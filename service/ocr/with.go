@@ -9,5 +9,7 @@ func (p *Pipeline) With(opt Options) (*Pipeline, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("ocr: invalid options: %w", err)
 	}
-	return &Pipeline{rt: p.rt, charset: p.charset, opt: withRuntimeMemory(p.rt, opt)}, nil
+	q := *p
+	q.opt = withRuntimeMemory(p.rt, opt)
+	return &q, nil
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -185,7 +186,14 @@ func Open(opt Options) (*Runtime, error) {
 	if rt.log == nil {
 		rt.log = slog.Default()
 	}
-	for _, m := range ocr.Models {
+	// The pipeline's three models first, then the language packs' recognizers in name order.
+	order := slices.Clone(ocr.Models)
+	for _, m := range slices.Sorted(maps.Keys(opt.Models)) {
+		if !slices.Contains(order, m) {
+			order = append(order, m)
+		}
+	}
+	for _, m := range order {
 		path, ok := opt.Models[m]
 		if !ok {
 			continue

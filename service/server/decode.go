@@ -49,7 +49,7 @@ var (
 // params lists the options an endpoint takes as query parameters or form fields, in the order
 // its messages name them.
 func (ep endpoint) params() []string {
-	names := append([]string{"pages", "ocr", "words"}, optionNames...)
+	names := append([]string{"pages", "ocr", "words", "lang"}, optionNames...)
 	if ep.extract {
 		names = append(names, "template")
 	} else {
@@ -235,6 +235,9 @@ func (p flatParams) fields() (readFields, string) {
 	}
 	if v, ok := p["format"]; ok {
 		f.Format = text(v)
+	}
+	if v, ok := p["lang"]; ok {
+		f.Lang = text(v)
 	}
 	opts := map[string]json.RawMessage{}
 	for _, name := range optionNames {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,6 +106,16 @@ func (s *Server) newReading(f readFields) (*reading, error) {
 		p, err := s.ocr.With(*opt.pipeline)
 		if err != nil {
 			return nil, badRequest("invalid_option", `"options" cannot be used: %v`, err)
+		}
+		rec = p
+	}
+	if opt.lang != "" {
+		p, err := rec.Lang(opt.lang)
+		if lerr := (*ocr.LanguageError)(nil); errors.As(err, &lerr) {
+			// The code sent is not repeated back: error bodies never carry the request's words.
+			return nil, badRequest("lang_not_loaded", `"lang" names a language this server has not loaded; it reads %s`, strings.Join(lerr.Loaded, ", "))
+		} else if err != nil {
+			return nil, err
 		}
 		rec = p
 	}

@@ -26,6 +26,7 @@ type readFields struct {
 	Options json.RawMessage `json:"options"`
 	// Format is the answer's form (/ocr only; see answerFormat).
 	Format json.RawMessage `json:"format"`
+	Lang   json.RawMessage `json:"lang"`
 	// flat: the members were made from query parameters or form fields (see flatParams), whose
 	// options are named without "options.".
 	flat bool
@@ -46,6 +47,8 @@ type readOptions struct {
 	words bool
 	// pipeline is the request's own pipeline options; nil when it sent none.
 	pipeline *ocr.Options
+	// lang picks the recognizer ("": the default, ocr.DefaultLang).
+	lang string
 }
 
 // The bounds of the per-request options: wide enough for any sensible use, narrow enough that no
@@ -88,6 +91,11 @@ func parseReadFields(f readFields, base ocr.Options) (readOptions, error) {
 	if present(f.Words) {
 		if err := json.Unmarshal(f.Words, &ro.words); err != nil {
 			return ro, badRequest("invalid_words", `"words" must be true or false`)
+		}
+	}
+	if present(f.Lang) {
+		if err := json.Unmarshal(f.Lang, &ro.lang); err != nil || ro.lang == "" {
+			return ro, badRequest("invalid_lang", `"lang" must be a language code such as "ja"`)
 		}
 	}
 	if present(f.Options) {

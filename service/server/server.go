@@ -42,6 +42,9 @@ type Recognizer interface {
 	RunImage(ctx context.Context, dec imaging.Decoded) (*ocr.Result, error)
 	Options() ocr.Options
 	With(opt ocr.Options) (*ocr.Pipeline, error)
+	// Lang is the pipeline that reads with a language's recognizer (a *ocr.LanguageError when
+	// it is not loaded).
+	Lang(lang string) (*ocr.Pipeline, error)
 	// ReadCrops and Reads check a document's text layer against OCR of a few of its lines.
 	ReadCrops(ctx context.Context, img image.Image, quads []geom.Quad) ([]ocr.Reading, error)
 	Reads(r rune) bool

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -26,6 +27,8 @@ type Options struct {
 	// RecClasses is the number of classes the recognizer must output (the dictionary's size plus
 	// blank and space); 0 skips that check.
 	RecClasses int
+	// LangClasses is the same for each language pack's recognizer in Models (ocr.RecognizerFor).
+	LangClasses map[ocr.Model]int
 	// Client configures the gRPC client (timeouts, message size, retries).
 	Client tritonclient.Options
 }
@@ -80,7 +83,8 @@ func (r *Runtime) Ready(ctx context.Context) error {
 		// at the models too and name the ones holding it back.
 		errs = append(errs, &ocr.NotReadyError{Reason: "triton_not_ready", Err: fmt.Errorf("triton server is not ready: %w", ocr.ErrRuntimeUnavailable)})
 	}
-	for _, m := range ocr.Models {
+	// The pipeline's models, then the language packs' recognizers it was given.
+	for _, m := range r.models() {
 		if _, err := r.names(ctx, m, true); err != nil {
 			errs = append(errs, err)
 		}
@@ -128,7 +132,11 @@ func (r *Runtime) names(ctx context.Context, m ocr.Model, recheck bool) (tensorN
 	if err != nil {
 		return tensorNames{}, &ocr.NotReadyError{Reason: reason(err, "metadata_unavailable", name), Err: fmt.Errorf("model %s metadata: %w", name, translate(err))}
 	}
-	tn, err := fit(m, md, r.opt.RecClasses)
+	classes := r.opt.RecClasses
+	if c, ok := r.opt.LangClasses[m]; ok {
+		classes = c
+	}
+	tn, err := fit(m, md, classes)
 	if err != nil {
 		r.mu.Lock()
 		delete(r.io, m)
@@ -156,9 +164,13 @@ func fit(m ocr.Model, md tritonclient.ModelMetadata, recClasses int) (tensorName
 	if len(md.Inputs) != 1 || len(md.Outputs) != 1 {
 		return tensorNames{}, fmt.Errorf("has %d inputs and %d outputs, the pipeline needs one of each", len(md.Inputs), len(md.Outputs))
 	}
-	w := want[m]
+	w, ok := want[m]
+	rec := m == ocr.Recognizer
+	if !ok { // a language pack's recognizer: the recognizer's contract
+		w, rec = want[ocr.Recognizer], true
+	}
 	out := slices.Clone(w.out)
-	if m == ocr.Recognizer && recClasses > 0 {
+	if rec && recClasses > 0 {
 		// Every class's probability (the exported graph), or the three values per step of the
 		// prepared one (ctc.DecodeTop).
 		out[2] = int64(recClasses)
@@ -186,8 +198,16 @@ func fit(m ocr.Model, md tritonclient.ModelMetadata, recClasses int) (tensorName
 	return tensorNames{in: md.Inputs[0].Name, out: md.Outputs[0].Name}, nil
 }
 
+// models are the pipeline's three models and the language packs' recognizers, in name order.
+func (r *Runtime) models() []ocr.Model {
+	return append(slices.Clone(ocr.Models), slices.Sorted(maps.Keys(r.opt.LangClasses))...)
+}
+
 // Infer runs model m on Triton.
 func (r *Runtime) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.Tensor, error) {
+	if r.opt.Models[m] == "" {
+		return ocr.Tensor{}, fmt.Errorf("triton: no model name for %s: %w", m, ocr.ErrModelMissing)
+	}
 	tn, err := r.names(ctx, m, false)
 	if err != nil {
 		return ocr.Tensor{}, err

@@ -37,6 +37,12 @@ function headers() {
   return h;
 }
 
+// withLang adds the chosen language to form; the default (ch) is left out, as the service's own.
+function withLang(form) {
+  const lang = $('lang').value;
+  if (lang && lang !== 'ch') form.append('lang', lang);
+}
+
 // call posts form (a FormData: the file itself and the options, sent as multipart/form-data, a
 // third smaller than base64 JSON) to path, or gets path without one, and returns
 // {ok, status, body, res}; network failures become a status 0.
@@ -79,6 +85,7 @@ async function run(file) {
   $('extract').disabled = false;
   const form = new FormData();
   form.append('file', file);
+  withLang(form);
   const started = performance.now();
   const r = await call('/ocr', form);
   if (!r.ok) {
@@ -217,6 +224,7 @@ async function extract() {
   out.hidden = true;
   const form = new FormData();
   form.append('file', current);
+  withLang(form);
   if ($('template').value) {
     form.append('template', $('template').value);
   } else {
@@ -275,6 +283,8 @@ function init() {
     key.value = '';
   });
   file.addEventListener('change', () => run(file.files[0]));
+  // Another language reads the file again.
+  $('lang').addEventListener('change', () => run(current));
   const drop = $('drop');
   drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
