@@ -41,9 +41,10 @@ type Job struct {
 	Spec json.RawMessage `json:"spec"`
 	// Pages are the document's page numbers the job reads, in order; a task is an index in it.
 	Pages []int `json:"pages"`
-	// Total is the document's page count; Bytes its size.
-	Total int   `json:"total"`
-	Bytes int64 `json:"bytes"`
+	// Total is the document's page count, Format its format, Bytes its size.
+	Total  int    `json:"total"`
+	Format string `json:"format"`
+	Bytes  int64  `json:"bytes"`
 	// Done and Bad are bit sets over Pages: answered, and answered with the page's error. A
 	// page's bit is set once, whatever the redeliveries of its task.
 	Done []byte `json:"done"`
@@ -105,9 +106,16 @@ type Submission struct {
 	IdempotencyKey string
 	Spec           json.RawMessage
 	Document       io.Reader
-	// Plan opens the stored document and returns its page count and the pages to read; an
-	// error refuses the job (its document is deleted).
-	Plan func(ctx context.Context, doc []byte) (total int, pages []int, err error)
+	// Plan opens the stored document and says what the job reads; an error refuses the job
+	// (its document is deleted).
+	Plan func(ctx context.Context, doc []byte) (Plan, error)
+}
+
+// Plan is what a job reads of its document.
+type Plan struct {
+	Format string // the document's format, as the answer names it
+	Total  int    // the document's pages
+	Pages  []int  // the page numbers read, in order
 }
 
 // Submit stores the document, plans the job and queues one task per page; it returns once all of
@@ -158,8 +166,9 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 		s.deleteDoc(id)
 		return nil, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	total, pages, err := sub.Plan(ctx, doc)
+	pl, err := sub.Plan(ctx, doc)
 	doc = nil
+	pages := pl.Pages
 	if err == nil && len(pages) > s.cfg.MaxPages {
 		err = fmt.Errorf("%w: %d pages; the limit is %d", ErrTooMany, len(pages), s.cfg.MaxPages)
 	}
@@ -168,7 +177,7 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 		return nil, false, err
 	}
 	n := (len(pages) + 7) / 8
-	job = &Job{ID: id, Owner: sub.Owner, State: Queued, Spec: sub.Spec, Pages: pages, Total: total,
+	job = &Job{ID: id, Owner: sub.Owner, State: Queued, Spec: sub.Spec, Pages: pages, Total: pl.Total, Format: pl.Format,
 		Bytes: int64(info.Size), Done: make([]byte, n), Bad: make([]byte, n), Created: time.Now().UTC()}
 	raw, _ := json.Marshal(job)
 	if _, err := s.jobs.Create(ctx, id, raw); err != nil {

@@ -60,13 +60,13 @@ func openTest(t *testing.T, cfg Config) *Store {
 	return s
 }
 
-func plan(n int) func(context.Context, []byte) (int, []int, error) {
-	return func(context.Context, []byte) (int, []int, error) {
+func plan(n int) func(context.Context, []byte) (Plan, error) {
+	return func(context.Context, []byte) (Plan, error) {
 		pages := make([]int, n)
 		for i := range pages {
 			pages[i] = i + 1
 		}
-		return n, pages, nil
+		return Plan{Format: "pdf", Total: n, Pages: pages}, nil
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/jobs"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -90,6 +91,10 @@ type Options struct {
 	BodyMemory int64
 	// MaxConnections bounds the connections open at once (GuardListener; 0: no bound).
 	MaxConnections int
+	// Jobs stores and queues asynchronous jobs (POST /jobs); nil answers the job routes with 404
+	// jobs_disabled. With Jobs set, New starts its page workers (Jobs.Config().Workers), which
+	// stop when Context ends.
+	Jobs *jobs.Store
 	// Context is what every request's context derives from (nil: context.Background()).
 	// Canceling it, with ErrShuttingDown as the cause, cancels the requests in flight: see
 	// Shutdown.
@@ -169,10 +174,10 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Use(s.observe)
 	app.Use(cors.New(cors.Config{
 		AllowOrigins: normalizeOrigins(opt.CORSOrigins),
-		AllowMethods: "GET,POST,OPTIONS",
-		AllowHeaders: "Content-Type,Authorization,X-Request-ID",
+		AllowMethods: "GET,POST,DELETE,OPTIONS",
+		AllowHeaders: "Content-Type,Authorization,X-Request-ID,Idempotency-Key",
 		// Scripts on other origins may read the request ID, when to retry and what a call cost.
-		ExposeHeaders: "X-Request-ID,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts,X-Chat-Text-Cut,X-Failed-Pages",
+		ExposeHeaders: "X-Request-ID,Location,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts,X-Chat-Text-Cut,X-Failed-Pages",
 	}))
 	app.Get("/ping", s.ping)
 	app.Get("/healthz", s.healthz)
@@ -183,6 +188,12 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Post("/ocr", s.requireKey, s.ocrHandler)
 	app.Post("/ocr-json", s.requireKey, s.ocrJSON)
 	app.Get("/templates", s.requireKey, s.templates)
+	app.Post("/jobs", s.requireKey, s.submitJob)
+	app.Get("/jobs/:id", s.requireKey, s.getJob)
+	app.Delete("/jobs/:id", s.requireKey, s.deleteJob)
+	if opt.Jobs != nil {
+		go opt.Jobs.Run(s.baseContext(), jobPages{s}, s.spare)
+	}
 	app.Get("/openapi.json", s.openAPI)
 	if opt.UI {
 		app.Get("/", s.page)
@@ -250,6 +261,12 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	defer cancel()
 	if err := s.ready.Ready(ctx); err != nil {
 		return &notReadyError{err: err} // classify answers the stable reasons; the log gets err
+	}
+	if s.opt.Jobs != nil {
+		if err := s.opt.Jobs.Ready(ctx); err != nil {
+			s.log.Warn("not ready: the job store", "err", err)
+			return &apiError{status: fiber.StatusServiceUnavailable, code: "not_ready", msg: "not ready: jobs_unavailable", retryAfter: 5}
+		}
 	}
 	return c.JSON(api.Status{Status: "ready"})
 }
