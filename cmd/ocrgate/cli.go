@@ -217,6 +217,7 @@ func localClient(ctx context.Context, getenv func(string) string, stderr io.Writ
 	if getenv("OCRGATE_LOG_LEVEL") != "" {
 		level, _ = cfg.SlogLevel()
 	}
+	cfg.Jobs = false // an in-process run reads its files itself; the jobs directory is serve's
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	app, eng, err := assemble(ctx, cfg, log)
 	if err != nil {

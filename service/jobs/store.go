@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sys/unix"
 )
 
 // Config sets up a Store. Zero fields take the defaults of withDefaults.
@@ -107,6 +108,7 @@ type Store struct {
 	cfg   Config
 	log   *slog.Logger
 	ns    *server.Server // embedded; nil on an external NATS
+	lock  *os.File       // the embedded server's hold on its directory
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	tasks jetstream.Stream
@@ -127,7 +129,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
 	s := &Store{cfg: cfg, log: log}
 	var err error
 	if cfg.URL == "" {
+		if s.lock, err = lockDir(cfg.Dir); err != nil {
+			return nil, err
+		}
 		if s.ns, err = embedded(cfg); err != nil {
+			s.close()
 			return nil, err
 		}
 		s.nc, err = nats.Connect("", nats.InProcessServer(s.ns), nats.Name("ocrgate"), nats.MaxReconnects(-1))
@@ -135,11 +141,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
 		s.nc, err = nats.Connect(cfg.URL, nats.Name("ocrgate"), nats.MaxReconnects(-1), nats.Timeout(cfg.Timeout))
 	}
 	if err != nil {
-		s.Close()
+		s.close()
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if err := s.setup(ctx); err != nil {
-		s.Close()
+		s.close()
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return s, nil
@@ -242,8 +248,14 @@ func (s *Store) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connection and stops the embedded server (its directory keeps the jobs).
-func (s *Store) Close() {
+// Close closes the connection and stops the embedded server (its directory keeps the jobs). It
+// always returns nil (an io.Closer, for the engine's list of what to close).
+func (s *Store) Close() error {
+	s.close()
+	return nil
+}
+
+func (s *Store) close() {
 	if s.nc != nil {
 		_ = s.nc.Drain()
 		s.nc.Close()
@@ -252,6 +264,26 @@ func (s *Store) Close() {
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
 	}
+	if s.lock != nil {
+		_ = s.lock.Close() // releases the lock
+	}
+}
+
+// lockDir takes the directory for this process: two NATS servers on one JetStream directory
+// would corrupt it, and the server itself does not check.
+func lockDir(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("jobs directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "ocrgate.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("jobs directory: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("the jobs directory is in use by another ocrgate process (give each its own OCRGATE_JOBS_DIR, or share one NATS with OCRGATE_NATS_URL): %w", err)
+	}
+	return f, nil
 }
 
 // StoreBytes is what the stored documents take now.

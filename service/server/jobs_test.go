@@ -42,7 +42,7 @@ func jobApp(t testing.TB, opt server.Options, cfg jobs.Config) (*checkedApp, *jo
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(st.Close)
+	t.Cleanup(func() { _ = st.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); time.Sleep(100 * time.Millisecond) })
 	opt.Jobs, opt.Context = st, ctx
