@@ -83,9 +83,9 @@ type call struct {
 	// idempotencyKey is sent as Idempotency-Key (SubmitJob): a retried submit answers the job
 	// of the first.
 	idempotencyKey string
-	template  string
-	schema    json.RawMessage
-	read      api.ReadFields
+	template       string
+	schema         json.RawMessage
+	read           api.ReadFields
 }
 
 // RequestID sends id as the call's X-Request-ID, so the service's log lines of the call carry it.
