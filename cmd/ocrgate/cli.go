@@ -134,6 +134,10 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 		} else {
 			res, err = c.OCRFile(ctx, name, read...)
 		}
+		if overPageLimit(err) && opt.server != "" {
+			// Over the synchronous page limit: the service reads it as a job, on every replica.
+			res, err = viaJob(ctx, c, name, img, read, progressBar(stderr, name, opt.quiet))
+		}
 		if err != nil {
 			return nil, "", nil, err
 		}
