@@ -161,13 +161,7 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 		}
 		return nil, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	doc, err := s.docs.GetBytes(ctx, id)
-	if err != nil {
-		s.deleteDoc(id)
-		return nil, false, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	pl, err := sub.Plan(ctx, doc)
-	doc = nil
+	pl, err := s.plan(ctx, id, sub.Plan)
 	pages := pl.Pages
 	if err == nil && len(pages) > s.cfg.MaxPages {
 		err = fmt.Errorf("%w: %d pages; the limit is %d", ErrTooMany, len(pages), s.cfg.MaxPages)
@@ -203,6 +197,16 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 	}
 	jobsSubmitted.Inc()
 	return job, true, nil
+}
+
+// plan reads the stored document and plans the job from it; the document's bytes are let go
+// when it returns.
+func (s *Store) plan(ctx context.Context, id string, plan func(context.Context, []byte) (Plan, error)) (Plan, error) {
+	doc, err := s.docs.GetBytes(ctx, id)
+	if err != nil {
+		return Plan{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return plan(ctx, doc)
 }
 
 // inFlight refuses a job when its owner has MaxInFlight unfinished ones.
