@@ -237,11 +237,15 @@ func (p jobPages) ReadPage(ctx context.Context, doc []byte, raw json.RawMessage,
 	ctx, cancel := context.WithTimeout(ctx, s.longestRequest())
 	defer cancel()
 	ctx = cpubudget.With(ctx, cpubudget.New(s.opt.MaxRequestCPU))
-	leave, err := s.enter()
-	if err != nil {
-		return nil, false, err
+	if s.opt.Gate != nil {
+		// The gate's own check, not enter's: a job page is not the synchronous traffic it
+		// makes way for.
+		leave, err := s.opt.Gate.Enter()
+		if err != nil {
+			return nil, false, err
+		}
+		defer leave()
 	}
-	defer leave()
 	r, err := s.newReading(f)
 	if err != nil {
 		return nil, false, err
@@ -279,11 +283,16 @@ func (jobPages) FailedPage(page int, err error) json.RawMessage {
 	return out
 }
 
-// spare is the room job pages are taken within: a replica takes a page only while no request
-// waits for admission and a run slot is free, so job pages use spare capacity and synchronous
-// requests keep theirs (a request that comes meanwhile waits at most for the pages already at
-// work, one a worker).
+// spare is the room job pages are taken within: a replica takes a page only when no
+// synchronous request has entered or left for syncQuiet, nothing waits for admission and a run
+// slot is free. Job pages use spare capacity only: a page at work cannot be stopped for a receipt
+// that comes, so a replica with sync traffic (requests coming back to back) leaves the job to
+// the replicas, or the moments, without it; a request that comes meanwhile competes at most with
+// the pages already at work (one a worker).
 func (s *Server) spare() bool {
+	if time.Since(time.Unix(0, s.lastSync.Load())) < syncQuiet {
+		return false
+	}
 	g := s.opt.Gate
 	if g == nil {
 		return true
@@ -294,3 +303,8 @@ func (s *Server) spare() bool {
 	}
 	return g.Options().MaxRunning == 0 || st.Running < g.Options().MaxRunning
 }
+
+// syncQuiet is how long after a synchronous request a replica takes no job page: long enough to
+// see that a client sending requests one after another is not done, short enough that a job
+// goes on soon after the traffic stops.
+const syncQuiet = time.Second

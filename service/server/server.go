@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -135,6 +136,9 @@ type Server struct {
 	extract Extractor
 	// bodies admits the memory of request bodies as they are read (see body).
 	bodies *admission.Gate
+	// lastSync is when a synchronous request last entered or left (Unix nanoseconds): job pages
+	// wait for a quiet moment after it (see spare).
+	lastSync atomic.Int64
 }
 
 // New returns the Fiber app with every route registered. Tests drive it with app.Test; main
@@ -301,15 +305,16 @@ func (s *Server) requestContext(c *fiber.Ctx) (context.Context, context.CancelFu
 // enter is the gate's cheap check once a request's body has arrived, before its cost is known (a
 // no-op without a gate).
 func (s *Server) enter() (leave func(), err error) {
+	s.lastSync.Store(time.Now().UnixNano()) // job pages hold off (see spare)
 	if s.opt.Gate == nil {
 		return func() {}, nil
 	}
-	leave, err = s.opt.Gate.Enter()
+	left, err := s.opt.Gate.Enter()
 	if err != nil {
 		s.rejected("overloaded")
 		return nil, err
 	}
-	return leave, nil
+	return func() { left(); s.lastSync.Store(time.Now().UnixNano()) }, nil
 }
 
 func (s *Server) rejected(reason string) { s.metrics.Rejected(reason) }
