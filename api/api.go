@@ -8,7 +8,10 @@
 // client, which re-exports these types) without linking the server.
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // OCRRequest is the JSON body of POST /ocr: one image or document (Image), or several (Images),
 // each base64 (standard alphabet, with or without a data: URL prefix).
@@ -235,4 +238,30 @@ type Template struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema"`
+}
+
+// Job is an asynchronous job (POST /jobs, GET /jobs/{id}): a document read page by page by every
+// replica's workers.
+type Job struct {
+	ID string `json:"id"`
+	// State is "queued", "running", "succeeded", "failed" or "canceled".
+	State string   `json:"state"`
+	Pages JobPages `json:"pages"`
+	// Redeliveries counts the page tasks given to a worker again (their first one died or
+	// failed); a page is counted once whatever its redeliveries.
+	Redeliveries int        `json:"redeliveries"`
+	Created      time.Time  `json:"created"`
+	Started      *time.Time `json:"started,omitempty"`
+	Finished     *time.Time `json:"finished,omitempty"`
+	// Error says why a failed job failed as a whole (every page failed).
+	Error *Error `json:"error,omitempty"`
+	// Result is the answer, in /ocr's shape for the same document, once the job succeeded.
+	Result *DocumentResult `json:"result,omitempty"`
+}
+
+// JobPages counts a job's pages: those it reads, those answered, and those of them that failed.
+type JobPages struct {
+	Total  int `json:"total"`
+	Done   int `json:"done"`
+	Failed int `json:"failed"`
 }

@@ -80,9 +80,12 @@ type CallOption func(*call)
 
 type call struct {
 	requestID string
-	template  string
-	schema    json.RawMessage
-	read      api.ReadFields
+	// idempotencyKey is sent as Idempotency-Key (SubmitJob): a retried submit answers the job
+	// of the first.
+	idempotencyKey string
+	template       string
+	schema         json.RawMessage
+	read           api.ReadFields
 }
 
 // RequestID sends id as the call's X-Request-ID, so the service's log lines of the call carry it.
@@ -329,6 +332,9 @@ func (c *Client) once(ctx context.Context, method, path string, body payload, cl
 	}
 	if cl.requestID != "" {
 		req.Header.Set("X-Request-ID", cl.requestID)
+	}
+	if cl.idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", cl.idempotencyKey)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

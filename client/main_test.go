@@ -26,6 +26,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/jobs"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/server"
 )
@@ -105,7 +106,20 @@ func runWithServer(m *testing.M) (int, error) {
 	if err := docs.Ready(ctx); err != nil {
 		return 0, err
 	}
-	url, stop, err := serve(eng.Pipeline, server.Options{APIKeys: []string{apiKey}, Extractor: ex, Documents: docs, MaxImages: 16})
+	// Jobs on an embedded NATS server in a directory of the run's own.
+	dir, err := os.MkdirTemp("", "ocrgate-client-jobs")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	store, err := jobs.Open(ctx, jobs.Config{Dir: dir, Workers: 1}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = store.Close() }()
+	work, stopWork := context.WithCancel(context.Background())
+	defer stopWork()
+	url, stop, err := serve(eng.Pipeline, server.Options{APIKeys: []string{apiKey}, Extractor: ex, Documents: docs, MaxImages: 16, Jobs: store, Context: work})
 	if err != nil {
 		return 0, err
 	}

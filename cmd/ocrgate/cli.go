@@ -169,6 +169,10 @@ func runCLI(cmd string, args []string, getenv func(string) string, stdin io.Read
 		} else {
 			res, err = c.OCRFile(ctx, name, read...)
 		}
+		if overPageLimit(err) && opt.server != "" {
+			// Over the synchronous page limit: the service reads it as a job, on every replica.
+			res, err = viaJob(ctx, c, name, img, read, progressBar(stderr, name, opt.quiet))
+		}
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -279,6 +283,7 @@ func localClient(ctx context.Context, getenv func(string) string, stderr io.Writ
 	if getenv("OCRGATE_LOG_LEVEL") != "" {
 		level, _ = cfg.SlogLevel()
 	}
+	cfg.Jobs = false // an in-process run reads its files itself; the jobs directory is serve's
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	app, eng, err := assemble(ctx, cfg, log)
 	if err != nil {

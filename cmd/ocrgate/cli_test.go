@@ -63,6 +63,7 @@ func startService(t *testing.T, getenv func(string) string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Jobs = false // an in-process run reads its files itself; the jobs directory is serve's
 	app, eng, err := assemble(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("%v (run `make test`, which fetches the models first)", err)

@@ -40,6 +40,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/jobs"
 	"github.com/ocrgate/ocrgate/service/memlimit"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/server"
@@ -370,7 +371,17 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 		log.Info("requests costing more than the memory budget wait until nothing else runs, then run alone",
 			"budget_mib", plan.Budget>>20, "max_request_mib", plan.MaxRequest>>20)
 	}
+	met := metrics.New()
+	var jobStore *jobs.Store
+	if cfg.Jobs {
+		if jobStore, err = openJobs(cfg, log, met); err != nil {
+			_ = eng.Close() // err is what the caller acts on
+			return nil, nil, err
+		}
+		eng.AddCloser(jobStore)
+	}
 	app := server.New(eng.Pipeline, eng, log, server.Options{
+		Jobs:           jobStore,
 		RequestTimeout: cfg.RequestTimeout,
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		BodyMemory:     cfg.Bodies(),
@@ -384,7 +395,7 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 		MaxRequestCPU:  cfg.MaxRequestCPU,
 		ChatGate: admission.New(admission.Options{Budget: 1, MaxRunning: cfg.ChatMaxInFlight, MaxQueue: cfg.ChatMaxQueue,
 			MaxWait: cfg.QueueTimeout}),
-		Metrics:      metrics.New(),
+		Metrics:      met,
 		Extractor:    extractor,
 		SchemaLimits: cfg.Chat.Schema,
 		UI:           cfg.UI,
@@ -394,4 +405,23 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout,
 		"chat_max_inflight", cfg.ChatMaxInFlight, "chat_max_queue", cfg.ChatMaxQueue, "auth", len(keys) > 0)
 	return app, eng, nil
+}
+
+// openJobs opens the job store: the embedded NATS server on cfg.JobsDir, or cfg.NATSURL.
+func openJobs(cfg config.Config, log *slog.Logger, met *metrics.Metrics) (*jobs.Store, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := jobs.Open(ctx, jobs.Config{URL: cfg.NATSURL, Dir: cfg.JobsDir, Listen: cfg.JobsListen, Replicas: cfg.JobReplicas,
+		TTL: cfg.JobTTL, MaxPages: cfg.JobMaxPages, MaxBytes: cfg.JobMaxBytes, MaxInFlight: cfg.JobMaxInFlight,
+		StoreBytes: cfg.JobStoreBytes, Workers: cfg.JobWorkers, Attempts: cfg.JobAttempts}, log)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	if err := st.Register(met.Registry); err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("jobs metrics: %w", err)
+	}
+	log.Info("jobs ready", "embedded", cfg.NATSURL == "", "took", time.Since(start).Round(time.Millisecond))
+	return st, nil
 }

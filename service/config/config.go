@@ -77,6 +77,19 @@ type Config struct {
 	PDFMemory          int64         // memory cap of one PDF engine instance, charged to every job that holds one
 	PDFCacheDir        string        // compiled PDF engine cache ("off": none)
 
+	Jobs           bool          // run asynchronous jobs (POST /jobs) and their page workers
+	NATSURL        string        // external NATS server for jobs; empty: embedded in the process
+	JobsDir        string        // the embedded NATS server's JetStream directory
+	JobsListen     string        // host:port the embedded NATS server listens on (empty: no port)
+	JobTTL         time.Duration // how long a job and its answer are kept after their last change
+	JobMaxPages    int           // pages one job may read (413 beyond)
+	JobMaxBytes    int64         // largest document a job may store (413 beyond)
+	JobMaxInFlight int           // unfinished jobs per API key (429 beyond)
+	JobStoreBytes  int64         // documents stored at once, all jobs together (429 beyond)
+	JobWorkers     int           // job pages this replica reads at once (0: none)
+	JobAttempts    int           // tries of a job page before it fails alone
+	JobReplicas    int           // replicas of the job streams on an external NATS cluster
+
 	Chat extract.Options // /ocr-json: chat model (CHAT_BOT_*), timeout, re-asks, schema limits
 
 	OCR ocr.Options // pipeline settings
@@ -150,6 +163,16 @@ func defaults(home string) Config {
 		MaxRequestCPU:      DefaultMaxRequestCPU,
 		PDFMemory:          256 << 20,
 		PDFCacheDir:        filepath.Join(home, "cache", "pdfium"),
+		Jobs:               true,
+		JobsDir:            filepath.Join(home, "jobs"),
+		JobTTL:             24 * time.Hour,
+		JobMaxPages:        2000,
+		JobMaxBytes:        256 << 20,
+		JobMaxInFlight:     10,
+		JobStoreBytes:      4 << 30,
+		JobWorkers:         1,
+		JobAttempts:        3,
+		JobReplicas:        1,
 		OCR:                ocr.DefaultOptions(),
 		Chat: extract.Options{
 			Timeout:        extract.DefaultTimeout,
@@ -390,6 +413,16 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("pdf_instances", c.PDFInstances),
 		slog.Int64("pdf_memory", c.PDFMemory),
 		slog.String("pdf_cache_dir", c.PDFCacheDir),
+		slog.Bool("jobs", c.Jobs),
+		slog.Bool("nats_url", c.NATSURL != ""), // whether NATS is external, never its URL (it may hold credentials)
+		slog.String("jobs_dir", c.JobsDir),
+		slog.String("jobs_listen", c.JobsListen),
+		slog.Duration("job_ttl", c.JobTTL),
+		slog.Int("job_max_pages", c.JobMaxPages),
+		slog.Int64("job_max_bytes", c.JobMaxBytes),
+		slog.Int("job_max_inflight", c.JobMaxInFlight),
+		slog.Int64("job_store_bytes", c.JobStoreBytes),
+		slog.Int("job_workers", c.JobWorkers),
 		slog.Int64("memory_budget", c.MemoryBudget),
 		slog.Int64("max_request_memory", c.MaxRequestMemory),
 		slog.Duration("max_request_cpu", c.MaxRequestCPU),

@@ -728,3 +728,9 @@ func confidence(res *ocr.Result) float64 {
 	}
 	return sum / n
 }
+
+// Open opens a document with the Reader's engine, for a caller that needs its structure alone
+// (a job's plan: its page count and format). Close it when done.
+func (r *Reader) Open(ctx context.Context, data []byte) (*docfile.Document, error) {
+	return r.docs.Open(ctx, data)
+}

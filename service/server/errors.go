@@ -21,6 +21,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/imaging"
 	"github.com/ocrgate/ocrgate/service/intake"
+	"github.com/ocrgate/ocrgate/service/jobs"
 	"github.com/ocrgate/ocrgate/service/ocr"
 	"github.com/ocrgate/ocrgate/service/tiffdec"
 	"github.com/ocrgate/ocrgate/service/work"
@@ -121,6 +122,18 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusBadRequest, code: "invalid_multipart", msg: "the request's " + err.Error()}
 	case errors.Is(err, intake.ErrTimeout):
 		return &apiError{status: fiber.StatusRequestTimeout, code: "timeout", msg: "the request was not received within the server's read timeout"}
+	case errors.Is(err, jobs.ErrNotFound):
+		return &apiError{status: fiber.StatusNotFound, code: "job_not_found", msg: "no such job"}
+	case errors.Is(err, jobs.ErrTooManyJobs):
+		return &apiError{status: fiber.StatusTooManyRequests, code: "too_many_jobs", msg: "this key has as many unfinished jobs as it may; wait for one to finish", retryAfter: 30}
+	case errors.Is(err, jobs.ErrStoreFull):
+		return &apiError{status: fiber.StatusTooManyRequests, code: "job_store_full", msg: "the job store is full; retry when running jobs have finished", retryAfter: 60}
+	case errors.Is(err, jobs.ErrTooLarge):
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "document_too_large", msg: err.Error()}
+	case errors.Is(err, jobs.ErrTooMany):
+		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "too_many_pages", msg: err.Error()}
+	case errors.Is(err, jobs.ErrUnavailable):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: "jobs_unavailable", msg: "the job store is unavailable; retry shortly", retryAfter: 5}
 	case errors.Is(err, admission.ErrOverloaded):
 		return &apiError{status: fiber.StatusTooManyRequests, code: "overloaded", msg: "the service is at capacity; retry shortly", retryAfter: 1}
 	case errors.As(err, &tc):

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,6 +26,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/framing"
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/jobs"
 	"github.com/ocrgate/ocrgate/service/metrics"
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
@@ -93,6 +95,10 @@ type Options struct {
 	BodyMemory int64
 	// MaxConnections bounds the connections open at once (GuardListener; 0: no bound).
 	MaxConnections int
+	// Jobs stores and queues asynchronous jobs (POST /jobs); nil answers the job routes with 404
+	// jobs_disabled. With Jobs set, New starts its page workers (Jobs.Config().Workers), which
+	// stop when Context ends.
+	Jobs *jobs.Store
 	// Context is what every request's context derives from (nil: context.Background()).
 	// Canceling it, with ErrShuttingDown as the cause, cancels the requests in flight: see
 	// Shutdown.
@@ -133,6 +139,9 @@ type Server struct {
 	extract Extractor
 	// bodies admits the memory of request bodies as they are read (see body).
 	bodies *admission.Gate
+	// lastSync is when a synchronous request last entered or left (Unix nanoseconds): job pages
+	// wait for a quiet moment after it (see spare).
+	lastSync atomic.Int64
 }
 
 // New returns the Fiber app with every route registered. Tests drive it with app.Test; main
@@ -172,10 +181,10 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Use(s.observe)
 	app.Use(cors.New(cors.Config{
 		AllowOrigins: normalizeOrigins(opt.CORSOrigins),
-		AllowMethods: "GET,POST,OPTIONS",
-		AllowHeaders: "Content-Type,Authorization,X-Request-ID",
+		AllowMethods: "GET,POST,DELETE,OPTIONS",
+		AllowHeaders: "Content-Type,Authorization,X-Request-ID,Idempotency-Key",
 		// Scripts on other origins may read the request ID, when to retry and what a call cost.
-		ExposeHeaders: "X-Request-ID,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts,X-Chat-Text-Cut,X-Failed-Pages",
+		ExposeHeaders: "X-Request-ID,Location,Retry-After,X-OCR-Time,X-Chat-Time,X-Chat-Attempts,X-Chat-Text-Cut,X-Failed-Pages",
 	}))
 	app.Get("/ping", s.ping)
 	app.Get("/healthz", s.healthz)
@@ -186,6 +195,12 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Post("/ocr", s.requireKey, s.ocrHandler)
 	app.Post("/ocr-json", s.requireKey, s.ocrJSON)
 	app.Get("/templates", s.requireKey, s.templates)
+	app.Post("/jobs", s.requireKey, s.submitJob)
+	app.Get("/jobs/:id", s.requireKey, s.getJob)
+	app.Delete("/jobs/:id", s.requireKey, s.deleteJob)
+	if opt.Jobs != nil {
+		go opt.Jobs.Run(s.baseContext(), jobPages{s}, s.spare)
+	}
 	app.Get("/openapi.json", s.openAPI)
 	if opt.UI {
 		app.Get("/", s.page)
@@ -254,6 +269,12 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	if err := s.ready.Ready(ctx); err != nil {
 		return &notReadyError{err: err} // classify answers the stable reasons; the log gets err
 	}
+	if s.opt.Jobs != nil {
+		if err := s.opt.Jobs.Ready(ctx); err != nil {
+			s.log.Warn("not ready: the job store", "err", err)
+			return &apiError{status: fiber.StatusServiceUnavailable, code: "not_ready", msg: "not ready: jobs_unavailable", retryAfter: 5}
+		}
+	}
 	return c.JSON(api.Status{Status: "ready"})
 }
 
@@ -287,15 +308,16 @@ func (s *Server) requestContext(c *fiber.Ctx) (context.Context, context.CancelFu
 // enter is the gate's cheap check once a request's body has arrived, before its cost is known (a
 // no-op without a gate).
 func (s *Server) enter() (leave func(), err error) {
+	s.lastSync.Store(time.Now().UnixNano()) // job pages hold off (see spare)
 	if s.opt.Gate == nil {
 		return func() {}, nil
 	}
-	leave, err = s.opt.Gate.Enter()
+	left, err := s.opt.Gate.Enter()
 	if err != nil {
 		s.rejected("overloaded")
 		return nil, err
 	}
-	return leave, nil
+	return func() { left(); s.lastSync.Store(time.Now().UnixNano()) }, nil
 }
 
 func (s *Server) rejected(reason string) { s.metrics.Rejected(reason) }

@@ -1,0 +1,256 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/internal/testenv"
+)
+
+// These tests run `ocrgate serve` as separate processes (this test binary, re-executed as the
+// command: see TestMain) and kill them with SIGKILL in the middle of a job, on the real models and
+// a real NATS server (embedded in one of them).
+//
+//	go test -tags integration -run 'TestJob' ./cmd/ocrgate
+
+func TestMain(m *testing.M) {
+	if os.Getenv("OCRGATE_TEST_AS_COMMAND") == "1" {
+		os.Exit(run(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+type process struct {
+	cmd  *exec.Cmd
+	addr string
+	log  *bytes.Buffer
+}
+
+// startServe starts `ocrgate serve` with env added to this process's environment and waits
+// until it is ready.
+func startServe(t *testing.T, env ...string) *process {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "serve")
+	cmd.Env = append(os.Environ(), append([]string{"OCRGATE_TEST_AS_COMMAND=1", "OCRGATE_ADDR=" + addr, "OCRGATE_LOG_LEVEL=warn"}, env...)...)
+	p := &process{cmd: cmd, addr: addr, log: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.kill() })
+	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if cmd.ProcessState != nil {
+			break
+		}
+	}
+	t.Fatalf("ocrgate serve did not get ready: %s", p.log)
+	return nil
+}
+
+func (p *process) kill() {
+	if p.cmd.Process != nil && p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		_ = p.cmd.Wait()
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+type crashJob struct {
+	ID    string
+	State string
+	Pages struct{ Total, Done, Failed int }
+	// Redeliveries are the page tasks given to a worker again.
+	Redeliveries int
+	Result       *struct {
+		Pages []struct {
+			Page  int
+			Text  string
+			Error *struct{ Code string }
+		}
+	}
+}
+
+func getJob(t *testing.T, addr, id, wait string) (crashJob, error) {
+	resp, err := http.Get("http://" + addr + "/jobs/" + id + "?wait=" + wait)
+	if err != nil {
+		return crashJob{}, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return crashJob{}, fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	var j crashJob
+	return j, json.Unmarshal(body, &j)
+}
+
+func submit(t *testing.T, addr string, doc []byte) crashJob {
+	t.Helper()
+	resp, err := http.Post("http://"+addr+"/jobs", "application/pdf", bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 202 {
+		t.Fatalf("submit: %d %s", resp.StatusCode, body)
+	}
+	var j crashJob
+	if err := json.Unmarshal(body, &j); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// receiptPDF is a scanned PDF of n pages, the repository's receipts in turn.
+func receiptPDF(t *testing.T, n int) []byte {
+	t.Helper()
+	testenv.Models(t)
+	dir := filepath.Join(testenv.Receipts(t), "img")
+	var jpegs [][]byte
+	for _, name := range []string{"thermal.jpg", "photo.jpg"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jpegs = append(jpegs, data)
+	}
+	pages := make([][]byte, n)
+	for i := range pages {
+		pages[i] = jpegs[i%len(jpegs)]
+	}
+	doc, err := testdoc.Scanned(pages, testdoc.ScanOptions{DPI: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// finished waits for the job on addr to end, and checks that every page was answered once.
+func finished(t *testing.T, addr, id string, n int, limit time.Duration) crashJob {
+	t.Helper()
+	for end := time.Now().Add(limit); time.Now().Before(end); {
+		j, err := getJob(t, addr, id, "30s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State == "running" || j.State == "queued" {
+			continue
+		}
+		if j.State != "succeeded" || j.Pages.Done != n || j.Pages.Failed != 0 || j.Result == nil || len(j.Result.Pages) != n {
+			t.Fatalf("job ended %s, %+v", j.State, j.Pages)
+		}
+		for i, p := range j.Result.Pages {
+			if p.Page != i+1 || p.Error != nil || p.Text == "" {
+				t.Errorf("page %d: %+v", i+1, p)
+			}
+		}
+		return j
+	}
+	t.Fatalf("job %s not finished within %s", id, limit)
+	return crashJob{}
+}
+
+// TestJobSurvivesKill: the single service is killed with SIGKILL in the middle of a job and
+// started again on the same jobs directory: the job resumes and finishes, every page once.
+func TestJobSurvivesKill(t *testing.T) {
+	const n = 8
+	doc := receiptPDF(t, n)
+	dir := t.TempDir()
+	p := startServe(t, "OCRGATE_JOBS_DIR="+dir)
+	j := submit(t, p.addr, doc)
+	for end := time.Now().Add(3 * time.Minute); ; {
+		now, err := getJob(t, p.addr, j.ID, "20s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.Pages.Done >= 2 || time.Now().After(end) {
+			t.Logf("killed with %d of %d pages done", now.Pages.Done, n)
+			break
+		}
+	}
+	p.kill()
+	p = startServe(t, "OCRGATE_JOBS_DIR="+dir)
+	done := finished(t, p.addr, j.ID, n, 5*time.Minute)
+	t.Logf("finished after the restart: %+v, %d redeliveries", done.Pages, done.Redeliveries)
+}
+
+var pagesRead = regexp.MustCompile(`(?m)^ocrgate_job_page_seconds_count (\d+)$`)
+
+// pagesOf is how many job pages the process read (its metrics).
+func pagesOf(p *process) int {
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := pagesRead.FindSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// TestJobSpreadsOverProcesses: three processes on one NATS server (embedded in the first, which
+// listens on a port) split one job's pages; one is killed with SIGKILL in the middle, and the job
+// still finishes, every page once, its redeliveries counted.
+func TestJobSpreadsOverProcesses(t *testing.T) {
+	const n = 24
+	doc := receiptPDF(t, n)
+	nats := freeAddr(t)
+	a := startServe(t, "OCRGATE_JOBS_DIR="+t.TempDir(), "OCRGATE_JOBS_LISTEN="+nats)
+	b := startServe(t, "OCRGATE_NATS_URL=nats://"+nats)
+	c := startServe(t, "OCRGATE_NATS_URL=nats://"+nats)
+	j := submit(t, b.addr, doc)
+	for end := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if pagesOf(c) >= 2 || time.Now().After(end) {
+			break
+		}
+	}
+	shares := []int{pagesOf(a), pagesOf(b), pagesOf(c)}
+	c.kill()
+	done := finished(t, a.addr, j.ID, n, 5*time.Minute)
+	shares[0], shares[1] = pagesOf(a), pagesOf(b)
+	t.Logf("pages read: %v of %d (the third killed), %d redeliveries", shares, n, done.Redeliveries)
+	for i, s := range shares {
+		if s <= 0 {
+			t.Errorf("process %d read no page", i+1)
+		}
+	}
+	if shares[0]+shares[1]+shares[2] < n {
+		t.Errorf("the processes read %d pages; the job has %d", shares[0]+shares[1]+shares[2], n)
+	}
+}

@@ -1,0 +1,310 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ocrgate/ocrgate/api"
+	"github.com/ocrgate/ocrgate/service/cpubudget"
+	"github.com/ocrgate/ocrgate/service/document"
+	"github.com/ocrgate/ocrgate/service/document/docfile"
+	"github.com/ocrgate/ocrgate/service/jobs"
+)
+
+// jobSpec is how a job's pages are read: the request's read fields, kept as they were sent and
+// checked at submission, then applied to each page with "pages" set to that page.
+type jobSpec struct {
+	Pages   json.RawMessage `json:"pages,omitempty"`
+	OCR     json.RawMessage `json:"ocr,omitempty"`
+	Words   json.RawMessage `json:"words,omitempty"`
+	Options json.RawMessage `json:"options,omitempty"`
+	Flat    bool            `json:"flat,omitempty"`
+}
+
+func (sp jobSpec) fields() readFields {
+	return readFields{Pages: sp.Pages, OCR: sp.OCR, Words: sp.Words, Options: sp.Options, flat: sp.Flat}
+}
+
+// errJobsOff answers the job routes of a service that runs no jobs.
+var errJobsOff = &apiError{status: fiber.StatusNotFound, code: "jobs_disabled", msg: "this service does not run jobs (OCRGATE_JOBS=off)"}
+
+// submitJob is POST /jobs: what POST /ocr takes, stored durably and read page by page by the
+// workers; 202 with Location once the document and its page tasks are stored.
+func (s *Server) submitJob(c *fiber.Ctx) error {
+	if s.opt.Jobs == nil {
+		return errJobsOff
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout+time.Minute)
+	defer cancel()
+	doc, f, err := s.jobBody(ctx, c)
+	if err != nil {
+		return err
+	}
+	ro, err := parseReadFields(f, s.ocr.Options())
+	if err != nil {
+		return err
+	}
+	spec, _ := json.Marshal(jobSpec{Pages: f.Pages, OCR: f.OCR, Words: f.Words, Options: f.Options, Flat: f.flat})
+	max := s.opt.Jobs.Config().MaxPages
+	j, created, err := s.opt.Jobs.Submit(ctx, jobs.Submission{
+		Owner: s.owner(c), IdempotencyKey: c.Get("Idempotency-Key"), Spec: spec, Document: doc,
+		Plan: func(ctx context.Context, data []byte) (jobs.Plan, error) {
+			if s.opt.Documents == nil || docfile.Detect(data) == "" {
+				return jobs.Plan{}, errNotJobDocument
+			}
+			d, err := s.opt.Documents.Open(ctx, data)
+			if err != nil {
+				return jobs.Plan{}, err
+			}
+			defer func() { _ = d.Close() }()
+			n := d.NumPages()
+			pages, err := docfile.ParsePages(ro.pages, n, max)
+			if err != nil && ro.pages == "" && n > max {
+				return jobs.Plan{}, fmt.Errorf("%w: %d pages; the limit is %d", jobs.ErrTooMany, n, max)
+			}
+			if err != nil {
+				return jobs.Plan{}, selectionError(err, aDocument)
+			}
+			return jobs.Plan{Format: string(d.Format()), Total: n, Pages: pages}, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	c.Location("/jobs/" + j.ID)
+	if created {
+		c.Status(fiber.StatusAccepted)
+	}
+	return c.JSON(newJob(j, nil))
+}
+
+// errNotJobDocument refuses a job that is not a document: an image is read by /ocr at once.
+var errNotJobDocument = &apiError{status: fiber.StatusUnsupportedMediaType, code: "not_a_document",
+	msg: "a job reads a PDF or a TIFF page by page; send a single image to /ocr"}
+
+// jobBody is the document a job is submitted with and its read fields. A raw body (the file
+// itself) is streamed into the store as it arrives; a JSON or form body is read as /ocr reads it.
+func (s *Server) jobBody(ctx context.Context, c *fiber.Ctx) (io.Reader, readFields, error) {
+	kind, _, err := mediaType(c.Get(fiber.HeaderContentType))
+	if err != nil {
+		return nil, readFields{}, err
+	}
+	if kind == rawBody {
+		flat := flatParams{}
+		if err := flat.fromQuery(c, ocrEndpoint); err != nil {
+			return nil, readFields{}, err
+		}
+		f, _ := flat.fields()
+		r, _ := bodyStream(c)
+		return r, f, nil
+	}
+	req, err := s.readRequest(ctx, c, ocrEndpoint)
+	if err != nil {
+		return nil, readFields{}, err
+	}
+	switch {
+	case req.both || req.batch:
+		return nil, readFields{}, badRequest("images_not_supported", "a job reads one document: send it in \"image\" or as one file")
+	case len(req.images) == 0:
+		return nil, readFields{}, req.missing()
+	case req.images[0].err != nil:
+		return nil, readFields{}, req.images[0].err
+	}
+	return bytes.NewReader(req.images[0].data), req.read, nil
+}
+
+// getJob is GET /jobs/{id}, and with ?wait=30s waits for the job to change first.
+func (s *Server) getJob(c *fiber.Ctx) error {
+	if s.opt.Jobs == nil {
+		return errJobsOff
+	}
+	id, owner := c.Params("id"), s.owner(c)
+	j, err := s.opt.Jobs.Get(c.UserContext(), id, owner)
+	if err != nil {
+		return err
+	}
+	if w := c.Query("wait"); w != "" && !j.State.Final() {
+		d, err := time.ParseDuration(w)
+		if err != nil || d < 0 {
+			return badRequest("invalid_wait", `"wait" must be a duration such as "30s"`)
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), min(d, maxJobWait, s.opt.RequestTimeout))
+		defer cancel()
+		if j, err = s.opt.Jobs.Wait(ctx, id, owner, j); err != nil {
+			return err
+		}
+	}
+	var res *api.DocumentResult
+	if j.State == jobs.Succeeded {
+		if res, err = s.jobResult(c.UserContext(), j); err != nil {
+			return err
+		}
+	} else if !j.State.Final() {
+		c.Set(fiber.HeaderRetryAfter, "2")
+	}
+	return c.JSON(newJob(j, res))
+}
+
+// maxJobWait bounds ?wait: a call held longer is one a proxy may cut.
+const maxJobWait = time.Minute
+
+// deleteJob is DELETE /jobs/{id}: the job is canceled (its pages stop on every replica) and
+// deleted with its document and answers.
+func (s *Server) deleteJob(c *fiber.Ctx) error {
+	if s.opt.Jobs == nil {
+		return errJobsOff
+	}
+	if err := s.opt.Jobs.Delete(c.UserContext(), c.Params("id"), s.owner(c)); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// owner is the API key of the request, as jobs record it (empty without keys).
+func (s *Server) owner(c *fiber.Ctx) string {
+	if len(s.keys) == 0 {
+		return ""
+	}
+	auth := c.Get(fiber.HeaderAuthorization)
+	token, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		token, _ = strings.CutPrefix(auth, "bearer ")
+	}
+	return jobs.Owner(strings.TrimSpace(token))
+}
+
+func newJob(j *jobs.Job, res *api.DocumentResult) api.Job {
+	done, failed := j.Counts()
+	out := api.Job{ID: j.ID, State: string(j.State), Pages: api.JobPages{Total: len(j.Pages), Done: done, Failed: failed},
+		Redeliveries: j.Redelivers, Created: j.Created, Result: res}
+	if !j.Started.IsZero() {
+		out.Started = &j.Started
+	}
+	if !j.Finished.IsZero() {
+		out.Finished = &j.Finished
+	}
+	if j.Error != nil {
+		out.Error = &api.Error{Error: j.Error.Message, Code: j.Error.Code}
+	}
+	return out
+}
+
+// jobResult puts a finished job's pages together in /ocr's shape.
+func (s *Server) jobResult(ctx context.Context, j *jobs.Job) (*api.DocumentResult, error) {
+	raw, err := s.opt.Jobs.Result(ctx, j)
+	if err != nil {
+		return nil, err
+	}
+	res := &api.DocumentResult{Version: Version, ImageInfo: api.ImageInfo{Format: j.Format, Pages: j.Total, Bytes: int(j.Bytes)},
+		Pages: make([]api.Page, len(raw))}
+	texts := make([]string, len(raw))
+	for i, r := range raw {
+		if err := json.Unmarshal(r, &res.Pages[i]); err != nil {
+			return nil, fmt.Errorf("%w: page %d's answer does not parse", jobs.ErrUnavailable, j.Pages[i])
+		}
+		texts[i] = res.Pages[i].Text
+	}
+	res.Text = strings.Join(texts, document.PageSeparator)
+	if !j.Started.IsZero() {
+		res.ProcessingTime = round(j.Finished.Sub(j.Started).Seconds(), 4)
+	}
+	return res, nil
+}
+
+// jobPages reads a job's pages for the workers (jobs.PageReader): each page as /ocr reads that
+// page alone, admitted by the replica's gate as a request is.
+type jobPages struct{ s *Server }
+
+// ReadPage reads one page. A page the document cannot give is the page's error (it fails
+// alone); a busy service, an unavailable runtime or a deadline are worth another attempt.
+func (p jobPages) ReadPage(ctx context.Context, doc []byte, raw json.RawMessage, page int) (json.RawMessage, bool, error) {
+	s := p.s
+	var sp jobSpec
+	if err := json.Unmarshal(raw, &sp); err != nil {
+		return nil, false, err
+	}
+	f := sp.fields()
+	f.Pages, _ = json.Marshal(fmt.Sprint(page))
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.longestRequest())
+	defer cancel()
+	ctx = cpubudget.With(ctx, cpubudget.New(s.opt.MaxRequestCPU))
+	if s.opt.Gate != nil {
+		// The gate's own check, not enter's: a job page is not the synchronous traffic it
+		// makes way for.
+		leave, err := s.opt.Gate.Enter()
+		if err != nil {
+			return nil, false, err
+		}
+		defer leave()
+	}
+	r, err := s.newReading(f)
+	if err != nil {
+		return nil, false, err
+	}
+	defer r.budget.Release()
+	res, err := r.document(ctx, doc, start)
+	if err != nil {
+		if retry(err) {
+			return nil, false, err
+		}
+		return p.FailedPage(page, err), true, nil
+	}
+	ans := newDocumentResponse(res, r.opt.words, time.Since(start))
+	if len(ans.Pages) != 1 {
+		return nil, false, fmt.Errorf("page %d read as %d pages", page, len(ans.Pages))
+	}
+	out, err := json.Marshal(ans.Pages[0])
+	return out, ans.Pages[0].Error != nil, err
+}
+
+// retry reports whether a page's failure is the service's state rather than the page's.
+func retry(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	ae := classify(err)
+	return ae.status == fiber.StatusTooManyRequests || ae.status >= 500
+}
+
+// FailedPage is the answer of a page that could not be read.
+func (jobPages) FailedPage(page int, err error) json.RawMessage {
+	ae := classify(err)
+	out, _ := json.Marshal(api.Page{Page: page, Source: string(document.Failed), Regions: []api.Region{}, Blocks: []api.Block{},
+		Error: &api.PageError{Code: ae.code, Message: ae.msg}})
+	return out
+}
+
+// spare is the room job pages are taken within: a replica takes a page only when no
+// synchronous request has entered or left for syncQuiet, nothing waits for admission and a run
+// slot is free. Job pages use spare capacity only: a page at work cannot be stopped for a receipt
+// that comes, so a replica with sync traffic (requests coming back to back) leaves the job to
+// the replicas, or the moments, without it; a request that comes meanwhile competes at most with
+// the pages already at work (one a worker).
+func (s *Server) spare() bool {
+	if time.Since(time.Unix(0, s.lastSync.Load())) < syncQuiet {
+		return false
+	}
+	g := s.opt.Gate
+	if g == nil {
+		return true
+	}
+	st := g.Stats()
+	if st.Waiting > 0 || st.Inside > st.Running {
+		return false
+	}
+	return g.Options().MaxRunning == 0 || st.Running < g.Options().MaxRunning
+}
+
+// syncQuiet is how long after a synchronous request a replica takes no job page: long enough to
+// see that a client sending requests one after another is not done, short enough that a job
+// goes on soon after the traffic stops.
+const syncQuiet = time.Second
