@@ -83,8 +83,11 @@ LABEL org.opencontainers.image.title="ocrgate" \
       org.opencontainers.image.description="OCR inference service (PP-OCRv4), ${VARIANT} variant" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.source="https://github.com/ocrgate/ocrgate"
-# Production settings: JSON logs at info level, container port 8000.
+# Production settings: JSON logs at info level, container port 8000. Jobs are off: the root
+# filesystem is read-only and a container's embedded job store would be its own, unseen by other
+# replicas; docs/jobs.md says how to turn them on (a volume, or OCRGATE_NATS_URL).
 ENV OCRGATE_HOME=/opt/ocrgate \
+    OCRGATE_JOBS=false \
     OCRGATE_ADDR=:8000 \
     OCRGATE_MODEL_DIR=/opt/ocrgate/models \
     OCRGATE_ORT_LIB=/opt/ocrgate/lib/libonnxruntime.so.1 \

@@ -39,7 +39,9 @@ func startService(ctx context.Context, bin string, env []string, log io.Writer) 
 	addr := l.Addr().String()
 	_ = l.Close() // only its port number was wanted
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(append(os.Environ(), "OCRGATE_ADDR="+addr, "OCRGATE_LOG_LEVEL=warn"), env...)
+	// Jobs off: this service answers /ocr only, and its job store would hold the one directory a
+	// running `make run` (or the second service of -modes unchecked) also wants.
+	cmd.Env = append(append(os.Environ(), "OCRGATE_ADDR="+addr, "OCRGATE_LOG_LEVEL=warn", "OCRGATE_JOBS=false"), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)

@@ -216,6 +216,8 @@ func TestDockerfileStages(t *testing.T) {
 				"OCRGATE_MODEL_DIR":  "/opt/ocrgate/models",
 				"OCRGATE_ORT_LIB":    "/opt/ocrgate/lib/libonnxruntime.so.1",
 				"OCRGATE_HOME":       "/opt/ocrgate",
+				// A read-only root has no room for the embedded job store (docs/jobs.md).
+				"OCRGATE_JOBS": "false",
 			}
 			for k, v := range want {
 				if e[k] != v {

@@ -34,7 +34,7 @@ func (sp jobSpec) fields() readFields {
 }
 
 // errJobsOff answers the job routes of a service that runs no jobs.
-var errJobsOff = &apiError{status: fiber.StatusNotFound, code: "jobs_disabled", msg: "this service does not run jobs (OCRGATE_JOBS=off)"}
+var errJobsOff = &apiError{status: fiber.StatusNotFound, code: "jobs_disabled", msg: "this service does not run jobs (OCRGATE_JOBS=false)"}
 
 // submitJob is POST /jobs: what POST /ocr takes, stored durably and read page by page by the
 // workers; 202 with Location once the document and its page tasks are stored.
