@@ -92,11 +92,13 @@ type crashJob struct {
 	Pages struct{ Total, Done, Failed int }
 	// Redeliveries are the page tasks given to a worker again.
 	Redeliveries int
-	Result       *struct {
+	// Error is why a failed job failed as a whole.
+	Error  *struct{ Code, Error string }
+	Result *struct {
 		Pages []struct {
 			Page  int
 			Text  string
-			Error *struct{ Code string }
+			Error *struct{ Code, Error string }
 		}
 	}
 }
@@ -169,7 +171,18 @@ func finished(t *testing.T, addr, id string, n int, limit time.Duration) crashJo
 			continue
 		}
 		if j.State != "succeeded" || j.Pages.Done != n || j.Pages.Failed != 0 || j.Result == nil || len(j.Result.Pages) != n {
-			t.Fatalf("job ended %s, %+v", j.State, j.Pages)
+			first := "none"
+			if j.Error != nil {
+				first = j.Error.Code + ": " + j.Error.Error
+			} else if j.Result != nil {
+				for _, p := range j.Result.Pages {
+					if p.Error != nil {
+						first = p.Error.Code + ": " + p.Error.Error
+						break
+					}
+				}
+			}
+			t.Fatalf("job ended %s, %+v; first page error: %s", j.State, j.Pages, first)
 		}
 		for i, p := range j.Result.Pages {
 			if p.Page != i+1 || p.Error != nil || p.Text == "" {

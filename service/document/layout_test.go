@@ -42,7 +42,9 @@ func TestManyLinesLaidOutInTime(t *testing.T) {
 	ocr.Arrange(res, ocr.DefaultOptions().RowOverlap)
 	used := m.Stop()
 	t.Logf("laid out %d lines in %v of CPU time", len(res.Regions), used)
-	if used > time.Second/2 {
+	// Quadratic in the lines (what M3 was) takes minutes here; n log n well under a second,
+	// even under the race detector on a loaded machine (0.54 s seen there).
+	if used > 2*time.Second {
 		t.Errorf("laying out %d lines took %v of CPU time", len(res.Regions), used)
 	}
 	if len(res.Blocks) == 0 || len(res.Text) < len(res.Regions) {

@@ -16,6 +16,7 @@ import (
 	"github.com/ocrgate/ocrgate/service/cpubudget"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/document/docfile"
+	"github.com/ocrgate/ocrgate/service/export"
 	"github.com/ocrgate/ocrgate/service/jobs"
 )
 
@@ -26,11 +27,12 @@ type jobSpec struct {
 	OCR     json.RawMessage `json:"ocr,omitempty"`
 	Words   json.RawMessage `json:"words,omitempty"`
 	Options json.RawMessage `json:"options,omitempty"`
+	Lang    json.RawMessage `json:"lang,omitempty"`
 	Flat    bool            `json:"flat,omitempty"`
 }
 
 func (sp jobSpec) fields() readFields {
-	return readFields{Pages: sp.Pages, OCR: sp.OCR, Words: sp.Words, Options: sp.Options, flat: sp.Flat}
+	return readFields{Pages: sp.Pages, OCR: sp.OCR, Words: sp.Words, Options: sp.Options, Lang: sp.Lang, flat: sp.Flat}
 }
 
 // errJobsOff answers the job routes of a service that runs no jobs.
@@ -48,11 +50,23 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ro, err := parseReadFields(f, s.ocr.Options())
+	if present(f.Format) {
+		// A job's result is the JSON of GET /jobs/{id}; a format it would not be answered in is
+		// refused rather than dropped.
+		if fm, err := answerFormat(f.Format, ""); err != nil {
+			return err
+		} else if fm != export.JSON {
+			return badRequest("format_not_for_jobs", `a job's result is JSON; send "format" to /ocr for the others`)
+		}
+	}
+	// newReading checks what each page's reading will: the options and a language that is loaded,
+	// so that a job that cannot be read is refused now, not page by page.
+	rd, err := s.newReading(f)
 	if err != nil {
 		return err
 	}
-	spec, _ := json.Marshal(jobSpec{Pages: f.Pages, OCR: f.OCR, Words: f.Words, Options: f.Options, Flat: f.flat})
+	ro := rd.opt
+	spec, _ := json.Marshal(jobSpec{Pages: f.Pages, OCR: f.OCR, Words: f.Words, Options: f.Options, Lang: f.Lang, Flat: f.flat})
 	max := s.opt.Jobs.Config().MaxPages
 	j, created, err := s.opt.Jobs.Submit(ctx, jobs.Submission{
 		Owner: s.owner(c), IdempotencyKey: c.Get("Idempotency-Key"), Spec: spec, Document: doc,
@@ -143,7 +157,8 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 		}
 	}
 	var res *api.DocumentResult
-	if j.State == jobs.Succeeded {
+	// A job whose every page failed has its pages' answers too: each says why (pages[i].error).
+	if j.State == jobs.Succeeded || j.State == jobs.Failed {
 		if res, err = s.jobResult(c.UserContext(), j); err != nil {
 			return err
 		}

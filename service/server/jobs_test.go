@@ -232,6 +232,17 @@ func TestJobLifecycle(t *testing.T) {
 	if code != 413 || j.Error.Code != "too_many_pages" {
 		t.Errorf("21 pages: %d %+v", code, j.Error)
 	}
+	// What a job could not honour is refused at submission, not dropped or failed page by page: a
+	// format other than JSON, a language this service has not loaded.
+	for _, tt := range []struct{ query, code string }{
+		{"?format=hocr", "format_not_for_jobs"},
+		{"?format=braille", "invalid_format"},
+		{"?lang=ja", "lang_not_loaded"},
+	} {
+		if code, j, _ := submitJob(t, app, scannedPages(t, 1), tt.query, "key-a"); code != 400 || j.Error.Code != tt.code {
+			t.Errorf("%s: %d %+v, want 400 %s", tt.query, code, j.Error, tt.code)
+		}
+	}
 }
 
 // TestHostileJobs: hostile documents sent as jobs are refused as /ocr refuses them, or fail as a
