@@ -47,7 +47,10 @@ func startServe(t *testing.T, env ...string) *process {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(os.Args[0], "serve")
-	cmd.Env = append(os.Environ(), append([]string{"OCRGATE_TEST_AS_COMMAND=1", "OCRGATE_ADDR=" + addr, "OCRGATE_LOG_LEVEL=warn"}, env...)...)
+	// The memory budget is given a figure, as testEnv does: a race-detector test binary's RSS at
+	// rest is no measure of the service's, and derived from it the budget refuses a page.
+	cmd.Env = append(os.Environ(), append([]string{"OCRGATE_TEST_AS_COMMAND=1", "OCRGATE_ADDR=" + addr, "OCRGATE_LOG_LEVEL=warn",
+		"OCRGATE_MEMORY_BUDGET=" + testEnv("OCRGATE_MEMORY_BUDGET")}, env...)...)
 	p := &process{cmd: cmd, addr: addr, log: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	if err := cmd.Start(); err != nil {
@@ -174,7 +177,8 @@ func finished(t *testing.T, addr, id string, n int, limit time.Duration) crashJo
 			first := "none"
 			if j.Error != nil {
 				first = j.Error.Code + ": " + j.Error.Error
-			} else if j.Result != nil {
+			}
+			if j.Result != nil {
 				for _, p := range j.Result.Pages {
 					if p.Error != nil {
 						first = p.Error.Code + ": " + p.Error.Error
