@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
@@ -25,12 +26,19 @@ var (
 )
 
 // onnxFiles maps each Triton model to the prepared file scripts/fetch_models.sh writes (the graph
-// the embedded runtime runs too).
-var onnxFiles = map[string]string{
-	"ppocr_det": "ch_PP-OCRv4_det_infer.prepared.onnx",
-	"ppocr_rec": "ch_PP-OCRv4_rec_infer.prepared.onnx",
-	"ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
-}
+// the embedded runtime runs too): the default three, and one recognizer per language pack
+// (`make test` fetches every pack).
+var onnxFiles = func() map[string]string {
+	m := map[string]string{
+		"ppocr_det": "ch_PP-OCRv4_det_infer.prepared.onnx",
+		"ppocr_rec": "ch_PP-OCRv4_rec_infer.prepared.onnx",
+		"ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
+	}
+	for _, p := range modelprep.Packs {
+		m["ppocr_rec_"+p.Lang] = p.Model.Prepared()
+	}
+	return m
+}()
 
 // variantFile is the file a variant's repository serves for a model: the CPU repository serves the
 // recognizer's int8 variant (integer kernels), the GPU one the float graph.
@@ -76,7 +84,7 @@ func TestConfigsMatchONNX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := slices.Sorted(maps.Keys(configs)); !slices.Equal(got, []string{"ppocr_cls", "ppocr_det", "ppocr_rec"}) {
+		if got := slices.Sorted(maps.Keys(configs)); !slices.Equal(got, slices.Sorted(maps.Keys(onnxFiles))) {
 			t.Errorf("%s holds %v", variant.name, got)
 		}
 		for name, c := range configs {
@@ -229,7 +237,12 @@ func TestMakeModelRepository(t *testing.T) {
 func runScript(t *testing.T, home string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), makeRepo, args...)
-	cmd.Env = append(os.Environ(), "OCRGATE_HOME="+home)
+	// Every language pack, as `make test` fetches them: the layout is checked for all of them.
+	langs := make([]string, 0, len(modelprep.Packs))
+	for _, p := range modelprep.Packs {
+		langs = append(langs, p.Lang)
+	}
+	cmd.Env = append(os.Environ(), "OCRGATE_HOME="+home, "OCRGATE_LANGS="+strings.Join(langs, ","))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
