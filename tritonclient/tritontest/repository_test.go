@@ -14,7 +14,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/ocrgate/ocrgate/internal/modelprep"
 	"github.com/ocrgate/ocrgate/tritonclient/inferencepb"
 	"github.com/ocrgate/ocrgate/tritonclient/tritontest"
 )
@@ -27,18 +26,20 @@ var (
 
 // onnxFiles maps each Triton model to the prepared file scripts/fetch_models.sh writes (the graph
 // the embedded runtime runs too): the default three, and one recognizer per language pack
-// (`make test` fetches every pack).
-var onnxFiles = func() map[string]string {
-	m := map[string]string{
-		"ppocr_det": "ch_PP-OCRv4_det_infer.prepared.onnx",
-		"ppocr_rec": "ch_PP-OCRv4_rec_infer.prepared.onnx",
-		"ppocr_cls": "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
-	}
-	for _, p := range modelprep.Packs {
-		m["ppocr_rec_"+p.Lang] = p.Model.Prepared()
-	}
-	return m
-}()
+// (`make test` fetches every pack; internal/modelprep.Packs names the same files, but the Triton
+// client's packages import nothing of the application).
+var onnxFiles = map[string]string{
+	"ppocr_det":         "ch_PP-OCRv4_det_infer.prepared.onnx",
+	"ppocr_rec":         "ch_PP-OCRv4_rec_infer.prepared.onnx",
+	"ppocr_cls":         "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
+	"ppocr_rec_ja":      "rec_japan_PP-OCRv3_infer.prepared.onnx",
+	"ppocr_rec_ko":      "rec_korean_PP-OCRv3_infer.prepared.onnx",
+	"ppocr_rec_zh-Hant": "rec_chinese_cht_PP-OCRv3_infer.prepared.onnx",
+	"ppocr_rec_en":      "en_PP-OCRv4_rec.prepared.onnx",
+}
+
+// packLangs are the language packs whose recognizers the repository holds.
+const packLangs = "ja,ko,zh-Hant,en"
 
 // variantFile is the file a variant's repository serves for a model: the CPU repository serves the
 // recognizer's int8 variant (integer kernels), the GPU one the float graph.
@@ -238,11 +239,7 @@ func runScript(t *testing.T, home string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), makeRepo, args...)
 	// Every language pack, as `make test` fetches them: the layout is checked for all of them.
-	langs := make([]string, 0, len(modelprep.Packs))
-	for _, p := range modelprep.Packs {
-		langs = append(langs, p.Lang)
-	}
-	cmd.Env = append(os.Environ(), "OCRGATE_HOME="+home, "OCRGATE_LANGS="+strings.Join(langs, ","))
+	cmd.Env = append(os.Environ(), "OCRGATE_HOME="+home, "OCRGATE_LANGS="+packLangs)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
