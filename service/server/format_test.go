@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
+	"github.com/ocrgate/ocrgate/internal/ocrscore"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/memlimit"
@@ -270,17 +271,7 @@ func pdfWords(t *testing.T, pdf []byte) (words []string, boxes [][4]float64, pag
 
 // wordF1 is the F1 score of the words got against want, as multisets.
 func wordF1(got, want []string) float64 {
-	left := map[string]int{}
-	for _, w := range want {
-		left[w]++
-	}
-	shared := 0
-	for _, g := range got {
-		if left[g] > 0 {
-			left[g]--
-			shared++
-		}
-	}
+	shared := ocrscore.SharedWords(want, got)
 	if len(got) == 0 || len(want) == 0 {
 		return 0
 	}
