@@ -384,6 +384,9 @@ func (p *Pipeline) cut(img image.Image, crops []*crop, idx []int, tm *Timings) {
 			c.img = unrolled(img, turn(c.quad, 1), c.width, p.opt.RecHeight)
 		default:
 			c.img = imaging.Warp(img, c.quad, c.width, p.opt.RecHeight)
+			if p.smoothes(c) {
+				smooth(c.img)
+			}
 		}
 	})
 	tm.track(StageCrop, start)
