@@ -51,6 +51,8 @@ for lang in "${pack_langs[@]}"; do
     ko) REQUIRED_MODELS+=(rec_korean_PP-OCRv3_infer.prepared.onnx dict_korean.txt) ;;
     zh-Hant) REQUIRED_MODELS+=(rec_chinese_cht_PP-OCRv3_infer.prepared.onnx dict_chinese_cht.txt) ;;
     en) REQUIRED_MODELS+=(en_PP-OCRv4_rec.prepared.onnx dict_en.txt) ;;
+    ch | "") ;;
+    *) echo "build_docker_image: OCRGATE_LANGS names $lang; the language packs are ja, ko, zh-Hant and en" >&2; exit 1 ;;
   esac
 done
 # Go settings passed to the build stage when set.
