@@ -10,6 +10,12 @@
 // outputs of its 1×1 convolutions exposed, and takes their minimum and maximum. The images should
 // not be the ones accuracy is judged on: the pinned ranges come from the ten myocr samples, not
 // from sroie-dev.
+//
+// -lang calibrates a language pack's prepared recognizer instead, reading the images with that
+// language (docs/languages.md measured int8 packs from ranges taken on the rendered pages,
+// service/ocr/testdata/langpages, and judged them on the rendered lines):
+//
+//	go run ./cmd/ocrgate-calibrate -lang ja -images 'service/ocr/testdata/langpages/ja-*.png'
 package main
 
 import (
@@ -31,15 +37,16 @@ import (
 	"github.com/ocrgate/ocrgate/service/ocr"
 )
 
-// recorder keeps the recognizer's input batches.
+// recorder keeps the input batches of one recognizer (rec).
 type recorder struct {
 	ocr.Runtime
+	rec     ocr.Model
 	mu      sync.Mutex
 	batches []ocr.Tensor
 }
 
 func (r *recorder) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.Tensor, error) {
-	if m == ocr.Recognizer {
+	if m == r.rec {
 		r.mu.Lock()
 		r.batches = append(r.batches, ocr.Tensor{Shape: slices.Clone(in.Shape), Data: slices.Clone(in.Data)})
 		r.mu.Unlock()
@@ -49,31 +56,47 @@ func (r *recorder) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.T
 
 func main() {
 	images := flag.String("images", filepath.Join("..", "shared", "datasets", "myocr-samples", "*"), "glob of calibration images")
+	lang := flag.String("lang", ocr.DefaultLang, "the recognizer to calibrate: ch (the default one) or a language pack (ja, ko, zh-Hant, en), read with -lang's pipeline")
 	flag.Parse()
-	if err := run(*images); err != nil {
+	if err := run(*images, *lang); err != nil {
 		fmt.Fprintf(os.Stderr, "calibrate: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(glob string) error {
+func run(glob, lang string) error {
 	cfg, err := config.Load(nil, os.Getenv, io.Discard)
 	if err != nil {
 		return err
 	}
 	cfg.RecModel = modelprep.PreparedName(modelprep.Models[1].Source) // calibrate the fp32 graph
+	prepared, pinned := cfg.RecModel, modelprep.RecInt8Ranges
+	if lang != ocr.DefaultLang {
+		pack, ok := modelprep.PackFor(lang)
+		if !ok {
+			return fmt.Errorf("no language pack %q", lang)
+		}
+		cfg.Langs, prepared, pinned = lang, pack.Model.Prepared(), pack.Model.Int8
+	}
 	eng, err := engine.Embedded(cfg)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = eng.Close() }() // the ranges are printed; the process ends
-	rec := &recorder{Runtime: eng.Runtime}
+	rec := &recorder{Runtime: eng.Runtime, rec: ocr.RecognizerFor(lang)}
 	cs, err := engine.Charset(cfg)
 	if err != nil {
 		return err
 	}
-	p, err := ocr.New(rec, cs, cfg.OCR)
+	_, langs, err := engine.Languages(cfg)
 	if err != nil {
+		return err
+	}
+	p, err := ocr.New(rec, cs, cfg.OCR, langs...)
+	if err != nil {
+		return err
+	}
+	if p, err = p.Lang(lang); err != nil {
 		return err
 	}
 	paths, err := filepath.Glob(glob)
@@ -91,7 +114,7 @@ func run(glob string) error {
 		}
 	}
 
-	model, err := os.ReadFile(cfg.ModelPath(modelprep.PreparedName(modelprep.Models[1].Source)))
+	model, err := os.ReadFile(cfg.ModelPath(prepared))
 	if err != nil {
 		return err
 	}
@@ -143,7 +166,7 @@ func run(glob string) error {
 	fmt.Printf("// calibrated on %d recognizer batches of %d images (%s)\n", len(rec.batches), len(paths), glob)
 	for _, c := range convs {
 		mark := "//"
-		if _, ok := modelprep.RecInt8Ranges[c[0]]; ok {
+		if _, ok := pinned[c[0]]; ok {
 			mark = "  "
 		}
 		fmt.Printf("%s\t%q: {Input: onnxgraph.Range{Lo: %g, Hi: %g}, Output: onnxgraph.Range{Lo: %g, Hi: %g}},\n", mark, c[0], lo[c[0]], hi[c[0]], lo[c[1]], hi[c[1]])
