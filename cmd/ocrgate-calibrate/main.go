@@ -16,6 +16,9 @@
 // service/ocr/testdata/langpages, and judged them on the rendered lines):
 //
 //	go run ./cmd/ocrgate-calibrate -lang ja -images 'service/ocr/testdata/langpages/ja-*.png'
+//
+// -convs and -int8 write the prepared model quantized at those convolutions with the ranges
+// measured, to be measured before its ranges are pinned (docs/languages.md gives the command).
 package main
 
 import (
@@ -26,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -57,14 +61,16 @@ func (r *recorder) Infer(ctx context.Context, m ocr.Model, in ocr.Tensor) (ocr.T
 func main() {
 	images := flag.String("images", filepath.Join("..", "shared", "datasets", "myocr-samples", "*"), "glob of calibration images")
 	lang := flag.String("lang", ocr.DefaultLang, "the recognizer to calibrate: ch (the default one) or a language pack (ja, ko, zh-Hant, en), read with -lang's pipeline")
+	quantize := flag.String("convs", "", "with -int8: the 1×1 convolutions (by input tensor, comma-separated) to quantize with the ranges measured")
+	int8Out := flag.String("int8", "", "write the prepared model quantized at -convs here (to measure an int8 variant before pinning its ranges)")
 	flag.Parse()
-	if err := run(*images, *lang); err != nil {
+	if err := run(*images, *lang, *quantize, *int8Out); err != nil {
 		fmt.Fprintf(os.Stderr, "calibrate: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(glob, lang string) error {
+func run(glob, lang, quantize, int8Out string) error {
 	cfg, err := config.Load(nil, os.Getenv, io.Discard)
 	if err != nil {
 		return err
@@ -171,5 +177,24 @@ func run(glob, lang string) error {
 		}
 		fmt.Printf("%s\t%q: {Input: onnxgraph.Range{Lo: %g, Hi: %g}, Output: onnxgraph.Range{Lo: %g, Hi: %g}},\n", mark, c[0], lo[c[0]], hi[c[0]], lo[c[1]], hi[c[1]])
 	}
+	if int8Out == "" {
+		return nil
+	}
+	ranges := map[string]onnxgraph.ConvRanges{}
+	for _, name := range strings.Split(quantize, ",") {
+		i := slices.IndexFunc(convs, func(c [2]string) bool { return c[0] == name })
+		if i < 0 {
+			return fmt.Errorf("-convs: %q is not the input of a 1×1 convolution of %s", name, prepared)
+		}
+		ranges[name] = onnxgraph.ConvRanges{Input: onnxgraph.Range{Lo: lo[name], Hi: hi[name]}, Output: onnxgraph.Range{Lo: lo[convs[i][1]], Hi: hi[convs[i][1]]}}
+	}
+	out, n, err := onnxgraph.QuantizeConvs(model, ranges)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(int8Out, out, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("// %d convolutions quantized: %s (%d bytes)\n", n, int8Out, len(out))
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
@@ -72,7 +73,7 @@ type langLine struct {
 }
 
 // langLines reads the rendered lines of one language (scripts/render_langs.sh).
-func langLines(t *testing.T, lang string) []langLine {
+func langLines(t testing.TB, lang string) []langLine {
 	t.Helper()
 	dir := filepath.Join("testdata", "langs")
 	f, err := os.Open(filepath.Join(dir, lang+".txt"))
@@ -365,5 +366,36 @@ func TestAutoByConfidence(t *testing.T) {
 	t.Logf("the most confident recognizer is the page's own on %d of %d pages", right, pages)
 	if right == pages {
 		t.Errorf("the most confident recognizer is right on every page: lang=auto may be worth offering now (docs/languages.md)")
+	}
+}
+
+// BenchmarkPackLines reads each language's clean rendered lines with its pack, whole pipeline,
+// and reports the process's CPU time per line (cpu-ms/line: on a shared machine, steadier than
+// the wall time). docs/languages.md compares the float packs with int8 ones this way
+// (OCRGATE_HOME pointing at a model directory that holds the int8 file under the pack's name).
+func BenchmarkPackLines(b *testing.B) {
+	p := langPipeline(b)
+	for _, lang := range []string{"ja", "ko", "zh-Hant"} {
+		b.Run(lang, func(b *testing.B) {
+			lines := langLines(b, lang)
+			own, err := p.Lang(lang)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var before, after syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+			n := 0
+			for b.Loop() {
+				for _, l := range lines {
+					if _, err := own.Run(context.Background(), l.png); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+			}
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+			cpu := after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano()
+			b.ReportMetric(float64(cpu)/1e6/float64(n), "cpu-ms/line")
+		})
 	}
 }
