@@ -52,7 +52,8 @@ func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings)
 	if err := ctx.Err(); err != nil {
 		return nil, imaging.Decoded{}, err
 	}
-	q, err := p.detectRegionQuads(ctx, dec.Image, region, scale2, tm)
+	first, second := p.opt.DetectionPixels(dec.Width, dec.Height)
+	q, err := p.detectStrips(ctx, dec.Image, region, scale2, max(first, second), boxes, tm)
 	return q, dec, err
 }
 
