@@ -89,7 +89,7 @@ func (p *Pipeline) detectStrips(ctx context.Context, img image.Image, region ima
 	}
 	var out []geom.Quad
 	var cut []image.Rectangle // the areas of boxes a strip's edge cut
-	edge := 1.5 / scale         // a box this close to a strip's inner edge reaches it
+	edge := 1.5 / scale       // a box this close to a strip's inner edge reaches it
 	for _, s := range strips {
 		if err := ctx.Err(); err != nil {
 			return nil, err
