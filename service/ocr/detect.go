@@ -220,7 +220,7 @@ func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Re
 	}
 	start = tm.track(StageDetInfer, start)
 
-	found := dbnet.Boxes(prob, dw, dh, p.opt.DB)
+	found := splitRows(dbnet.Boxes(prob, dw, dh, p.opt.DB), prob, dw, dh, p.opt.DB.Threshold)
 	sx, sy := float64(r.Dx())/float64(sw), float64(r.Dy())/float64(sh)
 	boxes := make([]detBox, 0, len(found))
 	W, H := float64(img.Bounds().Dx()), float64(img.Bounds().Dy())
