@@ -120,28 +120,28 @@ func (o Options) charged() RuntimeMemory {
 }
 
 // ArenaSlack is what ONNX Runtime's default CPU arena can hold beyond Cost for an upright image of
-// width×height: the first detection pass's working memory, which the arena keeps while the second
-// pass allocates its own (0 when there is no second pass).
+// width×height: the first detection pass's working memory, which the arena keeps while a second
+// pass allocates its own (0 when there can be no second pass).
 func (o Options) ArenaSlack(width, height int) int64 {
 	first, second := o.DetectionPixels(width, height)
-	if second == 0 {
+	if second == 0 && o.DetMaxUpscale <= 1 {
 		return 0
 	}
 	return first * o.RuntimeMemory.DetPerPixel
 }
 
 // DetectionPixels returns the detector input sizes, in pixels, of the first pass and of the
-// largest second pass the detection policy can pick for an upright image of w×h (0 when there is
-// none).
+// largest second pass the detection policy can pick for an upright image of w×h at up to its
+// own resolution (0 when there is none). These are what Cost charges. An enlarged second pass
+// (DetMaxUpscale) is not charged more: it runs in strips of at most the larger of the two (see
+// stripPlan), so the request holds no more detection memory than it would without it.
 func (o Options) DetectionPixels(w, h int) (first, second int64) {
 	scale := math.Min(1, float64(o.DetLimitSide)/float64(max(w, h)))
 	first = int64(detSize(w, scale)) * int64(detSize(h, scale))
-	up := math.Max(1, o.DetMaxUpscale)
-	if scale < up {
+	if scale < 1 {
 		// A second pass scales the part of the page that holds text to at most DetMaxPixels,
-		// never above DetMaxUpscale times full size (full size unless the print is small in the
-		// image itself); each side rounds to a multiple of 32 (10 % covers that).
-		second = int64(min(float64(o.DetMaxPixels), float64(w)*float64(h)*up*up)) * 11 / 10
+		// never above full size; each side rounds to a multiple of 32 (10 % covers that).
+		second = int64(min(float64(o.DetMaxPixels), float64(w)*float64(h))) * 11 / 10
 	}
 	return first, second
 }

@@ -52,7 +52,8 @@ func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings)
 	if err := ctx.Err(); err != nil {
 		return nil, imaging.Decoded{}, err
 	}
-	q, err := p.detectRegionQuads(ctx, dec.Image, region, scale2, tm)
+	first, second := p.opt.DetectionPixels(dec.Width, dec.Height)
+	q, err := p.detectStrips(ctx, dec.Image, region, scale2, max(first, second), boxes, tm)
 	return q, dec, err
 }
 
@@ -219,7 +220,7 @@ func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Re
 	}
 	start = tm.track(StageDetInfer, start)
 
-	found := dbnet.Boxes(prob, dw, dh, p.opt.DB)
+	found := splitRows(dbnet.Boxes(prob, dw, dh, p.opt.DB), prob, dw, dh, p.opt.DB.Threshold)
 	sx, sy := float64(r.Dx())/float64(sw), float64(r.Dy())/float64(sh)
 	boxes := make([]detBox, 0, len(found))
 	W, H := float64(img.Bounds().Dx()), float64(img.Bounds().Dy())

@@ -65,12 +65,7 @@ func sizeForCapHeight(t *testing.T, capH float64) float64 {
 // them. From 9 px on, at least 95 % of the characters must read; at 7 px,
 // 85 %.
 func TestSmallPrintForm(t *testing.T) {
-	opt := pipeline(t).Options()
-	opt.DetMaxUpscale = 2 // the enlarged pass is opt-in (OCRGATE_DET_MAX_UPSCALE=2)
-	p, err := pipeline(t).With(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := pipeline(t) // the enlarged pass on by default, in strips
 	for _, capH := range []float64{7, 9, 12} {
 		t.Run(fmt.Sprintf("%gpx", capH), func(t *testing.T) {
 			size := sizeForCapHeight(t, capH)

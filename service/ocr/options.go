@@ -31,9 +31,9 @@ type Options struct {
 	// DetSmallTextHeight and DetMaxUpscale: when the first pass's median box is under
 	// DetSmallTextHeight pixels of the image itself (small print scanned at a low resolution: a
 	// 100-dpi form), the second pass may enlarge the image, up to DetMaxUpscale times its own
-	// size (still capped at DetMaxPixels). DetMaxUpscale 1 never enlarges: the default, because
-	// the memory plan must then charge every image for an enlarged pass and twice as wide crops
-	// (a rendered PDF page no longer fits one request's default share), for +0.009 word F1 on forms.
+	// size (still capped at DetMaxPixels). DetMaxUpscale 1 never enlarges. An enlarged pass runs
+	// in strips of at most the detector pixels Cost charges anyway (see strips.go), so allowing
+	// it costs no image more memory.
 	DetSmallTextHeight float64
 	DetMaxUpscale      float64
 	// DetTilePixels: detector inputs larger than this run as overlapping tiles of at most this
@@ -155,7 +155,7 @@ func DefaultOptions() Options {
 		DetTargetTextHeight: 24,
 		DetMaxPixels:        3_000_000,
 		DetSmallTextHeight:  20,
-		DetMaxUpscale:       1, // opt-in: see DetectionPixels and docs/pipeline.md
+		DetMaxUpscale:       2, // read in strips of what is charged anyway: see strips.go
 		DetTilePixels:       960 * 960,
 		DetTileOverlap:      64,
 		DetNorm: imaging.Norm{

@@ -41,9 +41,12 @@ type crop struct {
 	// unrolled is a vertical crop read as a column of upright CJK characters, beside it: kept
 	// when it reads CJK and better (see recognize).
 	unrolled *crop
-	text     string
-	score    float32
-	words    []Word
+	// parts are the boxes a vertical line was joined from (see joinVertical), read beside it:
+	// kept instead of it where they read more surely (see keepParts).
+	parts []*crop
+	text  string
+	score float32
+	words []Word
 	// longestRun is the most consecutive recognizer timesteps one character of the reading won.
 	longestRun int
 	// runeSteps, probs and doubt are each rune of text's timestep, probability and doubt (see
@@ -117,7 +120,16 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 			lying = !columns
 		}
 	}
+	var parts map[geom.Quad][]geom.Quad
+	if !onSide && !few {
+		quads, parts = joinVertical(quads, float64(img.Bounds().Dy()))
+	}
 	crops := p.plan(quads, rotation/90, columns, lying)
+	for _, c := range crops {
+		if ps := parts[turn(c.quad, 3)]; c.vertical && ps != nil {
+			c.parts = p.plan(ps, 0, false, true)
+		}
+	}
 	if len(crops) == 0 {
 		return pageCrops{}, nil
 	}
@@ -135,7 +147,24 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 			return pageCrops{}, err
 		}
 	}
+	for _, c := range crops {
+		bothWays(c, p.opt.RecHeight)
+		for _, pc := range c.parts {
+			bothWays(pc, p.opt.RecHeight)
+		}
+	}
 	return pageCrops{crops: crops, byWidth: byWidth, rotation: rotation, few: few}, nil
+}
+
+// bothWays has a vertical line (a crop of at least columnRatio characters' length, turned to be
+// read) read turned 180° as well, when the classifier has not asked for it already: text runs up
+// a margin as often as down, and the classifier, reading the line squeezed into 192 px, tells
+// the two apart no better than the recognizer's scores do (see stamps.go).
+func bothWays(c *crop, recHeight int) {
+	if !c.vertical || c.column || c.turned != nil || float64(c.natural) < columnRatio*float64(recHeight) {
+		return
+	}
+	c.turned = &crop{quad: turn(c.quad, 2), width: c.width, natural: c.natural, vertical: true, flipped: true}
 }
 
 // recognize reads the crops orient planned. Regions scoring under MinScore or reading as
@@ -155,22 +184,43 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 		return nil, err
 	}
 	regions := make([]Region, 0, len(crops))
-	for _, c := range crops {
-		u := c.unrolled
-		if t := c.turned; t != nil && better(t, c) {
-			c = t
-		}
-		if u != nil && hasCJK(u.text) && better(u, c) {
-			c = u
-		}
+	add := func(c *crop) {
 		if c.text == "" || c.score < p.opt.MinScore {
-			continue
+			return
 		}
 		regions = append(regions, Region{Quad: c.quad, Text: c.text, Score: c.score, Vertical: c.vertical, Flipped: c.flipped,
 			TopDown: c.column, Words: c.words})
 	}
+	for _, c := range crops {
+		best := chosen(c)
+		if c.parts == nil {
+			add(best)
+			continue
+		}
+		if !keepParts(best, c.parts) {
+			trimStray(best)
+			add(best)
+			continue
+		}
+		for _, pc := range c.parts {
+			add(chosen(pc))
+		}
+	}
 	trimOverlaps(regions, pc.rotation)
 	return regions, nil
+}
+
+// chosen is the reading of c kept: the crop as cut, turned 180° or unrolled as a column of
+// CJK characters, whichever reads best.
+func chosen(c *crop) *crop {
+	u := c.unrolled
+	if t := c.turned; t != nil && better(t, c) {
+		c = t
+	}
+	if u != nil && hasCJK(u.text) && better(u, c) {
+		c = u
+	}
+	return c
 }
 
 // sideways reports whether the detector's boxes say the page lies on its side: its long boxes
@@ -727,7 +777,11 @@ func inkRunes(s string) []rune {
 func withAlternatives(crops []*crop, byWidth []int) ([]*crop, []int) {
 	all := crops
 	for _, c := range crops {
-		for _, alt := range []*crop{c.turned, c.unrolled} {
+		alts := []*crop{c.turned, c.unrolled}
+		for _, pc := range c.parts {
+			alts = append(alts, pc, pc.turned)
+		}
+		for _, alt := range alts {
 			if alt != nil {
 				if len(all) == len(crops) {
 					all = slices.Clip(crops)
@@ -934,6 +988,7 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 		}
 		if p.opt.CTC.SpaceThreshold > 0 {
 			r = wordGaps(c.img, c.width, c.natural, r, steps, rw)
+			r = letterSpacing(c.img, c.width, c.natural, r, steps, rw)
 		}
 		c.text, c.score = r.Text, r.Score
 		if p.opt.ASCIIPunctuation && !hasCJK(c.text) {
