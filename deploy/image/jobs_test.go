@@ -29,7 +29,16 @@ import (
 // Host ports of the jobs test.
 const (
 	portJobsOCR  = 5530 // + i: the i-th ocrgate pod's http port
-	portJobsNATS = 5535 // the NATS pod's monitoring port (probes)
+	portJobsNATS = 5535 // + i: the i-th NATS pod's monitoring port (probes)
+	// + i: the i-th NATS pod's client and route ports (kube play publishes them anyway)
+	portJobsNATSClient = 5540
+	portJobsNATSRoute  = 5545
+)
+
+// The jobs test's network (its NATS pods have fixed addresses in it) and its NATS servers.
+const (
+	jobsSubnet  = "10.235.35"
+	natsServers = 3
 )
 
 // jobsRelease is what the chart renders for jobs with its own NATS: ocrgate's Deployment and
@@ -173,22 +182,26 @@ func metricOr(url, name string) float64 {
 }
 
 // TestJobsPodKill runs the chart with jobs on and its own NATS (nats.enabled), the NATS image
-// built here from go.mod's nats-server, with `podman kube play`: one NATS server and three ocrgate
-// pods (embedded runtime) on it. A 48-page scanned PDF goes in as one job; one ocrgate pod is
-// killed (SIGKILL, every container) while it reads a page. The job must finish on the other two
-// with every page answered once, each page's text equal to /ocr's for the same page, and the
-// killed pod's page redelivered and counted.
+// built here from go.mod's nats-server, with `podman kube play`: a three-server JetStream cluster
+// and three ocrgate pods (embedded runtime) on it. A 48-page scanned PDF goes in as one job; one
+// ocrgate pod is killed (SIGKILL, every container) while it reads a page. The job must finish on
+// the other two with every page answered once, each page's text equal to /ocr's for the same
+// page, the killed pod's page redelivered and counted, and every stream and bucket replicated on
+// the three servers.
 //
 // What kube play does not do as a cluster would, and how the test stands in:
-//   - no StatefulSet: the NATS pod is the StatefulSet's pod 0, as written (its name, the server's
-//     name, from the pod's metadata), its volume claim a volume made for the test;
-//   - one server, not three (nats.replicas=1): kube play runs no cluster DNS for the routes (the
-//     chart tests read the three-server configuration with nats-server's parser);
+//   - no StatefulSet: the NATS pods are the StatefulSet's pods as written (their names, the
+//     servers' names from the pods' metadata), each volume claim a volume made for the test;
+//   - no cluster DNS: the NATS pods get fixed addresses on a network of the test, and every NATS
+//     pod gets each one's name under the headless Service (the cluster routes) in hostAliases;
 //   - no Services: each ocrgate pod gets the NATS client Service's name in hostAliases, bound to
-//     the NATS pod's address (what the Service resolves to), so OCRGATE_NATS_URL is the chart's;
+//     the first NATS pod (an address the Service resolves to), so OCRGATE_NATS_URL is the
+//     chart's; the servers tell the client about each other;
 //   - one pod per Deployment: the Deployment's pod is written out three times, with
 //     restartPolicy Never, so the killed pod stays down (a cluster would restart it; the test
 //     asks the survivors to finish its pages);
+//   - ports without a hostPort are published on the host by kube play: the test gives each its
+//     own, on the loopback address;
 //   - probes: the test sends the readiness probes' requests itself, as in TestChartPod.
 func TestJobsPodKill(t *testing.T) {
 	if !isPodman {
@@ -204,12 +217,12 @@ replicaCount: %d
 jobs: {enabled: true}
 nats:
   enabled: true
-  replicas: 1
+  replicas: %d
   image: {repository: %s, tag: %q, pullPolicy: Never}
 config:
   OCRGATE_ORT_INTRA_THREADS: "1"
   OCRGATE_JOB_WORKERS: "1"
-`, pods, repo, tag))
+`, pods, natsServers, repo, tag))
 	dir := t.TempDir()
 	write := func(name string, objs ...any) string {
 		var b bytes.Buffer
@@ -233,37 +246,60 @@ config:
 		}
 	}
 
-	// NATS: the StatefulSet's pod 0, its claim a volume owned as a provisioner with fsGroup
-	// leaves it.
+	// NATS: the StatefulSet's pods, each its claim in a volume owned as a provisioner with
+	// fsGroup leaves it, and a fixed address on the test's network, so that each pod's DNS name
+	// under the headless Service (the cluster routes) can be given to every pod in hostAliases.
 	ss := rel.statefulSet
-	natsPod := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: ss.Name + "-0", Labels: ss.Spec.Template.Labels},
-		Spec:       *ss.Spec.Template.Spec.DeepCopy(),
+	network := "ocrgate-image-test-jobs"
+	removeStale("network:" + network)
+	eng(t, "network", "create", "--subnet", jobsSubnet+".0/24", network)
+	var natsPods []any
+	var natsIPs, natsNames, volumes []string
+	for i := range natsServers {
+		natsIPs = append(natsIPs, fmt.Sprintf("%s.%d", jobsSubnet, 10+i))
+		natsNames = append(natsNames, fmt.Sprintf("%s-%d", ss.Name, i))
 	}
-	removeStale("pod:" + natsPod.Name)
-	var volumes []string
-	for _, claim := range ss.Spec.VolumeClaimTemplates {
-		name := "ocrgate-image-test-jobs-" + claim.Name
-		removeStale("volume:" + name)
-		eng(t, "volume", "create", "--opt", fmt.Sprintf("o=uid=0,gid=%d", *natsPod.Spec.SecurityContext.FSGroup), name)
-		mp := strings.TrimSpace(eng(t, "volume", "inspect", "--format", "{{.Mountpoint}}", name))
-		if err := os.Chmod(mp, 0o777|os.ModeSetgid); err != nil {
-			t.Fatal(err)
+	var routes []corev1.HostAlias
+	for i, name := range natsNames {
+		routes = append(routes, corev1.HostAlias{IP: natsIPs[i], Hostnames: []string{name + "." + ss.Spec.ServiceName}})
+	}
+	for i, name := range natsNames {
+		pod := &corev1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: ss.Spec.Template.Labels},
+			Spec:       *ss.Spec.Template.Spec.DeepCopy(),
 		}
-		volumes = append(volumes, "volume:"+name)
-		natsPod.Spec.Volumes = append(natsPod.Spec.Volumes, corev1.Volume{Name: claim.Name,
-			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}})
-	}
-	nc := &natsPod.Spec.Containers[0]
-	for i, p := range nc.Ports {
-		if p.Name == "monitor" {
-			nc.Ports[i].HostPort, nc.Ports[i].HostIP = portJobsNATS, "127.0.0.1"
+		removeStale("pod:" + name)
+		pod.Spec.HostAliases = routes
+		for _, claim := range ss.Spec.VolumeClaimTemplates {
+			vol := fmt.Sprintf("ocrgate-image-test-jobs-%s-%d", claim.Name, i)
+			removeStale("volume:" + vol)
+			eng(t, "volume", "create", "--opt", fmt.Sprintf("o=uid=0,gid=%d", *pod.Spec.SecurityContext.FSGroup), vol)
+			mp := strings.TrimSpace(eng(t, "volume", "inspect", "--format", "{{.Mountpoint}}", vol))
+			if err := os.Chmod(mp, 0o777|os.ModeSetgid); err != nil {
+				t.Fatal(err)
+			}
+			volumes = append(volumes, "volume:"+vol)
+			pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: claim.Name,
+				VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: vol}}})
 		}
+		// kube play publishes a port without a hostPort on the host's same port: three servers
+		// would collide. Each gets its own, on the loopback address.
+		c := &pod.Spec.Containers[0]
+		hostPorts := map[string]int{"monitor": portJobsNATS, "client": portJobsNATSClient, "cluster": portJobsNATSRoute}
+		for j, p := range c.Ports {
+			hp, ok := hostPorts[p.Name]
+			if !ok {
+				t.Fatalf("NATS port %s is not published by the test", p.Name)
+			}
+			c.Ports[j].HostPort, c.Ports[j].HostIP = int32(hp+i), "127.0.0.1"
+		}
+		if c.Image != natsImage {
+			t.Fatalf("the chart's NATS image %q, built %q", c.Image, natsImage)
+		}
+		natsPods = append(natsPods, pod)
 	}
-	if nc.Image != natsImage {
-		t.Fatalf("the chart's NATS image %q, built %q", nc.Image, natsImage)
-	}
+	nc := ss.Spec.Template.Spec.Containers[0]
 
 	// ocrgate: the Deployment's pod, three times, each with its own emptyDirs and http port.
 	var ocrPods []any
@@ -287,31 +323,39 @@ config:
 		})
 		bases = append(bases, fmt.Sprintf("http://127.0.0.1:%d", portJobsOCR+i))
 	}
-	removeOnCleanup(t, volumes...) // after kube down, registered later
+	removeOnCleanup(t, append(volumes, "network:"+network)...) // after kube down, registered later
 
-	natsFile := write("nats.yaml", rel.natsConfig, natsPod)
+	natsFile := write("nats.yaml", append([]any{rel.natsConfig}, natsPods...)...)
+	play := []string{"kube", "play", "--network", network}
+	for _, ip := range natsIPs {
+		play = append(play, "--ip", ip) // one per pod, in the file's order
+	}
 	start := time.Now()
-	if out, err := exec.Command(engine, "kube", "play", natsFile).CombinedOutput(); err != nil {
+	if out, err := exec.Command(engine, append(play, natsFile)...).CombinedOutput(); err != nil {
 		t.Fatalf("kube play NATS: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { down(natsFile) })
+	// Ready as the probe asks, then a JetStream cluster with a meta leader (plain /healthz):
+	// ocrgate creates its replicated streams when it starts.
 	ready := nc.ReadinessProbe.HTTPGet.Path
-	if _, err := waitStatus(fmt.Sprintf("http://127.0.0.1:%d%s", portJobsNATS, ready), http.StatusOK, 2*time.Minute); err != nil {
-		out, _ := exec.Command(engine, "logs", "--tail", "30", natsPod.Name+"-nats").CombinedOutput()
-		t.Fatalf("NATS not ready: %v\n%s", err, out)
+	for i, name := range natsNames {
+		for _, path := range []string{ready, "/healthz"} {
+			if _, err := waitStatus(fmt.Sprintf("http://127.0.0.1:%d%s", portJobsNATS+i, path), http.StatusOK, 2*time.Minute); err != nil {
+				out, _ := exec.Command(engine, "logs", "--tail", "30", name+"-nats").CombinedOutput()
+				t.Fatalf("NATS %s: %v\n%s", name, err, out)
+			}
+		}
 	}
-	note(t, "jobs: NATS pod (%s) ready (%s) %.1f s after kube play", natsImage, ready, time.Since(start).Seconds())
-	ip := strings.TrimSpace(eng(t, "inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", natsPod.Name+"-nats"))
-	if ip == "" {
-		t.Fatal("the NATS pod has no address")
-	}
+	note(t, "jobs: %d NATS pods (%s) ready and clustered %.1f s after kube play", natsServers, natsImage, time.Since(start).Seconds())
 	for _, p := range ocrPods {
-		p.(*corev1.Pod).Spec.HostAliases = []corev1.HostAlias{{IP: ip, Hostnames: []string{rel.natsService.Name}}}
+		// The client Service's name resolves to a NATS pod, as the Service would; the servers
+		// then tell the client about each other.
+		p.(*corev1.Pod).Spec.HostAliases = []corev1.HostAlias{{IP: natsIPs[0], Hostnames: []string{rel.natsService.Name}}}
 	}
 
 	ocrFile := write("ocrgate.yaml", append([]any{rel.config}, ocrPods...)...)
 	start = time.Now()
-	if out, err := exec.Command(engine, "kube", "play", ocrFile).CombinedOutput(); err != nil {
+	if out, err := exec.Command(engine, "kube", "play", "--network", network, ocrFile).CombinedOutput(); err != nil {
 		t.Fatalf("kube play ocrgate: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
@@ -331,9 +375,9 @@ config:
 			t.Fatal(err)
 		}
 	}
-	note(t, "jobs: %d ocrgate pods on the NATS pod ready %.1f s after kube play", pods, time.Since(start).Seconds())
+	note(t, "jobs: %d ocrgate pods on the NATS cluster ready %.1f s after kube play", pods, time.Since(start).Seconds())
 	env := eng(t, "exec", rel.deployment.Name+"-0-ocrgate", "printenv")
-	for _, kv := range []string{"OCRGATE_JOBS=true", "OCRGATE_NATS_URL=nats://" + rel.natsService.Name + ":4222", "OCRGATE_JOB_REPLICAS=1"} {
+	for _, kv := range []string{"OCRGATE_JOBS=true", "OCRGATE_NATS_URL=nats://" + rel.natsService.Name + ":4222", fmt.Sprintf("OCRGATE_JOB_REPLICAS=%d", natsServers)} {
 		if !strings.Contains(env, kv+"\n") {
 			t.Errorf("ocrgate's environment lacks %s (the chart's ConfigMap)", kv)
 		}
@@ -433,8 +477,47 @@ config:
 	if pending := metricOr(bases[0]+"/metrics", "ocrgate_job_pages_pending"); pending != 0 {
 		t.Errorf("ocrgate_job_pages_pending %v after the job, want 0", pending)
 	}
-	note(t, "jobs: %d-page job on %d pods and one NATS, pod %d SIGKILLed at work %.1f s in; succeeded in %.1f s, every page once and equal to /ocr; pages read per pod %v (the killed one's when last seen), %d redeliveries (survivors' metrics %v)",
-		pages, pods, victim, killedAt.Seconds(), took.Seconds(), shares, done.Redeliveries, redelivered)
+	// Every stream and bucket of the jobs is replicated on the three servers.
+	r, err := get(fmt.Sprintf("http://127.0.0.1:%d/jsz?streams=true&config=true", portJobsNATS))
+	if err != nil || r.status != http.StatusOK {
+		t.Fatalf("NATS /jsz: %v %d", err, r.status)
+	}
+	var jsz struct {
+		Accounts []struct {
+			Streams []struct {
+				Name   string `json:"name"`
+				Config struct {
+					Replicas int `json:"num_replicas"`
+				} `json:"config"`
+				Cluster struct {
+					Leader   string `json:"leader"`
+					Replicas []struct {
+						Name    string `json:"name"`
+						Current bool   `json:"current"`
+					} `json:"replicas"`
+				} `json:"cluster"`
+			} `json:"stream_detail"`
+		} `json:"account_details"`
+	}
+	if err := json.Unmarshal(r.body, &jsz); err != nil {
+		t.Fatal(err)
+	}
+	var streams []string
+	for _, a := range jsz.Accounts {
+		for _, st := range a.Streams {
+			streams = append(streams, st.Name)
+			if st.Config.Replicas != natsServers || st.Cluster.Leader == "" || len(st.Cluster.Replicas) != natsServers-1 {
+				t.Errorf("stream %s: %d replicas configured, leader %q, followers %+v; want %d on as many servers",
+					st.Name, st.Config.Replicas, st.Cluster.Leader, st.Cluster.Replicas, natsServers)
+			}
+		}
+	}
+	if len(streams) < 5 {
+		t.Errorf("NATS holds the streams %v; want the task stream and the four buckets", streams)
+	}
+	note(t, "jobs: streams %v each on %d servers (/jsz)", streams, natsServers)
+	note(t, "jobs: %d-page job on %d pods and %d NATS servers, pod %d SIGKILLed at work %.1f s in; succeeded in %.1f s, every page once and equal to /ocr; pages read per pod %v (the killed one's when last seen), %d redeliveries (survivors' metrics %v)",
+		pages, pods, natsServers, victim, killedAt.Seconds(), took.Seconds(), shares, done.Redeliveries, redelivered)
 
 	// Deleting the finished job frees it; a second delete and a read answer 404.
 	req, _ := http.NewRequest(http.MethodDelete, bases[1]+"/jobs/"+job.ID, nil)
