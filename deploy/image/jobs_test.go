@@ -184,10 +184,10 @@ func metricOr(url, name string) float64 {
 // TestJobsPodKill runs the chart with jobs on and its own NATS (nats.enabled), the NATS image
 // built here from go.mod's nats-server, with `podman kube play`: a three-server JetStream cluster
 // and three ocrgate pods (embedded runtime) on it. A 48-page scanned PDF goes in as one job; one
-// ocrgate pod is killed (SIGKILL, every container) while it reads a page. The job must finish on
-// the other two with every page answered once, each page's text equal to /ocr's for the same
-// page, the killed pod's page redelivered and counted, and every stream and bucket replicated on
-// the three servers.
+// ocrgate pod is killed (SIGKILL, every container) while it reads a page, and a NATS server with
+// it. The job must finish on the other two pods with every page answered once, each page's text
+// equal to /ocr's for the same page, the killed pod's page redelivered and counted, and every
+// stream and bucket replicated on the three servers, led by the two left.
 //
 // What kube play does not do as a cluster would, and how the test stands in:
 //   - no StatefulSet: the NATS pods are the StatefulSet's pods as written (their names, the
@@ -197,8 +197,8 @@ func metricOr(url, name string) float64 {
 //   - no Services: each ocrgate pod gets the NATS client Service's name in hostAliases, bound to
 //     the first NATS pod (an address the Service resolves to), so OCRGATE_NATS_URL is the
 //     chart's; the servers tell the client about each other;
-//   - one pod per Deployment: the Deployment's pod is written out three times, with
-//     restartPolicy Never, so the killed pod stays down (a cluster would restart it; the test
+//   - one pod per Deployment: the Deployment's pod is written out three times (restartPolicy
+//     OnFailure); the killed pod is removed at once (a cluster would start it again; the test
 //     asks the survivors to finish its pages);
 //   - ports without a hostPort are published on the host by kube play: the test gives each its
 //     own, on the loopback address;
@@ -209,9 +209,10 @@ func TestJobsPodKill(t *testing.T) {
 	}
 	natsImage := buildNATSImage(t)
 	repo, tag, _ := strings.Cut(natsImage, ":")
+	ocrRepo, ocrTag, _ := strings.Cut(cpuImage, ":")
 	const pods, pages = 3, 48
 	rel := renderJobs(t, fmt.Sprintf(`
-image: {pullPolicy: Never}
+image: {repository: %s, tag: %q, pullPolicy: Never}
 triton: {mode: embedded}
 replicaCount: %d
 jobs: {enabled: true}
@@ -222,7 +223,7 @@ nats:
 config:
   OCRGATE_ORT_INTRA_THREADS: "1"
   OCRGATE_JOB_WORKERS: "1"
-`, pods, natsServers, repo, tag))
+`, ocrRepo, ocrTag, pods, natsServers, repo, tag))
 	dir := t.TempDir()
 	write := func(name string, objs ...any) string {
 		var b bytes.Buffer
@@ -306,7 +307,10 @@ config:
 	var bases []string
 	for i := range pods {
 		spec := rel.deployment.Spec.Template.Spec.DeepCopy()
-		spec.RestartPolicy = corev1.RestartPolicyNever
+		// A Deployment's pods are restarted; OnFailure here (the kubelet's Always would also
+		// restart a container that exits 0). Three pods creating the replicated streams at once
+		// on a new cluster may time out and exit (seen once); restarted, they find them made.
+		spec.RestartPolicy = corev1.RestartPolicyOnFailure
 		name := fmt.Sprintf("%s-%d", rel.deployment.Name, i)
 		removeStale("pod:" + name)
 		vs, _ := emptyDirsAsVolumes(t, spec, fmt.Sprintf("ocrgate-image-test-jobs-%d", i))
@@ -368,14 +372,23 @@ config:
 				return
 			}
 		}
-		down(ocrFile)
+		// Pod by pod: kube down stops at the killed pod, removed already.
+		for i := range pods {
+			if err := remove(fmt.Sprintf("pod:%s-%d", rel.deployment.Name, i)); err != nil && !strings.Contains(err.Error(), "no pod") {
+				t.Logf("remove ocrgate pod %d: %v", i, err)
+			}
+		}
 	})
 	for _, b := range bases {
 		if _, err := waitStatus(b+"/readyz", http.StatusOK, 4*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
-	note(t, "jobs: %d ocrgate pods on the NATS cluster ready %.1f s after kube play", pods, time.Since(start).Seconds())
+	var restarts []string
+	for i := range pods {
+		restarts = append(restarts, inspect(t, fmt.Sprintf("%s-%d-ocrgate", rel.deployment.Name, i), "{{.RestartCount}}"))
+	}
+	note(t, "jobs: %d ocrgate pods on the NATS cluster ready %.1f s after kube play (restarts %v)", pods, time.Since(start).Seconds(), restarts)
 	env := eng(t, "exec", rel.deployment.Name+"-0-ocrgate", "printenv")
 	for _, kv := range []string{"OCRGATE_JOBS=true", "OCRGATE_NATS_URL=nats://" + rel.natsService.Name + ":4222", fmt.Sprintf("OCRGATE_JOB_REPLICAS=%d", natsServers)} {
 		if !strings.Contains(env, kv+"\n") {
@@ -422,14 +435,27 @@ config:
 	}
 	eng(t, "pod", "kill", "--signal", "KILL", fmt.Sprintf("%s-%d", rel.deployment.Name, victim))
 	killedAt := time.Since(submitted)
+	// A cluster would start it again; removed, it leaves its pages to the survivors.
+	eng(t, "pod", "rm", "-f", "-t", "0", fmt.Sprintf("%s-%d", rel.deployment.Name, victim))
+	// And a NATS server with it: every stream keeps a majority on the other two (what the
+	// PodDisruptionBudget keeps through a drain), and those it led elect another leader.
+	natsVictim := natsNames[natsServers-1]
+	eng(t, "pod", "kill", "--signal", "KILL", natsVictim)
 
 	// The job finishes on the survivors.
 	var done jobState
+	unavailable := 0
 	for deadline := time.Now().Add(8 * time.Minute); ; {
 		if time.Now().After(deadline) {
 			t.Fatalf("job %s not finished 8 minutes after the kill: %+v", job.ID, done)
 		}
 		r, err := get(bases[0] + "/jobs/" + job.ID + "?wait=30s")
+		if err == nil && r.status == http.StatusServiceUnavailable {
+			// The store did not answer in time (a server is gone): a client tries again.
+			unavailable++
+			time.Sleep(time.Second)
+			continue
+		}
 		if err != nil || r.status != http.StatusOK {
 			t.Fatalf("GET /jobs/%s: %v %d %s", job.ID, err, r.status, r.body)
 		}
@@ -474,7 +500,11 @@ config:
 		t.Errorf("pod %d was killed at work, but the job counts %d redeliveries and the survivors' metrics %v",
 			victim, done.Redeliveries, redelivered)
 	}
-	if pending := metricOr(bases[0]+"/metrics", "ocrgate_job_pages_pending"); pending != 0 {
+	pending := metricOr(bases[0]+"/metrics", "ocrgate_job_pages_pending")
+	for end := time.Now().Add(time.Minute); pending != 0 && time.Now().Before(end); time.Sleep(time.Second) {
+		pending = metricOr(bases[0]+"/metrics", "ocrgate_job_pages_pending") // -1: NATS did not answer
+	}
+	if pending != 0 {
 		t.Errorf("ocrgate_job_pages_pending %v after the job, want 0", pending)
 	}
 	// Every stream and bucket of the jobs is replicated on the three servers.
@@ -506,7 +536,8 @@ config:
 	for _, a := range jsz.Accounts {
 		for _, st := range a.Streams {
 			streams = append(streams, st.Name)
-			if st.Config.Replicas != natsServers || st.Cluster.Leader == "" || len(st.Cluster.Replicas) != natsServers-1 {
+			if st.Config.Replicas != natsServers || st.Cluster.Leader == "" || st.Cluster.Leader == natsVictim ||
+				len(st.Cluster.Replicas) != natsServers-1 {
 				t.Errorf("stream %s: %d replicas configured, leader %q, followers %+v; want %d on as many servers",
 					st.Name, st.Config.Replicas, st.Cluster.Leader, st.Cluster.Replicas, natsServers)
 			}
@@ -515,9 +546,10 @@ config:
 	if len(streams) < 5 {
 		t.Errorf("NATS holds the streams %v; want the task stream and the four buckets", streams)
 	}
-	note(t, "jobs: streams %v each on %d servers (/jsz)", streams, natsServers)
-	note(t, "jobs: %d-page job on %d pods and %d NATS servers, pod %d SIGKILLed at work %.1f s in; succeeded in %.1f s, every page once and equal to /ocr; pages read per pod %v (the killed one's when last seen), %d redeliveries (survivors' metrics %v)",
-		pages, pods, natsServers, victim, killedAt.Seconds(), took.Seconds(), shares, done.Redeliveries, redelivered)
+	note(t, "jobs: streams %v each on %d servers, led by the two left (/jsz)", streams, natsServers)
+	note(t, "jobs: %d waits on the job answered 503 jobs_unavailable and were tried again", unavailable)
+	note(t, "jobs: %d-page job on %d pods and %d NATS servers, pod %d and NATS server %s SIGKILLed %.1f s in; succeeded in %.1f s, every page once and equal to /ocr; pages read per pod %v (the killed one's when last seen), %d redeliveries (survivors' metrics %v)",
+		pages, pods, natsServers, victim, natsVictim, killedAt.Seconds(), took.Seconds(), shares, done.Redeliveries, redelivered)
 
 	// Deleting the finished job frees it; a second delete and a read answer 404.
 	req, _ := http.NewRequest(http.MethodDelete, bases[1]+"/jobs/"+job.ID, nil)
