@@ -218,7 +218,9 @@ deploy-check:
 ## scripts/offline_base_images.sh when no registry serves them), the cpu and gpu images built with
 ## scripts/build_docker_image.sh and the Triton test stand-in (cmd/triton-standin); then the cpu
 ## image run alone under a memory limit, compose.yaml with the stand-in in Triton's place, and the
-## chart's Deployment with podman kube play (deploy/image). Prints build times, sizes and checks.
+## chart's Deployment with podman kube play (deploy/image); the NATS image (scripts/build_docker_image.sh
+## nats) and the chart with jobs on, three NATS servers and three ocrgate pods, one killed during a
+## job. Prints build times, sizes and checks.
 image-test: models
 	@engine="$$(scripts/container_engine.sh)" && cd deploy && \
 	  DOCKER="$$engine" $(GO) test -tags image -count=1 -v -timeout 80m ./image/

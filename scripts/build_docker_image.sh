@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# build_docker_image.sh — builds the ocrgate container image:
+# build_docker_image.sh — builds the ocrgate container image, or the NATS image of its jobs:
 #
 #   scripts/build_docker_image.sh [--dry-run] cpu|gpu
+#   scripts/build_docker_image.sh [--dry-run] nats
+#
+# nats: deploy/nats/Dockerfile compiles nats-server from the version go.mod pins and tags it
+# ocrgate-nats:<that version> (the chart's nats.image default); steps 1 and 2 below do not apply.
 #
 # 1. reads the version from service/server/version.go (`const Version = "x.y.z"`, the only place it is written);
 # 2. stages into build/docker/<variant>/ (gitignored, inside the build context) what the image holds
@@ -59,7 +63,7 @@ done
 GO_BUILD_ARGS=(GOPROXY GOSUMDB GOPRIVATE GONOSUMDB)
 
 usage() {
-  echo "usage: scripts/build_docker_image.sh [--dry-run] cpu|gpu" >&2
+  echo "usage: scripts/build_docker_image.sh [--dry-run] cpu|gpu|nats" >&2
   exit 1
 }
 
@@ -73,7 +77,7 @@ variant=""
 for arg in "$@"; do
   case "$arg" in
     --dry-run) dry_run=true ;;
-    cpu | gpu) [[ -z "$variant" ]] || usage; variant="$arg" ;;
+    cpu | gpu | nats) [[ -z "$variant" ]] || usage; variant="$arg" ;;
     *) usage ;;
   esac
 done
@@ -89,11 +93,20 @@ version="$(version_of "$ROOT/service/server/version.go")"
 tag="ocrgate:${variant}-${version}"
 STAGE="build/docker/$variant"             # relative to $ROOT, the build context
 
+if [[ "$variant" == nats ]]; then
+  # The NATS image: the nats-server version go.mod pins, nothing staged.
+  nats_version="$(sed -n 's#^[[:space:]]*github.com/nats-io/nats-server/v2 v\([^[:space:]]*\)$#\1#p' "$ROOT/go.mod")"
+  [[ "$nats_version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+    die "cannot read the nats-server version from go.mod (github.com/nats-io/nats-server/v2 vX.Y.Z), got '$nats_version'"
+  tag="ocrgate-nats:${nats_version}"
+  REQUIRED_MODELS=()
+fi
+
 missing=()
 for f in "${REQUIRED_MODELS[@]}"; do
   [[ -f "$OCRGATE_HOME/models/$f" ]] || missing+=("$OCRGATE_HOME/models/$f")
 done
-[[ -f "$OCRGATE_HOME/lib/libonnxruntime.so.1" ]] || missing+=("$OCRGATE_HOME/lib/libonnxruntime.so.1")
+[[ "$variant" == nats || -f "$OCRGATE_HOME/lib/libonnxruntime.so.1" ]] || missing+=("$OCRGATE_HOME/lib/libonnxruntime.so.1")
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "build_docker_image: missing files the image needs:" >&2
   printf '  %s\n' "${missing[@]}" >&2
@@ -112,7 +125,11 @@ if ! $dry_run && ! command -v "$DOCKER" >/dev/null 2>&1; then
   die "'$DOCKER' not found: install Docker (with BuildKit, Docker 23 or later) or podman, or set DOCKER"
 fi
 
-build_args=(build --build-arg "VARIANT=$variant" --build-arg "VERSION=$version")
+if [[ "$variant" == nats ]]; then
+  build_args=(build -f deploy/nats/Dockerfile --build-arg "NATS_VERSION=$nats_version")
+else
+  build_args=(build --build-arg "VARIANT=$variant" --build-arg "VERSION=$version")
+fi
 for v in "${GO_BUILD_ARGS[@]}"; do
   [[ -z "${!v:-}" ]] || build_args+=(--build-arg "$v=${!v}")
 done
@@ -150,6 +167,13 @@ link_duplicates() {
 
 cd "$ROOT"
 if $dry_run; then echo "cd $(printf '%q' "$ROOT")"; fi
+if [[ "$variant" == nats ]]; then
+  start=$SECONDS
+  run env DOCKER_BUILDKIT=1 "$DOCKER" "${build_args[@]}"
+  $dry_run || echo "build_docker_image: built $tag in $((SECONDS - start)) s with $DOCKER" >&2
+  echo "$tag"
+  exit 0
+fi
 run rm -rf "$STAGE"
 run mkdir -p "$STAGE/models" "$STAGE/lib" "$STAGE/model_repository"
 for f in "${REQUIRED_MODELS[@]}"; do

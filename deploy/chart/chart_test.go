@@ -89,9 +89,22 @@ type release struct {
 	hpa            *autoscalingv2.HorizontalPodAutoscaler
 	pdb            *policyv1.PodDisruptionBudget
 	serviceMonitor *serviceMonitor
+	nats           natsObjects // the chart-run NATS (nats.enabled), decoded apart from ocrgate's
 	notes          string
 	kinds          map[string]bool // kinds decoded so far
 }
+
+// natsObjects are the objects of the chart-run NATS JetStream (label component=jobs-store).
+type natsObjects struct {
+	config      *corev1.ConfigMap
+	headless    *corev1.Service
+	client      *corev1.Service
+	statefulSet *appsv1.StatefulSet
+	pdb         *policyv1.PodDisruptionBudget
+}
+
+// natsComponent is the component label of the NATS objects.
+const natsComponent = "jobs-store"
 
 func loadChart(t *testing.T) *chart.Chart {
 	t.Helper()
@@ -167,6 +180,16 @@ func decode(t *testing.T, file, doc string, r *release) {
 		obj        any
 	}
 	var tg target
+	var meta struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+		t.Fatalf("%s: not YAML: %v", file, err)
+	}
+	if meta.Metadata.Labels["app.kubernetes.io/component"] == natsComponent {
+		decodeNATS(t, file, doc, tm, &r.nats)
+		return
+	}
 	if r.kinds == nil {
 		r.kinds = map[string]bool{}
 	}
@@ -207,6 +230,38 @@ func decode(t *testing.T, file, doc string, r *release) {
 	}
 	if err := yaml.UnmarshalStrict([]byte(doc), tg.obj); err != nil {
 		t.Fatalf("%s: %s does not decode strictly: %v\n%s", file, tm.Kind, err, doc)
+	}
+}
+
+// decodeNATS decodes one object of the chart-run NATS strictly; each is rendered at most once.
+func decodeNATS(t *testing.T, file, doc string, tm metav1.TypeMeta, n *natsObjects) {
+	t.Helper()
+	var obj any
+	want := "v1"
+	switch {
+	case tm.Kind == "ConfigMap" && n.config == nil:
+		n.config = new(corev1.ConfigMap)
+		obj = n.config
+	case tm.Kind == "Service" && strings.Contains(doc, "clusterIP: None") && n.headless == nil:
+		n.headless = new(corev1.Service)
+		obj = n.headless
+	case tm.Kind == "Service" && !strings.Contains(doc, "clusterIP: None") && n.client == nil:
+		n.client = new(corev1.Service)
+		obj = n.client
+	case tm.Kind == "StatefulSet" && n.statefulSet == nil:
+		n.statefulSet = new(appsv1.StatefulSet)
+		obj, want = n.statefulSet, "apps/v1"
+	case tm.Kind == "PodDisruptionBudget" && n.pdb == nil:
+		n.pdb = new(policyv1.PodDisruptionBudget)
+		obj, want = n.pdb, "policy/v1"
+	default:
+		t.Fatalf("%s: unexpected NATS object %s (or a second one)", file, tm.Kind)
+	}
+	if tm.APIVersion != want {
+		t.Errorf("%s: NATS %s apiVersion %q, want %q", file, tm.Kind, tm.APIVersion, want)
+	}
+	if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+		t.Fatalf("%s: NATS %s does not decode strictly: %v\n%s", file, tm.Kind, err, doc)
 	}
 }
 
@@ -855,6 +910,9 @@ var lintCases = map[string]string{
 	"existing secret":   "chat: {existingSecret: s}\npodDisruptionBudget: {enabled: false}",
 	"regular sidecar":   "triton: {nativeSidecar: false}",
 	"no serviceaccount": "serviceAccount: {create: false}",
+	"jobs, chart NATS":  "jobs: {enabled: true}\nnats: {enabled: true}",
+	"jobs, one NATS":    "jobs: {enabled: true}\nnats: {enabled: true, replicas: 1, podDisruptionBudget: {enabled: false}}",
+	"jobs, own NATS":    "jobs: {enabled: true, streamReplicas: 3}\nnats: {url: \"nats://nats:4222\"}",
 }
 
 func TestLint(t *testing.T) {

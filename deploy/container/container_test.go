@@ -63,7 +63,13 @@ type dockerfile struct {
 // linter (the checks of `docker build --check`) must not warn.
 func parseDockerfile(t *testing.T) dockerfile {
 	t.Helper()
-	f, err := os.Open(filepath.Join(repoRoot, "Dockerfile"))
+	return parseDockerfileAt(t, "Dockerfile")
+}
+
+// parseDockerfileAt parses the Dockerfile at path (from the repository root) as parseDockerfile does.
+func parseDockerfileAt(t *testing.T, path string) dockerfile {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot, path))
 	if err != nil {
 		t.Fatal(err)
 	}

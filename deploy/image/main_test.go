@@ -11,7 +11,7 @@
 // Environment: DOCKER names the engine CLI (scripts/container_engine.sh prints it); the base images
 // are used when present, pulled when a registry serves them, and made with
 // scripts/offline_base_images.sh otherwise. IMAGE_TEST_KEEP=1 leaves containers behind after a
-// failure, for a look.
+// failure, for a look; IMAGE_TEST_REUSE=1 uses the images already built, as they are.
 package image
 
 import (
@@ -126,6 +126,10 @@ func setup() (int, error) {
 		return 1, err
 	}
 	for _, variant := range []string{"cpu", "gpu"} {
+		if reuseImages() && imageExists("ocrgate:"+variant+"-"+version) {
+			summary.lines = append(summary.lines, "IMAGE_TEST_REUSE=1: ocrgate:"+variant+"-"+version+" used as it is")
+			continue
+		}
 		start := time.Now()
 		log := filepath.Join(logs, "build-"+variant+".log")
 		out, err := runLogged(log, 40*time.Minute, "bash", filepath.Join(repoRoot, "scripts", "build_docker_image.sh"), variant)
@@ -137,6 +141,10 @@ func setup() (int, error) {
 			return 1, fmt.Errorf("build script printed tag %q, want %q", tag, want)
 		}
 		summary.lines = append(summary.lines, fmt.Sprintf("build %s: %.0f s wall; image %s", tag, time.Since(start).Seconds(), imageSize(tag)))
+	}
+	if reuseImages() && imageExists(standinImage) {
+		summary.lines = append(summary.lines, "IMAGE_TEST_REUSE=1: "+standinImage+" used as it is")
+		return hostBinary()
 	}
 	start := time.Now()
 	log := filepath.Join(logs, "build-standin.log")
@@ -152,7 +160,12 @@ func setup() (int, error) {
 		return 1, fmt.Errorf("build the Triton test stand-in: %w (log: %s)\n%s", err, log, tail(log, 40))
 	}
 	summary.lines = append(summary.lines, fmt.Sprintf("build %s (test stand-in): %.0f s wall; image %s", standinImage, time.Since(start).Seconds(), imageSize(standinImage)))
+	return hostBinary()
+}
 
+// hostBinary builds the reference: the service on this machine.
+func hostBinary() (int, error) {
+	logs := filepath.Join(repoRoot, "out", "image-test")
 	// The reference: the service built on this machine, answering the same files in-process.
 	hostOCRGATE = filepath.Join(logs, "ocrgate-host")
 	build := exec.Command("go", "build", "-trimpath", "-o", hostOCRGATE, "./cmd/ocrgate")
@@ -309,6 +322,10 @@ func imageSize(ref string) string {
 	}
 	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
 }
+
+// reuseImages reports whether images already in the engine are used as they are (IMAGE_TEST_REUSE=1),
+// for a quicker run while working on a test; they may be older than the tree.
+func reuseImages() bool { return os.Getenv("IMAGE_TEST_REUSE") == "1" }
 
 // keep reports whether containers stay after a failure (IMAGE_TEST_KEEP=1).
 func keep() bool { return os.Getenv("IMAGE_TEST_KEEP") == "1" }

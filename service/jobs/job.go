@@ -203,6 +203,17 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 // when it returns.
 func (s *Store) plan(ctx context.Context, id string, plan func(context.Context, []byte) (Plan, error)) (Plan, error) {
 	doc, err := s.docs.GetBytes(ctx, id)
+	// Replicated buckets answer reads from any replica (direct gets), and a follower that has
+	// not applied the document just stored answers that there is none (seen on three servers,
+	// deploy/image TestJobsPodKill): it catches up within moments.
+	for try := 0; s.cfg.Replicas > 1 && errors.Is(err, jetstream.ErrObjectNotFound) && try < 20; try++ {
+		select {
+		case <-ctx.Done():
+			return Plan{}, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+		doc, err = s.docs.GetBytes(ctx, id)
+	}
 	if err != nil {
 		return Plan{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -165,3 +165,65 @@ app.kubernetes.io/component: ocr
     - name: triton-tmp
       mountPath: /tmp
 {{- end }}
+
+{{/* ---- jobs and the NATS JetStream StatefulSet (nats.enabled) ---------------------------------- */}}
+
+{{/* The chart-run NATS: its StatefulSet and client Service are named so. */}}
+{{- define "ocrgate.nats.fullname" -}}
+{{- printf "%s-nats" (include "ocrgate.fullname" .) | trunc 56 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Its headless Service, which gives every NATS pod a stable DNS name for the cluster routes. */}}
+{{- define "ocrgate.nats.headless" -}}
+{{- printf "%s-headless" (include "ocrgate.nats.fullname" .) }}
+{{- end }}
+
+{{/* NATS pods carry another app.kubernetes.io/name than ocrgate's, so that ocrgate's Service and
+PodDisruptionBudget never select them. */}}
+{{- define "ocrgate.nats.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ocrgate.name" . }}-nats
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "ocrgate.nats.labels" -}}
+helm.sh/chart: {{ include "ocrgate.chart" . }}
+{{ include "ocrgate.nats.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.nats.image.tag | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: jobs-store
+app.kubernetes.io/part-of: {{ include "ocrgate.name" . }}
+{{- end }}
+
+{{- define "ocrgate.nats.image" -}}
+{{- printf "%s:%s" .Values.nats.image.repository .Values.nats.image.tag }}
+{{- end }}
+
+{{/* Where ocrgate finds NATS: nats.url, or the chart-run NATS's client Service; empty when jobs are
+off. Checks the combination of jobs.enabled, nats.enabled and nats.url. */}}
+{{- define "ocrgate.natsURL" -}}
+{{- if and .Values.nats.enabled .Values.nats.url }}
+{{- fail "nats.enabled (a NATS run by this chart) and nats.url (your own NATS) exclude each other: set one" }}
+{{- end }}
+{{- if .Values.jobs.enabled }}
+{{- if .Values.nats.url }}
+{{- .Values.nats.url }}
+{{- else if .Values.nats.enabled }}
+{{- printf "nats://%s:%v" (include "ocrgate.nats.fullname" .) .Values.nats.ports.client }}
+{{- else }}
+{{- fail "jobs.enabled needs a NATS that every replica shares: nats.enabled=true (the chart runs one) or nats.url (your own); an embedded store per pod would lose its jobs with the pod and hide them from the other replicas" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Replicas of ocrgate's job streams and buckets (OCRGATE_JOB_REPLICAS): jobs.streamReplicas, or
+0 for the chart-run NATS's size (1 on an external NATS). */}}
+{{- define "ocrgate.jobReplicas" -}}
+{{- $r := int .Values.jobs.streamReplicas }}
+{{- if eq $r 0 }}
+{{- $r = .Values.nats.enabled | ternary (int .Values.nats.replicas) 1 }}
+{{- end }}
+{{- if and .Values.nats.enabled (gt $r (int .Values.nats.replicas)) }}
+{{- fail (printf "jobs.streamReplicas %d is more than the %d NATS servers the chart runs (nats.replicas)" $r (int .Values.nats.replicas)) }}
+{{- end }}
+{{- $r }}
+{{- end }}
