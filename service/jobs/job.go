@@ -107,7 +107,8 @@ type Submission struct {
 	Spec           json.RawMessage
 	Document       io.Reader
 	// Plan opens the stored document and says what the job reads; an error refuses the job
-	// (its document is deleted).
+	// (its document is deleted). The bytes it gets are the stored copy mapped from a file (see
+	// Document), valid until it returns.
 	Plan func(ctx context.Context, doc []byte) (Plan, error)
 }
 
@@ -199,14 +200,15 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 	return job, true, nil
 }
 
-// plan reads the stored document and plans the job from it; the document's bytes are let go
-// when it returns.
+// plan reads the stored document, spilled and mapped (see Document), and plans the job from it;
+// the mapping is let go when it returns.
 func (s *Store) plan(ctx context.Context, id string, plan func(context.Context, []byte) (Plan, error)) (Plan, error) {
-	doc, err := s.docs.GetBytes(ctx, id)
+	doc, err := s.document(ctx, id)
 	if err != nil {
-		return Plan{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return Plan{}, err
 	}
-	return plan(ctx, doc)
+	defer func() { _ = doc.Close() }()
+	return plan(ctx, doc.Bytes())
 }
 
 // inFlight refuses a job when its owner has MaxInFlight unfinished ones.

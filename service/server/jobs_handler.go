@@ -44,12 +44,15 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 	if s.opt.Jobs == nil {
 		return errJobsOff
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout+time.Minute)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.submitTimeout())
 	defer cancel()
 	doc, f, err := s.jobBody(ctx, c)
 	if err != nil {
 		return err
 	}
+	// A client that stops sending, or a shutdown, ends a body being streamed into the store at
+	// once (see interruptReads).
+	defer interruptReads(ctx, c)()
 	if present(f.Format) {
 		// A job's result is the JSON of GET /jobs/{id}; a format it would not be answered in is
 		// refused rather than dropped.
@@ -71,10 +74,10 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 	j, created, err := s.opt.Jobs.Submit(ctx, jobs.Submission{
 		Owner: s.owner(c), IdempotencyKey: c.Get("Idempotency-Key"), Spec: spec, Document: doc,
 		Plan: func(ctx context.Context, data []byte) (jobs.Plan, error) {
-			if s.opt.Documents == nil || docfile.Detect(data) == "" {
+			if s.jobDocs == nil || docfile.Detect(data) == "" {
 				return jobs.Plan{}, errNotJobDocument
 			}
-			d, err := s.opt.Documents.Open(ctx, data)
+			d, err := s.jobDocs.Open(ctx, data)
 			if err != nil {
 				return jobs.Plan{}, err
 			}
@@ -100,6 +103,33 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 	return c.JSON(newJob(j, nil))
 }
 
+// submitTimeout bounds a submission: the request's timeout and a minute to store and plan the
+// document, and as long as its body may take to arrive at minUploadRate.
+func (s *Server) submitTimeout() time.Duration {
+	d := s.opt.RequestTimeout + time.Minute
+	if s.opt.Jobs != nil {
+		d += time.Duration(s.opt.Jobs.Config().MaxBytes/minUploadRate) * time.Second
+	}
+	return d
+}
+
+// minUploadRate is the slowest upload, in bytes a second, that a job's largest document may
+// arrive at before its submission's deadline (256 MiB: four minutes and a quarter).
+const minUploadRate = 1 << 20
+
+// jobBodyLimit is the framing guard's body limit for POST /jobs (see Options.JobMaxBytes).
+func jobBodyLimit(n int64) func(method, path []byte) int64 {
+	if n <= 0 {
+		return nil
+	}
+	return func(method, path []byte) int64 {
+		if string(method) == fiber.MethodPost && string(path) == "/jobs" {
+			return n
+		}
+		return 0
+	}
+}
+
 // errNotJobDocument refuses a job that is not a document: an image is read by /ocr at once.
 var errNotJobDocument = &apiError{status: fiber.StatusUnsupportedMediaType, code: "not_a_document",
 	msg: "a job reads a PDF or a TIFF page by page; send a single image to /ocr"}
@@ -118,6 +148,13 @@ func (s *Server) jobBody(ctx context.Context, c *fiber.Ctx) (io.Reader, readFiel
 		}
 		f, _ := flat.fields()
 		r, _ := bodyStream(c)
+		if conn := c.Context().Conn(); conn != nil {
+			// A document of hundreds of megabytes takes longer to arrive than a request's
+			// read timeout allows: its body has until the submission's deadline.
+			if dl, ok := ctx.Deadline(); ok {
+				_ = conn.SetReadDeadline(dl)
+			}
+		}
 		return r, f, nil
 	}
 	req, err := s.readRequest(ctx, c, ocrEndpoint)
@@ -266,6 +303,7 @@ func (p jobPages) ReadPage(ctx context.Context, doc []byte, raw json.RawMessage,
 		return nil, false, err
 	}
 	defer r.budget.Release()
+	r.job = true
 	res, err := r.document(ctx, doc, start)
 	if err != nil {
 		if retry(err) {
@@ -280,6 +318,33 @@ func (p jobPages) ReadPage(ctx context.Context, doc []byte, raw json.RawMessage,
 	out, err := json.Marshal(ans.Pages[0])
 	return out, ans.Pages[0].Error != nil, err
 }
+
+// jobReader is the document reader of the jobs' pages: documents up to the job's byte limit
+// (maxBytes), a PDF past jobReadThrough read by the engine through a reader over its mapping
+// rather than copied into the engine's memory whole. nil without documents.
+func jobReader(docs *document.Reader, maxBytes int64) *document.Reader {
+	if docs == nil {
+		return nil
+	}
+	return docs.WithFileLimits(func(l *docfile.Limits) {
+		l.MaxBytes = int(max(maxBytes, int64(l.MaxBytes)))
+		l.ReadThrough = jobReadThrough
+	})
+}
+
+// jobReadThrough is the size past which a job's PDF is read through a reader: below it, the
+// engine copies the file into its memory (as for /ocr, within the instance's cap that every PDF
+// page is charged); above it, the instance holds what it parsed and the page at work.
+const jobReadThrough = 16 << 20
+
+// mappedHeld is what a job page is charged for its document, n bytes mapped from a file (see
+// jobs.Document): the mapping's pages that reading touches are in memory until the page ends
+// and the worker gives them back. A PDF up to jobReadThrough is copied into the engine, so
+// touched whole; a bigger one is read where the page's objects are, and a TIFF's page decoder
+// reads that page's strips: at most jobReadThrough is counted for them (what the engine keeps of
+// them is within its instance's cap, charged apart; the rest the kernel may drop at any time,
+// file-backed pages, not the heap).
+func mappedHeld(n int) int64 { return int64(min(n, jobReadThrough)) }
 
 // retry reports whether a page's failure is the service's state rather than the page's.
 func retry(err error) bool {
