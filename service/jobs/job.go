@@ -45,6 +45,8 @@ type Job struct {
 	Total  int    `json:"total"`
 	Format string `json:"format"`
 	Bytes  int64  `json:"bytes"`
+	// Image says the file is a single image, read as one page.
+	Image bool `json:"image,omitempty"`
 	// Done and Bad are bit sets over Pages: answered, and answered with the page's error. A
 	// page's bit is set once, whatever the redeliveries of its task.
 	Done []byte `json:"done"`
@@ -117,6 +119,7 @@ type Plan struct {
 	Format string // the document's format, as the answer names it
 	Total  int    // the document's pages
 	Pages  []int  // the page numbers read, in order
+	Image  bool   // a single image, read as one page
 }
 
 // Submit stores the document, plans the job and queues one task per page; it returns once all of
@@ -172,7 +175,7 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 		return nil, false, err
 	}
 	n := (len(pages) + 7) / 8
-	job = &Job{ID: id, Owner: sub.Owner, State: Queued, Spec: sub.Spec, Pages: pages, Total: pl.Total, Format: pl.Format,
+	job = &Job{ID: id, Owner: sub.Owner, State: Queued, Spec: sub.Spec, Pages: pages, Total: pl.Total, Format: pl.Format, Image: pl.Image,
 		Bytes: int64(info.Size), Done: make([]byte, n), Bad: make([]byte, n), Created: time.Now().UTC()}
 	raw, _ := json.Marshal(job)
 	if _, err := s.jobs.Create(ctx, id, raw); err != nil {

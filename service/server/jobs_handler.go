@@ -75,7 +75,7 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 		Owner: s.owner(c), IdempotencyKey: c.Get("Idempotency-Key"), Spec: spec, Document: doc,
 		Plan: func(ctx context.Context, data []byte) (jobs.Plan, error) {
 			if s.jobDocs == nil || docfile.Detect(data) == "" {
-				return jobs.Plan{}, errNotJobDocument
+				return s.planImage(ctx, data, ro.pages)
 			}
 			d, err := s.jobDocs.Open(ctx, data)
 			if err != nil {
@@ -130,9 +130,22 @@ func jobBodyLimit(n int64) func(method, path []byte) int64 {
 	}
 }
 
-// errNotJobDocument refuses a job that is not a document: an image is read by /ocr at once.
-var errNotJobDocument = &apiError{status: fiber.StatusUnsupportedMediaType, code: "not_a_document",
-	msg: "a job reads a PDF or a TIFF page by page; send a single image to /ocr"}
+// planImage plans the job of a single image: one page, read as /ocr reads the image. Its header
+// is checked now, as /ocr checks it before any work (an unknown format is 415, a header that
+// does not parse 422, an image past the pixel limits 413), so that a job that cannot be read is
+// refused at submission.
+func (s *Server) planImage(ctx context.Context, data []byte, pages string) (jobs.Plan, error) {
+	if pages != "" {
+		if _, err := docfile.ParsePages(pages, 1, 0); err != nil {
+			return jobs.Plan{}, selectionError(err, anImage)
+		}
+	}
+	h, err := s.ocr.Inspect(ctx, data)
+	if err != nil {
+		return jobs.Plan{}, err
+	}
+	return jobs.Plan{Format: h.Format, Total: 1, Pages: []int{1}, Image: true}, nil
+}
 
 // jobBody is the document a job is submitted with and its read fields. A raw body (the file
 // itself) is streamed into the store as it arrives; a JSON or form body is read as /ocr reads it.
@@ -193,16 +206,45 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	var res *api.DocumentResult
+	out := newJob(j, nil)
 	// A job whose every page failed has its pages' answers too: each says why (pages[i].error).
-	if j.State == jobs.Succeeded || j.State == jobs.Failed {
-		if res, err = s.jobResult(c.UserContext(), j); err != nil {
+	switch {
+	case j.Image && (j.State == jobs.Succeeded || j.State == jobs.Failed):
+		if err := s.imageResult(c.UserContext(), j, &out); err != nil {
 			return err
 		}
-	} else if !j.State.Final() {
+	case j.State == jobs.Succeeded || j.State == jobs.Failed:
+		if out.Result, err = s.jobResult(c.UserContext(), j); err != nil {
+			return err
+		}
+	case !j.State.Final():
 		c.Set(fiber.HeaderRetryAfter, "2")
 	}
-	return c.JSON(newJob(j, res))
+	return c.JSON(out)
+}
+
+// imageResult puts the answer of a single image's job in out: /ocr's answer for the image, or,
+// for a failed one, the error /ocr would have answered in the job's error.
+func (s *Server) imageResult(ctx context.Context, j *jobs.Job, out *api.Job) error {
+	raw, err := s.opt.Jobs.Result(ctx, j)
+	if err != nil {
+		return err
+	}
+	if len(raw) != 1 || raw[0] == nil {
+		return fmt.Errorf("%w: the image's answer is missing", jobs.ErrUnavailable)
+	}
+	if j.State == jobs.Failed {
+		var p api.Page
+		if err := json.Unmarshal(raw[0], &p); err == nil && p.Error != nil {
+			out.Error = &api.Error{Error: p.Error.Message, Code: p.Error.Code}
+		}
+		return nil
+	}
+	out.ImageResult = new(api.OCRResult)
+	if err := json.Unmarshal(raw[0], out.ImageResult); err != nil {
+		return fmt.Errorf("%w: the image's answer does not parse", jobs.ErrUnavailable)
+	}
+	return nil
 }
 
 // maxJobWait bounds ?wait: a call held longer is one a proxy may cut.
@@ -304,6 +346,18 @@ func (p jobPages) ReadPage(ctx context.Context, doc []byte, raw json.RawMessage,
 	}
 	defer r.budget.Release()
 	r.job = true
+	if docfile.Detect(doc) == "" {
+		// A single image (planImage): its answer is /ocr's for the image.
+		res, err := r.image(ctx, doc, start)
+		if err != nil {
+			if retry(err) {
+				return nil, false, err
+			}
+			return p.FailedPage(page, err), true, nil
+		}
+		out, err := json.Marshal(newOCRResponse(res, len(doc), r.opt.words, time.Since(start)))
+		return out, false, err
+	}
 	res, err := r.document(ctx, doc, start)
 	if err != nil {
 		if retry(err) {
