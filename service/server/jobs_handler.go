@@ -392,13 +392,13 @@ func jobReader(docs *document.Reader, maxBytes int64) *document.Reader {
 const jobReadThrough = 16 << 20
 
 // mappedHeld is what a job page is charged for its document, n bytes mapped from a file (see
-// jobs.Document): the mapping's pages that reading touches are in memory until the page ends
-// and the worker gives them back. A PDF up to jobReadThrough is copied into the engine, so
-// touched whole; a bigger one is read where the page's objects are, and a TIFF's page decoder
-// reads that page's strips: at most jobReadThrough is counted for them (what the engine keeps of
-// them is within its instance's cap, charged apart; the rest the kernel may drop at any time,
-// file-backed pages, not the heap).
-func mappedHeld(n int) int64 { return int64(min(n, jobReadThrough)) }
+// jobs.Document): nothing. The mapping is clean file pages, which the kernel reclaims before the
+// process's memory limit is reached, so they cannot take memory the plan gave to others; what is
+// copied out of them is charged where it goes: a PDF up to jobReadThrough is copied into the
+// engine instance whole, and what a bigger one's page needs is read into it, both within the
+// instance's cap, which every PDF page is charged; a TIFF's page decoder decodes into the page's
+// raster, charged as the page. (/ocr charges its body: anonymous memory, held until it answers.)
+func mappedHeld(int) int64 { return 0 }
 
 // retry reports whether a page's failure is the service's state rather than the page's.
 func retry(err error) bool {
