@@ -256,7 +256,58 @@ type Job struct {
 	// Error says why a failed job failed as a whole (every page failed).
 	Error *Error `json:"error,omitempty"`
 	// Result is the answer, in /ocr's shape for the same document, once the job succeeded.
-	Result *DocumentResult `json:"result,omitempty"`
+	Result *DocumentResult `json:"-"`
+	// ImageResult is the answer of a job of a single image, in /ocr's shape for that image; on
+	// the wire it is "result", as Result is for a document.
+	ImageResult *OCRResult `json:"-"`
+}
+
+// jobWire is Job on the wire: its result is a document's answer or an image's.
+type jobWire struct {
+	jobFields
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+type jobFields Job
+
+// MarshalJSON writes the job with its result, a document's or an image's, as "result".
+func (j Job) MarshalJSON() ([]byte, error) {
+	w := jobWire{jobFields: jobFields(j)}
+	var err error
+	switch {
+	case j.ImageResult != nil:
+		w.Result, err = json.Marshal(j.ImageResult)
+	case j.Result != nil:
+		w.Result, err = json.Marshal(j.Result)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a job: a result with "pages" is a document's, any other an image's.
+func (j *Job) UnmarshalJSON(data []byte) error {
+	var w jobWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*j = Job(w.jobFields)
+	if len(w.Result) == 0 || string(w.Result) == "null" {
+		return nil
+	}
+	var probe struct {
+		Pages json.RawMessage `json:"pages"`
+	}
+	if err := json.Unmarshal(w.Result, &probe); err != nil {
+		return err
+	}
+	if probe.Pages != nil {
+		j.Result = new(DocumentResult)
+		return json.Unmarshal(w.Result, j.Result)
+	}
+	j.ImageResult = new(OCRResult)
+	return json.Unmarshal(w.Result, j.ImageResult)
 }
 
 // JobPages counts a job's pages: those it reads, those answered, and those of them that failed.

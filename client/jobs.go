@@ -16,10 +16,11 @@ import (
 )
 
 // Job is an asynchronous job (POST /jobs): its state, its page counts, and its Result (the
-// answer /ocr gives for the same document) once it succeeded.
+// answer /ocr gives for the same document) once it succeeded, or ImageResult for a job of a
+// single image.
 type Job = api.Job
 
-// SubmitJob stores doc (a PDF or a TIFF) as a job and returns it at once, queued: every replica
+// SubmitJob stores doc (a PDF or a TIFF, or a single image) as a job and returns it at once, queued: every replica
 // then reads its pages. Use it for documents over the synchronous page limit. The call carries an
 // Idempotency-Key of its own, so that its retries answer the same job.
 func (c *Client) SubmitJob(ctx context.Context, doc []byte, opts ...CallOption) (*Job, error) {

@@ -241,33 +241,69 @@ func pagesOf(p *process) int {
 	return n
 }
 
+var redeliveredTasks = regexp.MustCompile(`(?m)^ocrgate_job_task_redeliveries_total (\d+)$`)
+
+// redeliveriesOf is how many redelivered tasks the process received (its metrics).
+func redeliveriesOf(p *process) int {
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := redeliveredTasks.FindSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
 // TestJobSpreadsOverProcesses: three processes on one NATS server (embedded in the first, which
-// listens on a port) split one job's pages; one is killed with SIGKILL in the middle, and the job
-// still finishes, every page once, its redeliveries counted.
+// listens on a port) split one job's pages, each taking 20–45 % of the pages read before one of
+// them is killed with SIGKILL, half-way; the job still finishes, every page once, and the task the
+// killed process held is redelivered to another and counted, in the job and in the metrics.
 func TestJobSpreadsOverProcesses(t *testing.T) {
-	const n = 24
+	const n, snapshot = 48, 30
 	doc := receiptPDF(t, n)
 	nats := freeAddr(t)
 	a := startServe(t, "OCRGATE_JOBS_DIR="+t.TempDir(), "OCRGATE_JOBS_LISTEN="+nats)
 	b := startServe(t, "OCRGATE_NATS_URL=nats://"+nats)
 	c := startServe(t, "OCRGATE_NATS_URL=nats://"+nats)
 	j := submit(t, b.addr, doc)
-	for end := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if pagesOf(c) >= 2 || time.Now().After(end) {
+	var shares []int
+	for end := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		shares = []int{pagesOf(a), pagesOf(b), pagesOf(c)}
+		if shares[0]+shares[1]+shares[2] >= snapshot || time.Now().After(end) {
 			break
 		}
 	}
-	shares := []int{pagesOf(a), pagesOf(b), pagesOf(c)}
+	// The third is killed in the middle of a page: a moment after it finished one, when its
+	// worker has taken the next task (a page takes seconds; taking the next, milliseconds).
+	for end, last := time.Now().Add(2*time.Minute), shares[2]; pagesOf(c) == last && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	shares = []int{pagesOf(a), pagesOf(b), pagesOf(c)}
 	c.kill()
-	done := finished(t, a.addr, j.ID, n, 5*time.Minute)
-	shares[0], shares[1] = pagesOf(a), pagesOf(b)
-	t.Logf("pages read: %v of %d (the third killed), %d redeliveries", shares, n, done.Redeliveries)
+	read := shares[0] + shares[1] + shares[2]
+	t.Logf("pages read by each process when the third was killed: %v of %d", shares, read)
 	for i, s := range shares {
-		if s <= 0 {
-			t.Errorf("process %d read no page", i+1)
+		if share := float64(s) / float64(read); share < 0.20 || share > 0.45 {
+			t.Errorf("process %d read %d of the %d pages read (%.0f %%); want 20–45 %%", i+1, s, read, 100*share)
 		}
 	}
-	if shares[0]+shares[1]+shares[2] < n {
-		t.Errorf("the processes read %d pages; the job has %d", shares[0]+shares[1]+shares[2], n)
+	done := finished(t, a.addr, j.ID, n, 10*time.Minute)
+	after := []int{pagesOf(a), pagesOf(b)}
+	redelivered := redeliveriesOf(a) + redeliveriesOf(b)
+	t.Logf("pages read in all: %d and %d, and %d by the killed one; %d pages counted after a redelivery, %d redelivered tasks received",
+		after[0], after[1], shares[2], done.Redeliveries, redelivered)
+	if after[0]+after[1]+shares[2] < n {
+		t.Errorf("the processes read %d pages; the job has %d", after[0]+after[1]+shares[2], n)
+	}
+	// The killed process was at work on a page (its worker takes the next task as soon as one
+	// ends, and tasks were left): that task went to another once its acknowledgement timed out.
+	if done.Redeliveries < 1 || redelivered < done.Redeliveries {
+		t.Errorf("redeliveries: %d in the job, %d in the survivors' metrics; want at least one, the metrics at least the job's", done.Redeliveries, redelivered)
 	}
 }

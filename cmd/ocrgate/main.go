@@ -279,7 +279,8 @@ func serveUntil(ctx context.Context, cfg config.Config, log *slog.Logger, listen
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("listening", "addr", ln.Addr().String())
-		errc <- app.Listener(server.GuardListener(ln, server.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections}))
+		errc <- app.Listener(server.GuardListener(ln, server.Options{MaxBodyBytes: cfg.MaxBodyBytes, MaxConnections: cfg.MaxConnections,
+			JobMaxBytes: jobMaxBytes(cfg)}))
 	}()
 	if listening != nil {
 		listening(ln.Addr())
@@ -405,6 +406,14 @@ func assemble(work context.Context, cfg config.Config, log *slog.Logger) (*fiber
 	log.Info("admission", "max_inflight", inflight, "max_queue", queue, "queue_timeout", cfg.QueueTimeout,
 		"chat_max_inflight", cfg.ChatMaxInFlight, "chat_max_queue", cfg.ChatMaxQueue, "auth", len(keys) > 0)
 	return app, eng, nil
+}
+
+// jobMaxBytes is the listener's body limit for POST /jobs: the job byte limit with jobs on.
+func jobMaxBytes(cfg config.Config) int64 {
+	if !cfg.Jobs {
+		return 0
+	}
+	return cfg.JobMaxBytes
 }
 
 // openJobs opens the job store: the embedded NATS server on cfg.JobsDir, or cfg.NATSURL.

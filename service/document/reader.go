@@ -144,6 +144,22 @@ func New(docs Documents, cfg Config) *Reader {
 	return &Reader{docs: docs, cfg: cfg}
 }
 
+// WithFileLimits returns a Reader with r's settings and engine whose documents open with r's
+// file limits as edit changes them (a job's reader: documents up to the job's byte limit, big PDFs
+// read through a reader, see docfile.Limits.ReadThrough). It is r itself when its documents cannot
+// take other limits. Close only r.
+func (r *Reader) WithFileLimits(edit func(*docfile.Limits)) *Reader {
+	d, ok := r.docs.(interface {
+		WithLimits(docfile.Limits) *docfile.Reader
+	})
+	if !ok {
+		return r
+	}
+	lim := r.docs.Limits()
+	edit(&lim)
+	return &Reader{docs: d.WithLimits(lim), cfg: r.cfg}
+}
+
 // Config returns the Reader's settings.
 func (r *Reader) Config() Config { return r.cfg }
 

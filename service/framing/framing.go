@@ -51,6 +51,11 @@ type Options struct {
 	// FormOverhead is how much longer than MaxBodyBytes a multipart/form-data body may be: its
 	// boundaries, part heads and fields, so that MaxBodyBytes of files fit in it.
 	FormOverhead int64
+	// BodyLimit, when set, is the body limit of a request whose method and path (the target
+	// without its query) it knows, in place of MaxBodyBytes (FormOverhead still added for a
+	// form); 0 for the others. A route that streams its bodies somewhere other than memory (a
+	// job's document into the job store) takes bigger ones than the rest.
+	BodyLimit func(method, path []byte) int64
 	// MaxConns bounds the connections open at once (0: no bound). At the bound, a new connection
 	// takes the place of one that waits idle for its next request (closing an idle keep-alive
 	// connection is every server's right); when none is idle, it is answered Refusal and closed
@@ -473,10 +478,16 @@ func (c *conn) head(n int) error {
 		c.state, c.left = inBody, length
 	}
 	limit := c.opt.MaxBodyBytes
-	if form {
+	if c.opt.BodyLimit != nil {
+		path, _, _ := bytes.Cut(parts[1], []byte("?"))
+		if l := c.opt.BodyLimit(parts[0], path); l > 0 {
+			limit = l
+		}
+	}
+	if limit > 0 && form {
 		limit += c.opt.FormOverhead
 	}
-	if c.opt.MaxBodyBytes > 0 && length > limit {
+	if limit > 0 && length > limit {
 		// The head is handed over whole (so the server knows the request it answers); the
 		// body is not.
 		c.overLimit = true

@@ -264,24 +264,39 @@ func TestWatch(t *testing.T) {
 // TestFormOverhead: a multipart form's body may pass MaxBodyBytes by FormOverhead (its framing
 // and fields, beside files of up to MaxBodyBytes); any other body may not.
 func TestFormOverhead(t *testing.T) {
-	opt := Options{MaxHeadBytes: 4096, MaxBodyBytes: 100, FormOverhead: 50}
+	opt := Options{MaxHeadBytes: 4096, MaxBodyBytes: 100, FormOverhead: 50,
+		BodyLimit: func(method, path []byte) int64 {
+			if string(method) == "POST" && string(path) == "/jobs" {
+				return 1000
+			}
+			return 0
+		}}
 	tests := []struct {
 		name, ctype string
 		length      int
 		refused     bool
+		target      string
 	}{
-		{"JSON at the limit", "application/json", 100, false},
-		{"JSON over the limit", "application/json", 120, true},
-		{"form within the overhead", "multipart/form-data; boundary=b", 150, false},
-		{"form in upper case", "Multipart/Form-Data; boundary=b", 150, false},
-		{"form over the overhead", "multipart/form-data; boundary=b", 151, true},
-		{"other multipart", "multipart/mixed; boundary=b", 120, true},
+		{"JSON at the limit", "application/json", 100, false, ""},
+		{"JSON over the limit", "application/json", 120, true, ""},
+		{"form within the overhead", "multipart/form-data; boundary=b", 150, false, ""},
+		{"form in upper case", "Multipart/Form-Data; boundary=b", 150, false, ""},
+		{"form over the overhead", "multipart/form-data; boundary=b", 151, true, ""},
+		{"other multipart", "multipart/mixed; boundary=b", 120, true, ""},
+		{"a route's own limit", "application/pdf", 1000, false, "/jobs?pages=1-3"},
+		{"over a route's own limit", "application/pdf", 1001, true, "/jobs"},
+		{"a route's form", "multipart/form-data; boundary=b", 1050, false, "/jobs"},
+		{"another route keeps the limit", "application/pdf", 120, true, "/jobs/x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			client, server := net.Pipe()
 			g := &conn{Conn: server, opt: opt}
-			head := "POST / HTTP/1.1\r\nContent-Type: " + tt.ctype + "\r\nContent-Length: " + strconv.Itoa(tt.length) + "\r\n\r\n"
+			target := tt.target
+			if target == "" {
+				target = "/"
+			}
+			head := "POST " + target + " HTTP/1.1\r\nContent-Type: " + tt.ctype + "\r\nContent-Length: " + strconv.Itoa(tt.length) + "\r\n\r\n"
 			go func() {
 				client.Write([]byte(head))
 				client.Close()

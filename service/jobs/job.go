@@ -45,6 +45,8 @@ type Job struct {
 	Total  int    `json:"total"`
 	Format string `json:"format"`
 	Bytes  int64  `json:"bytes"`
+	// Image says the file is a single image, read as one page.
+	Image bool `json:"image,omitempty"`
 	// Done and Bad are bit sets over Pages: answered, and answered with the page's error. A
 	// page's bit is set once, whatever the redeliveries of its task.
 	Done []byte `json:"done"`
@@ -107,7 +109,8 @@ type Submission struct {
 	Spec           json.RawMessage
 	Document       io.Reader
 	// Plan opens the stored document and says what the job reads; an error refuses the job
-	// (its document is deleted).
+	// (its document is deleted). The bytes it gets are the stored copy mapped from a file (see
+	// Document), valid until it returns.
 	Plan func(ctx context.Context, doc []byte) (Plan, error)
 }
 
@@ -116,6 +119,7 @@ type Plan struct {
 	Format string // the document's format, as the answer names it
 	Total  int    // the document's pages
 	Pages  []int  // the page numbers read, in order
+	Image  bool   // a single image, read as one page
 }
 
 // Submit stores the document, plans the job and queues one task per page; it returns once all of
@@ -171,7 +175,7 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 		return nil, false, err
 	}
 	n := (len(pages) + 7) / 8
-	job = &Job{ID: id, Owner: sub.Owner, State: Queued, Spec: sub.Spec, Pages: pages, Total: pl.Total, Format: pl.Format,
+	job = &Job{ID: id, Owner: sub.Owner, State: Queued, Spec: sub.Spec, Pages: pages, Total: pl.Total, Format: pl.Format, Image: pl.Image,
 		Bytes: int64(info.Size), Done: make([]byte, n), Bad: make([]byte, n), Created: time.Now().UTC()}
 	raw, _ := json.Marshal(job)
 	if _, err := s.jobs.Create(ctx, id, raw); err != nil {
@@ -199,25 +203,15 @@ func (s *Store) Submit(ctx context.Context, sub Submission) (job *Job, created b
 	return job, true, nil
 }
 
-// plan reads the stored document and plans the job from it; the document's bytes are let go
-// when it returns.
+// plan reads the stored document, spilled and mapped (see Document), and plans the job from it;
+// the mapping is let go when it returns.
 func (s *Store) plan(ctx context.Context, id string, plan func(context.Context, []byte) (Plan, error)) (Plan, error) {
-	doc, err := s.docs.GetBytes(ctx, id)
-	// Replicated buckets answer reads from any replica (direct gets), and a follower that has
-	// not applied the document just stored answers that there is none (seen on three servers,
-	// deploy/image TestJobsPodKill): it catches up within moments.
-	for try := 0; s.cfg.Replicas > 1 && errors.Is(err, jetstream.ErrObjectNotFound) && try < 20; try++ {
-		select {
-		case <-ctx.Done():
-			return Plan{}, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-		doc, err = s.docs.GetBytes(ctx, id)
-	}
+	doc, err := s.document(ctx, id)
 	if err != nil {
-		return Plan{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return Plan{}, err
 	}
-	return plan(ctx, doc)
+	defer func() { _ = doc.Close() }()
+	return plan(ctx, doc.Bytes())
 }
 
 // inFlight refuses a job when its owner has MaxInFlight unfinished ones.

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // pageCounter answers every page with its number, fails the pages in bad at once and the pages
@@ -196,5 +198,60 @@ func TestLimits(t *testing.T) {
 	}
 	if _, b, _ := s.Documents(ctx); b != 5 {
 		t.Fatalf("store holds %d bytes, want the one job's 5", b)
+	}
+}
+
+// TestJobsByState: the ocrgate_jobs gauge counts the store's jobs by state as they are now, on a
+// registry of its own (what any replica's /metrics serves).
+func TestJobsByState(t *testing.T) {
+	s := openTest(t, Config{Workers: 2})
+	reg := prometheus.NewRegistry()
+	if err := s.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	gauge := func() map[string]float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() != "ocrgate_jobs" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				out[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+		return out
+	}
+	if g := gauge(); len(g) != 5 || g["queued"] != 0 || g["succeeded"] != 0 {
+		t.Fatalf("empty store: %v", g)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ids []string
+	for range 2 {
+		j, _, err := s.Submit(ctx, Submission{Spec: json.RawMessage(`{}`), Document: bytes.NewReader([]byte("%PDF-x")), Plan: plan(2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	if g := gauge(); g["queued"] != 2 || g["running"] != 0 {
+		t.Fatalf("two submitted: %v", g)
+	}
+	go s.Run(ctx, &pageCounter{reads: map[int]int{}}, func() bool { return true })
+	for end := time.Now().Add(20 * time.Second); gauge()["succeeded"] != 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the jobs did not finish: %v", gauge())
+		}
+	}
+	if err := s.Delete(ctx, ids[0], ""); err != nil {
+		t.Fatal(err)
+	}
+	if g := gauge(); g["succeeded"] != 1 || g["queued"] != 0 || g["running"] != 0 {
+		t.Fatalf("one deleted: %v", g)
 	}
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,7 @@ func (s *Store) Register(reg prometheus.Registerer) error {
 			return v
 		})
 	}
-	for _, c := range []prometheus.Collector{jobsSubmitted, jobsFinished, redeliveries, pageSeconds, jobSeconds,
+	for _, c := range []prometheus.Collector{jobsSubmitted, jobsFinished, redeliveries, pageSeconds, jobSeconds, byState{s},
 		gauge("ocrgate_job_pages_pending", "Page tasks queued or at work, over every replica (-1: NATS did not answer).", func(ctx context.Context) (float64, error) {
 			ci, err := s.cons.Info(ctx)
 			if err != nil {
@@ -55,4 +56,49 @@ func (s *Store) Register(reg prometheus.Registerer) error {
 		}
 	}
 	return nil
+}
+
+// byState is the live ocrgate_jobs gauge: the jobs the store holds now, by state, read from their
+// records when scraped, so that every replica reports the same figures and none drifts (a
+// counter per replica would miss the jobs another finished, or one that restarted). A deleted
+// job's record is gone at once, so canceled is 0 but for the moment of a delete.
+type byState struct{ s *Store }
+
+var jobsDesc = prometheus.NewDesc("ocrgate_jobs", "Jobs the store holds now, by state, over every replica (read from the job records when scraped; absent when NATS did not answer).", []string{"state"}, nil)
+
+// Describe implements prometheus.Collector.
+func (b byState) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+// Collect implements prometheus.Collector.
+func (b byState) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, err := b.s.States(ctx)
+	if err != nil {
+		return
+	}
+	for _, st := range []State{Queued, Running, Succeeded, Failed, Canceled} {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n[st]), string(st))
+	}
+}
+
+// States counts the jobs the store holds, by state.
+func (s *Store) States(ctx context.Context) (map[State]int, error) {
+	lister, err := s.jobs.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := map[State]int{}
+	for k := range lister.Keys() {
+		j, _, err := s.load(ctx, k)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			_ = lister.Stop()
+			return nil, err
+		}
+		n[j.State]++
+	}
+	return n, ctx.Err()
 }

@@ -29,7 +29,8 @@ func (s *Store) Run(ctx context.Context, r PageReader, spare func() bool) {
 	if s.cfg.Workers <= 0 {
 		return
 	}
-	w := &workers{s: s, r: r, spare: spare, running: map[string]map[*context.CancelFunc]struct{}{}}
+	w := &workers{s: s, r: r, spare: spare, running: map[string]map[*context.CancelFunc]struct{}{}, docs: map[string]*heldDoc{}}
+	defer w.closeDocs()
 	var wg sync.WaitGroup
 	wg.Go(func() { w.watch(ctx) })
 	for range s.cfg.Workers {
@@ -45,10 +46,18 @@ type workers struct {
 	mu    sync.Mutex
 	// running holds the cancels of the pages at work, by job: a deleted job's stop at once.
 	running map[string]map[*context.CancelFunc]struct{}
-	doc     struct {
-		id   string
-		data []byte
-	}
+	// docs are the jobs' documents spilled and mapped here (see Document), kept between pages
+	// of the same job: a 256 MiB document is copied out of the store once per replica, not once
+	// a page. At most Config.Workers are kept; one no page uses makes way for the next.
+	docs map[string]*heldDoc
+}
+
+// heldDoc is a mapped document and the pages at work on it.
+type heldDoc struct {
+	doc  *Document
+	refs int
+	// gone: the job is finished or deleted; the document is closed when its last page ends.
+	gone bool
 }
 
 // watch cancels the pages at work of a job whose record is deleted (DELETE on any replica).
@@ -67,6 +76,7 @@ func (w *workers) watch(ctx context.Context) {
 			for c := range w.running[e.Key()] {
 				(*c)()
 			}
+			w.dropLocked(e.Key())
 			w.mu.Unlock()
 		}
 		_ = kw.Stop()
@@ -191,28 +201,110 @@ func (w *workers) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	if j, _, err := w.s.load(ctx, id); err == nil && j.State.Final() {
 		w.s.deleteDoc(id) // every page is read: the document's space is free for others
+		w.drop(id)
 	}
 	_ = m.Ack()
 }
 
-// read fetches the job's document (kept for the next page of the same job) and reads page i.
+// read reads page i of the job from its document, spilled and mapped here once for all its
+// pages (see docs).
 func (w *workers) read(ctx context.Context, j *Job, i int) (json.RawMessage, bool, error) {
+	d, err := w.take(ctx, j.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	defer w.give(j.ID, d)
+	return w.r.ReadPage(ctx, d.doc.Bytes(), j.Spec, j.Pages[i])
+}
+
+// take returns job id's mapped document, spilling it first when it is not here, and counts a
+// page at work on it.
+func (w *workers) take(ctx context.Context, id string) (*heldDoc, error) {
 	w.mu.Lock()
-	data := w.doc.data
-	if w.doc.id != j.ID {
-		data = nil
+	if d, ok := w.docs[id]; ok {
+		d.refs++ // valid while a page uses it, gone or not
+		w.mu.Unlock()
+		return d, nil
 	}
 	w.mu.Unlock()
-	if data == nil {
-		var err error
-		if data, err = w.s.docs.GetBytes(ctx, j.ID); err != nil {
-			return nil, false, err
-		}
-		w.mu.Lock()
-		w.doc.id, w.doc.data = j.ID, data
-		w.mu.Unlock()
+	doc, err := w.s.document(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	return w.r.ReadPage(ctx, data, j.Spec, j.Pages[i])
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if d, ok := w.docs[id]; ok {
+		_ = doc.Close() // another worker spilled it meanwhile
+		d.refs++
+		return d, nil
+	}
+	// Room for it: a document no page uses makes way.
+	for len(w.docs) >= max(1, w.s.cfg.Workers) {
+		evicted := false
+		for k, d := range w.docs {
+			if d.refs == 0 {
+				_ = d.doc.Close()
+				delete(w.docs, k)
+				evicted = true
+				break
+			}
+		}
+		if !evicted {
+			break
+		}
+	}
+	d := &heldDoc{doc: doc, refs: 1}
+	w.docs[id] = d
+	return d, nil
+}
+
+// give ends a page's use of d: the pages it touched are given back, and a document whose job is
+// gone is closed with its last page.
+func (w *workers) give(id string, d *heldDoc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d.refs--
+	if d.refs > 0 {
+		return
+	}
+	d.doc.Release()
+	if d.gone {
+		_ = d.doc.Close()
+		delete(w.docs, id)
+	}
+}
+
+// drop lets job id's document go: at once when no page uses it, else with its last page.
+func (w *workers) drop(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropLocked(id)
+}
+
+func (w *workers) dropLocked(id string) {
+	d, ok := w.docs[id]
+	if !ok {
+		return
+	}
+	if d.refs == 0 {
+		_ = d.doc.Close()
+		delete(w.docs, id)
+		return
+	}
+	d.gone = true
+}
+
+func (w *workers) closeDocs() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, d := range w.docs {
+		if d.refs == 0 {
+			_ = d.doc.Close()
+			delete(w.docs, k)
+		} else {
+			d.gone = true
+		}
+	}
 }
 
 func (w *workers) track(id string, c *context.CancelFunc, on bool) {
@@ -228,11 +320,6 @@ func (w *workers) track(id string, c *context.CancelFunc, on bool) {
 	delete(w.running[id], c)
 	if len(w.running[id]) == 0 {
 		delete(w.running, id)
-		if w.doc.id == id {
-			// Free the document when no page of its job is at work here; the next page of
-			// the same job fetches it again (cheap from a local store).
-			w.doc.id, w.doc.data = "", nil
-		}
 	}
 }
 

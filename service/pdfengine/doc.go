@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"io"
 	"math"
 	"strings"
 	"sync"
@@ -44,6 +45,10 @@ const maxHandles = 1 << 15
 type Doc struct {
 	eng  *Engine
 	data []byte
+	// src, when set, is what the document is read through instead of data (see OpenReader),
+	// size bytes long.
+	src  io.ReaderAt
+	size int64
 	cpu  time.Duration // CPU limit of one call; 0: none
 
 	mu      sync.Mutex
@@ -73,6 +78,23 @@ func (e *Engine) Open(ctx context.Context, data []byte, cpuLimit time.Duration) 
 	return d, nil
 }
 
+// OpenReader opens a PDF that PDFium reads through src, size bytes long, as it needs them, instead
+// of a copy of the whole file in the instance's memory: for a document too big to copy (a job's
+// document of hundreds of megabytes, mapped from a file), the instance holds what it has parsed
+// and the page it works on, not the file. src must not change while the Doc is open, and must be
+// safe for concurrent ReadAt (each open of the document reads through a reader of its own). The
+// rest is Open's.
+func (e *Engine) OpenReader(ctx context.Context, src io.ReaderAt, size int64, cpuLimit time.Duration) (*Doc, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("%w: the file is empty", ErrCorrupt)
+	}
+	d := &Doc{eng: e, src: src, size: size, cpu: cpuLimit}
+	if err := d.open(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // open borrows an instance and loads the document into it. d.mu must be held (or d unshared).
 func (d *Doc) open(ctx context.Context) error {
 	inst, err := d.eng.instance(ctx)
@@ -81,7 +103,12 @@ func (d *Doc) open(ctx context.Context) error {
 	}
 	d.inst, d.handles = inst, 0
 	err = d.call(ctx, func(inst pdfium.Pdfium) error {
-		doc, err := inst.OpenDocument(&requests.OpenDocument{File: &d.data})
+		req := &requests.OpenDocument{File: &d.data}
+		if d.src != nil {
+			// A reader of its own for every open: PDFium seeks it as it reads.
+			req = &requests.OpenDocument{FileReader: io.NewSectionReader(d.src, 0, d.size), FileReaderSize: d.size}
+		}
+		doc, err := inst.OpenDocument(req)
 		if err != nil {
 			return openError(err)
 		}
@@ -110,6 +137,14 @@ func openError(err error) error {
 		return fmt.Errorf("%w: %v", ErrEngine, err)
 	}
 	return fmt.Errorf("%w: %v", ErrCorrupt, err)
+}
+
+// bytes is the file's length.
+func (d *Doc) bytes() int64 {
+	if d.src != nil {
+		return d.size
+	}
+	return int64(len(d.data))
 }
 
 // PageCount is the number of pages the document declares (its page tree's count, which PDFium
@@ -575,7 +610,7 @@ func (d *Doc) ImageData(ctx context.Context, page, index int) ([]byte, error) {
 		if err != nil {
 			return fmt.Errorf("%w: page %d image data: %v", ErrCorrupt, page+1, err)
 		}
-		if len(raw.Data) > len(d.data) {
+		if int64(len(raw.Data)) > d.bytes() {
 			return fmt.Errorf("%w: page %d image data is longer than the file", ErrCorrupt, page+1)
 		}
 		out = bytes.Clone(raw.Data)

@@ -44,12 +44,15 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 	if s.opt.Jobs == nil {
 		return errJobsOff
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.opt.RequestTimeout+time.Minute)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.submitTimeout())
 	defer cancel()
 	doc, f, err := s.jobBody(ctx, c)
 	if err != nil {
 		return err
 	}
+	// A client that stops sending, or a shutdown, ends a body being streamed into the store at
+	// once (see interruptReads).
+	defer interruptReads(ctx, c)()
 	if present(f.Format) {
 		// A job's result is the JSON of GET /jobs/{id}; a format it would not be answered in is
 		// refused rather than dropped.
@@ -71,10 +74,10 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 	j, created, err := s.opt.Jobs.Submit(ctx, jobs.Submission{
 		Owner: s.owner(c), IdempotencyKey: c.Get("Idempotency-Key"), Spec: spec, Document: doc,
 		Plan: func(ctx context.Context, data []byte) (jobs.Plan, error) {
-			if s.opt.Documents == nil || docfile.Detect(data) == "" {
-				return jobs.Plan{}, errNotJobDocument
+			if s.jobDocs == nil || docfile.Detect(data) == "" {
+				return s.planImage(ctx, data, ro.pages)
 			}
-			d, err := s.opt.Documents.Open(ctx, data)
+			d, err := s.jobDocs.Open(ctx, data)
 			if err != nil {
 				return jobs.Plan{}, err
 			}
@@ -100,9 +103,49 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 	return c.JSON(newJob(j, nil))
 }
 
-// errNotJobDocument refuses a job that is not a document: an image is read by /ocr at once.
-var errNotJobDocument = &apiError{status: fiber.StatusUnsupportedMediaType, code: "not_a_document",
-	msg: "a job reads a PDF or a TIFF page by page; send a single image to /ocr"}
+// submitTimeout bounds a submission: the request's timeout and a minute to store and plan the
+// document, and as long as its body may take to arrive at minUploadRate.
+func (s *Server) submitTimeout() time.Duration {
+	d := s.opt.RequestTimeout + time.Minute
+	if s.opt.Jobs != nil {
+		d += time.Duration(s.opt.Jobs.Config().MaxBytes/minUploadRate) * time.Second
+	}
+	return d
+}
+
+// minUploadRate is the slowest upload, in bytes a second, that a job's largest document may
+// arrive at before its submission's deadline (256 MiB: four minutes and a quarter).
+const minUploadRate = 1 << 20
+
+// jobBodyLimit is the framing guard's body limit for POST /jobs (see Options.JobMaxBytes).
+func jobBodyLimit(n int64) func(method, path []byte) int64 {
+	if n <= 0 {
+		return nil
+	}
+	return func(method, path []byte) int64 {
+		if string(method) == fiber.MethodPost && string(path) == "/jobs" {
+			return n
+		}
+		return 0
+	}
+}
+
+// planImage plans the job of a single image: one page, read as /ocr reads the image. Its header
+// is checked now, as /ocr checks it before any work (an unknown format is 415, a header that
+// does not parse 422, an image past the pixel limits 413), so that a job that cannot be read is
+// refused at submission.
+func (s *Server) planImage(ctx context.Context, data []byte, pages string) (jobs.Plan, error) {
+	if pages != "" {
+		if _, err := docfile.ParsePages(pages, 1, 0); err != nil {
+			return jobs.Plan{}, selectionError(err, anImage)
+		}
+	}
+	h, err := s.ocr.Inspect(ctx, data)
+	if err != nil {
+		return jobs.Plan{}, err
+	}
+	return jobs.Plan{Format: h.Format, Total: 1, Pages: []int{1}, Image: true}, nil
+}
 
 // jobBody is the document a job is submitted with and its read fields. A raw body (the file
 // itself) is streamed into the store as it arrives; a JSON or form body is read as /ocr reads it.
@@ -118,6 +161,13 @@ func (s *Server) jobBody(ctx context.Context, c *fiber.Ctx) (io.Reader, readFiel
 		}
 		f, _ := flat.fields()
 		r, _ := bodyStream(c)
+		if conn := c.Context().Conn(); conn != nil {
+			// A document of hundreds of megabytes takes longer to arrive than a request's
+			// read timeout allows: its body has until the submission's deadline.
+			if dl, ok := ctx.Deadline(); ok {
+				_ = conn.SetReadDeadline(dl)
+			}
+		}
 		return r, f, nil
 	}
 	req, err := s.readRequest(ctx, c, ocrEndpoint)
@@ -156,16 +206,45 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	var res *api.DocumentResult
+	out := newJob(j, nil)
 	// A job whose every page failed has its pages' answers too: each says why (pages[i].error).
-	if j.State == jobs.Succeeded || j.State == jobs.Failed {
-		if res, err = s.jobResult(c.UserContext(), j); err != nil {
+	switch {
+	case j.Image && (j.State == jobs.Succeeded || j.State == jobs.Failed):
+		if err := s.imageResult(c.UserContext(), j, &out); err != nil {
 			return err
 		}
-	} else if !j.State.Final() {
+	case j.State == jobs.Succeeded || j.State == jobs.Failed:
+		if out.Result, err = s.jobResult(c.UserContext(), j); err != nil {
+			return err
+		}
+	case !j.State.Final():
 		c.Set(fiber.HeaderRetryAfter, "2")
 	}
-	return c.JSON(newJob(j, res))
+	return c.JSON(out)
+}
+
+// imageResult puts the answer of a single image's job in out: /ocr's answer for the image, or,
+// for a failed one, the error /ocr would have answered in the job's error.
+func (s *Server) imageResult(ctx context.Context, j *jobs.Job, out *api.Job) error {
+	raw, err := s.opt.Jobs.Result(ctx, j)
+	if err != nil {
+		return err
+	}
+	if len(raw) != 1 || raw[0] == nil {
+		return fmt.Errorf("%w: the image's answer is missing", jobs.ErrUnavailable)
+	}
+	if j.State == jobs.Failed {
+		var p api.Page
+		if err := json.Unmarshal(raw[0], &p); err == nil && p.Error != nil {
+			out.Error = &api.Error{Error: p.Error.Message, Code: p.Error.Code}
+		}
+		return nil
+	}
+	out.ImageResult = new(api.OCRResult)
+	if err := json.Unmarshal(raw[0], out.ImageResult); err != nil {
+		return fmt.Errorf("%w: the image's answer does not parse", jobs.ErrUnavailable)
+	}
+	return nil
 }
 
 // maxJobWait bounds ?wait: a call held longer is one a proxy may cut.
@@ -266,6 +345,19 @@ func (p jobPages) ReadPage(ctx context.Context, doc []byte, raw json.RawMessage,
 		return nil, false, err
 	}
 	defer r.budget.Release()
+	r.job = true
+	if docfile.Detect(doc) == "" {
+		// A single image (planImage): its answer is /ocr's for the image.
+		res, err := r.image(ctx, doc, start)
+		if err != nil {
+			if retry(err) {
+				return nil, false, err
+			}
+			return p.FailedPage(page, err), true, nil
+		}
+		out, err := json.Marshal(newOCRResponse(res, len(doc), r.opt.words, time.Since(start)))
+		return out, false, err
+	}
 	res, err := r.document(ctx, doc, start)
 	if err != nil {
 		if retry(err) {
@@ -280,6 +372,33 @@ func (p jobPages) ReadPage(ctx context.Context, doc []byte, raw json.RawMessage,
 	out, err := json.Marshal(ans.Pages[0])
 	return out, ans.Pages[0].Error != nil, err
 }
+
+// jobReader is the document reader of the jobs' pages: documents up to the job's byte limit
+// (maxBytes), a PDF past jobReadThrough read by the engine through a reader over its mapping
+// rather than copied into the engine's memory whole. nil without documents.
+func jobReader(docs *document.Reader, maxBytes int64) *document.Reader {
+	if docs == nil {
+		return nil
+	}
+	return docs.WithFileLimits(func(l *docfile.Limits) {
+		l.MaxBytes = int(max(maxBytes, int64(l.MaxBytes)))
+		l.ReadThrough = jobReadThrough
+	})
+}
+
+// jobReadThrough is the size past which a job's PDF is read through a reader: below it, the
+// engine copies the file into its memory (as for /ocr, within the instance's cap that every PDF
+// page is charged); above it, the instance holds what it parsed and the page at work.
+const jobReadThrough = 16 << 20
+
+// mappedHeld is what a job page is charged for its document, n bytes mapped from a file (see
+// jobs.Document): nothing. The mapping is clean file pages, which the kernel reclaims before the
+// process's memory limit is reached, so they cannot take memory the plan gave to others; what is
+// copied out of them is charged where it goes: a PDF up to jobReadThrough is copied into the
+// engine instance whole, and what a bigger one's page needs is read into it, both within the
+// instance's cap, which every PDF page is charged; a TIFF's page decoder decodes into the page's
+// raster, charged as the page. (/ocr charges its body: anonymous memory, held until it answers.)
+func mappedHeld(int) int64 { return 0 }
 
 // retry reports whether a page's failure is the service's state rather than the page's.
 func retry(err error) bool {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -246,29 +247,42 @@ func TestJobLifecycle(t *testing.T) {
 }
 
 // TestHostileJobs: hostile documents sent as jobs are refused as /ocr refuses them, or fail as a
-// job; none is stuck and none leaves its document in the store.
+// job; none is stuck and none leaves its document in the store. Three of them go again followed
+// by 17 MiB of random bytes, so that the PDF engine reads them through a reader over their
+// mapping (past the jobs' read-through size), their cross-reference table lost behind the noise.
 func TestHostileJobs(t *testing.T) {
 	app, st := jobApp(t, server.Options{}, jobs.Config{})
+	noise := make([]byte, 17<<20)
+	_, _ = rand.Read(noise)
+	padded := map[string]bool{"page count in the millions": true, "page tree that contains itself": true,
+		"image of 20000×20000 px from 64 KiB": true}
 	for _, h := range hostile.PDFs() {
-		t.Run(h.Name, func(t *testing.T) {
-			code, j, _ := submitJob(t, app, h.Data, "", "")
-			switch {
-			case code == 202:
-				j = waitJob(t, app, j.ID, "", 3*time.Minute)
-				if j.State == "failed" && j.Error == nil {
-					t.Errorf("failed without an error: %+v", j)
-				}
-			case code >= 400 && code < 500:
-				if j.Error == nil || j.Error.Code == "" {
-					t.Errorf("%d without a code", code)
-				}
-			default:
-				t.Errorf("status %d: %+v", code, j.Error)
-			}
-		})
+		hostileJob(t, app, h.Name, h.Data)
+		if padded[h.Name] {
+			hostileJob(t, app, h.Name+", padded", append(bytes.Clone(h.Data), noise...))
+		}
 	}
 	time.Sleep(300 * time.Millisecond)
 	if n, b, err := st.Documents(context.Background()); err != nil || n != 0 {
 		t.Errorf("hostile jobs left %d documents (%d bytes): %v", n, b, err)
 	}
+}
+
+func hostileJob(t *testing.T, app *checkedApp, name string, data []byte) {
+	t.Run(name, func(t *testing.T) {
+		code, j, _ := submitJob(t, app, data, "", "")
+		switch {
+		case code == 202:
+			j = waitJob(t, app, j.ID, "", 3*time.Minute)
+			if j.State == "failed" && j.Error == nil {
+				t.Errorf("failed without an error: %+v", j)
+			}
+		case code >= 400 && code < 500:
+			if j.Error == nil || j.Error.Code == "" {
+				t.Errorf("%d without a code", code)
+			}
+		default:
+			t.Errorf("status %d: %+v", code, j.Error)
+		}
+	})
 }

@@ -92,6 +92,8 @@ type reading struct {
 	adm  *requestAdmission
 	// budget bounds what the request's documents read and answer, across an "images" array.
 	budget *document.Budget
+	// job: the reading is a job's page, its document mapped from a file (see jobReader).
+	job bool
 }
 
 // newReading checks the request's read fields and picks the pipeline they ask for: the service's
@@ -183,11 +185,15 @@ func (r *reading) document(ctx context.Context, data []byte, start time.Time) (*
 // document.Reader.Survey): its text-layer pages are read, its pages that need OCR counted against
 // the request's budget.
 func (r *reading) survey(ctx context.Context, data []byte, start time.Time) (*document.Plan, error) {
-	pl, err := r.s.opt.Documents.Survey(ctx, meteredPipeline{r.rec, r.s}, r.adm, document.Request{
+	docs, held := r.s.opt.Documents, int64(len(data))
+	if r.job {
+		docs, held = r.s.jobDocs, mappedHeld(len(data))
+	}
+	pl, err := docs.Survey(ctx, meteredPipeline{r.rec, r.s}, r.adm, document.Request{
 		Data:    data,
 		Pages:   r.opt.pages,
 		Mode:    r.opt.mode,
-		Held:    r.held + int64(len(data)),
+		Held:    r.held + held,
 		MaxCost: r.s.opt.MaxRequestCost,
 		Start:   start,
 		Timeout: r.s.opt.RequestTimeout,

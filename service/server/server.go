@@ -95,6 +95,11 @@ type Options struct {
 	BodyMemory int64
 	// MaxConnections bounds the connections open at once (GuardListener; 0: no bound).
 	MaxConnections int
+	// JobMaxBytes is the largest body POST /jobs takes at the listener (GuardListener): a raw
+	// document is streamed into the job store, never held whole, so it may be far larger than
+	// MaxBodyBytes (0: MaxBodyBytes, like every route). A form or JSON body is still read whole,
+	// within MaxBodyBytes.
+	JobMaxBytes int64
 	// Jobs stores and queues asynchronous jobs (POST /jobs); nil answers the job routes with 404
 	// jobs_disabled. With Jobs set, New starts its page workers (Jobs.Config().Workers), which
 	// stop when Context ends.
@@ -142,6 +147,8 @@ type Server struct {
 	// lastSync is when a synchronous request last entered or left (Unix nanoseconds): job pages
 	// wait for a quiet moment after it (see spare).
 	lastSync atomic.Int64
+	// jobDocs reads the jobs' documents (see jobReader); nil without jobs or documents.
+	jobDocs *document.Reader
 }
 
 // New returns the Fiber app with every route registered. Tests drive it with app.Test; main
@@ -199,6 +206,7 @@ func New(rec Recognizer, ready Readiness, log *slog.Logger, opt Options) *fiber.
 	app.Get("/jobs/:id", s.requireKey, s.getJob)
 	app.Delete("/jobs/:id", s.requireKey, s.deleteJob)
 	if opt.Jobs != nil {
+		s.jobDocs = jobReader(opt.Documents, opt.Jobs.Config().MaxBytes)
 		go opt.Jobs.Run(s.baseContext(), jobPages{s}, s.spare)
 	}
 	app.Get("/openapi.json", s.openAPI)
@@ -235,6 +243,7 @@ func GuardListener(ln net.Listener, opt Options) net.Listener {
 		DrainTimeout: drainTimeout,
 		MaxBodyBytes: int64(opt.MaxBodyBytes),
 		FormOverhead: formOverhead,
+		BodyLimit:    jobBodyLimit(opt.JobMaxBytes),
 		MaxConns:     opt.MaxConnections,
 		Refusal:      refusal(errTooManyConnections),
 	})

@@ -7,6 +7,7 @@ const SVG = 'http://www.w3.org/2000/svg';
 const KEY = 'ocrgate.apiKey'; // sessionStorage only: gone when the tab closes
 
 let current = null; // the file last read (a File)
+let following = null; // the job the page follows now ({id}); another file or Cancel lets it go
 
 // What each error code means for a person; the service's own message follows it.
 const explain = {
@@ -19,6 +20,9 @@ const explain = {
   document_too_complex: 'A page of the document takes too long to draw.',
   document_too_large: 'The document (or a page of it) is too large for this service.',
   too_many_pages: 'The document has more pages than this service reads at once.',
+  too_many_jobs: 'You have as many documents being read as this service allows at once.',
+  job_store_full: 'The service holds as many documents as it has room for.',
+  jobs_disabled: 'This service reads big documents only in parts: it runs no jobs.',
   document_engine_unavailable: 'The PDF reader is still starting.',
   body_too_large: 'The file is larger than this service accepts.',
   overloaded: 'The service is busy right now.',
@@ -82,12 +86,19 @@ async function run(file) {
   $('result').hidden = true;
   $('extract').disabled = true;
   current = file;
+  following = null;
+  $('job').hidden = true;
   $('extract').disabled = false;
   const form = new FormData();
   form.append('file', file);
   withLang(form);
   const started = performance.now();
   const r = await call('/ocr', form);
+  if (!r.ok && r.body && (r.body.code === 'too_many_pages' || r.body.code === 'body_too_large')) {
+    // Over what one request reads: the service reads it as a job, page by page.
+    await runJob(file, started);
+    return;
+  }
   if (!r.ok) {
     say(status, problem(r), true);
     return;
@@ -95,6 +106,84 @@ async function run(file) {
   const took = (performance.now() - started) / 1000;
   say(status, 'Read ' + file.name + '.');
   show(r.body, file, took);
+}
+
+// runJob submits file as a job (POST /jobs, the file itself as the body: a big document streams
+// into the service's store), shows its pages done of total while the service reads it, waiting
+// on the job rather than polling (GET /jobs/{id}?wait=), then shows the result as /ocr's.
+async function runJob(file, started) {
+  const status = $('status');
+  const q = new URLSearchParams();
+  const lang = $('lang').value;
+  if (lang && lang !== 'ch') q.set('lang', lang);
+  const type = file.type === 'application/pdf' || file.type.startsWith('image/') ? file.type : 'application/octet-stream';
+  say(status, file.name + ' has more pages than one request reads: sending it as a job…');
+  let r;
+  try {
+    const res = await fetch('/jobs' + (q.size ? '?' + q : ''), {
+      method: 'POST', headers: { ...headers(), 'Content-Type': type }, body: file,
+    });
+    let body = null;
+    try { body = await res.json(); } catch (e) { /* not JSON */ }
+    r = { ok: res.ok, status: res.status, body, res };
+  } catch (e) {
+    r = { ok: false, status: 0, body: { error: 'The service could not be reached.', code: 'network' } };
+  }
+  if (!r.ok) {
+    say(status, problem(r), true);
+    return;
+  }
+  const mine = { id: r.body.id };
+  following = mine;
+  let j = r.body;
+  say(status, 'Reading ' + file.name + ' as a job.');
+  while (!['succeeded', 'failed', 'canceled'].includes(j.state)) {
+    progress(file, j);
+    const g = await call('/jobs/' + encodeURIComponent(mine.id) + '?wait=20s');
+    if (following !== mine) return; // another file, or canceled
+    if (!g.ok) {
+      $('job').hidden = true;
+      say(status, problem(g), true);
+      return;
+    }
+    j = g.body;
+  }
+  progress(file, j);
+  following = null;
+  $('job-cancel').disabled = true;
+  if (j.state !== 'succeeded') {
+    const e = j.error || { code: 'job_' + j.state, error: 'The job ended ' + j.state + '.' };
+    say(status, problem({ status: 0, body: e }), true);
+    return;
+  }
+  const took = (performance.now() - started) / 1000;
+  say(status, 'Read ' + file.name + ' as a job: ' + j.pages.done + ' pages' +
+    (j.pages.failed ? ', ' + j.pages.failed + ' of them failed' : '') + '.');
+  show(j.result, file, took);
+}
+
+// progress shows a job's pages done of total.
+function progress(file, j) {
+  const bar = $('job-progress');
+  bar.max = Math.max(1, j.pages.total);
+  bar.value = j.pages.done;
+  $('job-label').textContent = file.name + ': ' + j.pages.done + ' of ' + j.pages.total + ' pages read (' + j.state + ')';
+  $('job-cancel').disabled = ['succeeded', 'failed', 'canceled'].includes(j.state);
+  $('job').hidden = false;
+}
+
+// cancelJob cancels the job the page follows (DELETE /jobs/{id}): its pages stop, it is deleted.
+async function cancelJob() {
+  const mine = following;
+  if (!mine) return;
+  following = null;
+  $('job-cancel').disabled = true;
+  let ok = false;
+  try {
+    const res = await fetch('/jobs/' + encodeURIComponent(mine.id), { method: 'DELETE', headers: headers() });
+    ok = res.ok || res.status === 404;
+  } catch (e) { /* said below */ }
+  say($('status'), ok ? 'Canceled.' : 'The job could not be canceled.', !ok);
 }
 
 // show draws the answer: a page per image (or per document page) with its boxes, the region list,
@@ -278,6 +367,7 @@ function init() {
     loadTemplates();
   });
   $('pdf').addEventListener('click', downloadPDF);
+  $('job-cancel').addEventListener('click', cancelJob);
   $('forget').addEventListener('click', () => {
     sessionStorage.removeItem(KEY);
     key.value = '';

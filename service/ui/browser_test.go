@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,10 +29,14 @@ import (
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/engine"
 	"github.com/ocrgate/ocrgate/service/extract"
+	"github.com/ocrgate/ocrgate/service/jobs"
 	"github.com/ocrgate/ocrgate/service/server"
 )
 
 const apiKey = "page-test-key"
+
+// syncPages is the service's synchronous OCR page limit in the page test (OCRGATE_MAX_PAGES).
+const syncPages = 2
 
 // TestPageInChromium opens the demo page in headless Chromium (Debian's package, driven by
 // playwright-core; nothing downloads a browser) against the real service with the real models,
@@ -39,7 +44,8 @@ const apiKey = "page-test-key"
 // the API found regions, the receipt's text, the 401 and 415 answers explained, the extraction
 // result, keyboard and narrow-window use, a two-page PDF shown page by page with its text, and a
 // PDF with a page that cannot be read shown with that page's reason (browsertest/page.test.mjs
-// has the checks). `make test`
+// has the checks), and a scanned PDF over the synchronous page limit sent as a job, its pages
+// done of total shown while it is read, then its pages and text. `make test`
 // installs Chromium and playwright-core first (scripts/browser_tools.sh).
 func TestPageInChromium(t *testing.T) {
 	testenv.Models(t)
@@ -97,6 +103,21 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A scanned PDF of three receipts: more OCR pages than one request reads here (syncPages),
+	// so the page sends it as a job and shows its progress.
+	scan, err := os.ReadFile(receipt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned, err := testdoc.Scanned([][]byte{scan, scan, scan}, testdoc.ScanOptions{DPI: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scannedPath := filepath.Join(out, "scanned.pdf")
+	if err := os.WriteFile(scannedPath, scanned, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	url, posts := recording(t, startService(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -105,7 +126,7 @@ func TestPageInChromium(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"OCRGATE_URL="+url, "OCRGATE_KEY="+apiKey, "RECEIPT="+abs(t, receipt), "TOTAL="+key.Total,
 		"KNOWN="+strings.Join(known, "\n"), "OUT_DIR="+out, "CHROMIUM="+browser,
-		"PDF="+pdfPath, "PDF_TEXT="+strings.Join(pdfText, "\n"), "PDF_FAILING="+failingPath)
+		"PDF="+pdfPath, "PDF_TEXT="+strings.Join(pdfText, "\n"), "PDF_FAILING="+failingPath, "SCANNED="+scannedPath)
 	output, err := cmd.CombinedOutput()
 	t.Logf("%s", output)
 	if err != nil {
@@ -117,8 +138,16 @@ func TestPageInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ocrForms, templates, schemas, pdfs int
+	var ocrForms, templates, schemas, pdfs, jobPosts int
 	for _, p := range posts() {
+		if p.path == "/jobs" {
+			// A job's document goes as the file itself, streamed: no form around it.
+			if p.ctype != "application/pdf" || !bytes.Equal(p.body, scanned) {
+				t.Errorf("POST /jobs sent as %q, %d bytes; want the scanned PDF as itself", p.ctype, len(p.body))
+			}
+			jobPosts++
+			continue
+		}
 		if !strings.HasPrefix(p.ctype, "multipart/form-data; boundary=") {
 			t.Errorf("POST %s sent as %q", p.path, p.ctype)
 			continue
@@ -134,6 +163,9 @@ func TestPageInChromium(t *testing.T) {
 		case p.path == "/ocr-json" && bytes.Contains(p.body, []byte("name=\"schema\"\r\n\r\n{")):
 			schemas++
 		}
+	}
+	if jobPosts != 1 {
+		t.Errorf("%d POST /jobs; want 1, the scanned PDF", jobPosts)
 	}
 	if ocrForms < 1 || templates != 1 || schemas != 1 || pdfs != 1 {
 		t.Errorf("forms holding the file as it is: %d to /ocr (receipt), %d to /ocr (PDF), %d to /ocr-json with a template, %d with a schema; want at least 1, then 1 each", ocrForms, pdfs, templates, schemas)
@@ -221,7 +253,15 @@ func abs(t *testing.T, p string) string {
 // behind /ocr-json, on a loopback port.
 func startService(t *testing.T) string {
 	t.Helper()
-	cfg, err := config.Load(nil, os.Getenv, io.Discard)
+	// One request reads at most two pages by OCR here, so that a scanned PDF of three goes as a
+	// job, as a big document does.
+	getenv := func(k string) string {
+		if k == "OCRGATE_MAX_PAGES" {
+			return strconv.Itoa(syncPages)
+		}
+		return os.Getenv(k)
+	}
+	cfg, err := config.Load(nil, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,9 +283,17 @@ func startService(t *testing.T) string {
 	if err := docs.Ready(ctx); err != nil {
 		t.Fatalf("PDF engine: %v", err)
 	}
-	app := server.New(eng.Pipeline, eng, slog.New(slog.NewTextHandler(io.Discard, nil)), server.Options{
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := jobs.Open(context.Background(), jobs.Config{Dir: t.TempDir(), Workers: 1}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	work, stop := context.WithCancel(context.Background())
+	t.Cleanup(func() { stop(); time.Sleep(100 * time.Millisecond) })
+	app := server.New(eng.Pipeline, eng, log, server.Options{
 		RequestTimeout: 2 * time.Minute, MaxBodyBytes: 20 << 20, CORSOrigins: "*",
-		APIKeys: []string{apiKey}, Extractor: ex, UI: true, Documents: docs,
+		APIKeys: []string{apiKey}, Extractor: ex, UI: true, Documents: docs, Jobs: st, Context: work,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -144,6 +144,12 @@ const detectIFDs = 8
 type Limits struct {
 	// MaxBytes refuses larger documents (ErrTooLarge).
 	MaxBytes int
+	// ReadThrough, when positive, has the PDF engine read a PDF larger than this through a
+	// reader over its bytes, as it needs them, instead of copying the whole file into its
+	// memory first (0: always copied, as /ocr's bodies are). A job's document, mapped from a
+	// file, is read so: an engine instance then holds what it parsed and the page at work, not
+	// hundreds of megabytes of file (see pdfengine.Engine.OpenReader).
+	ReadThrough int
 	// MaxDocumentPages refuses documents with more pages at Open (ErrTooManyPages). It is a
 	// bound on what a document may claim, far above what one request may select.
 	MaxDocumentPages int
@@ -287,7 +293,13 @@ func (r *Reader) Open(ctx context.Context, data []byte) (*Document, error) {
 		if err := r.Ready(ctx); err != nil {
 			return nil, err
 		}
-		doc, err := r.pdf.Open(ctx, data, r.lim.OpCPU)
+		var doc *pdfengine.Doc
+		var err error
+		if r.lim.ReadThrough > 0 && len(data) > r.lim.ReadThrough {
+			doc, err = r.pdf.OpenReader(ctx, bytes.NewReader(data), int64(len(data)), r.lim.OpCPU)
+		} else {
+			doc, err = r.pdf.Open(ctx, data, r.lim.OpCPU)
+		}
 		if err != nil {
 			return nil, pdfError(err)
 		}

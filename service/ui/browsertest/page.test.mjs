@@ -10,6 +10,7 @@
 //   CHROMIUM         the browser executable
 //   PDF              a two-page born-digital PDF;  PDF_TEXT: lines of its text, one per line
 //   PDF_FAILING      a three-page PDF whose page 2 cannot be read (degenerate_page)
+//   SCANNED          a scanned PDF of three RECEIPTs: more OCR pages than one request reads there
 //
 // Exits non-zero, saying what failed, when the page does not do what a person expects.
 import assert from 'node:assert/strict';
@@ -32,6 +33,7 @@ const out = env('OUT_DIR');
 const pdf = env('PDF');
 const pdfText = env('PDF_TEXT').split('\n').filter(Boolean);
 const pdfFailing = env('PDF_FAILING');
+const scanned = env('SCANNED');
 const step = (msg) => console.log('page test: ' + msg);
 
 const profile = mkdtempSync(join(tmpdir(), 'ocrgate-chromium-'));
@@ -49,7 +51,7 @@ try {
   page.on('pageerror', (e) => errors.push('page error: ' + e.message));
   // Console errors fail the test, except the browser's note on the refusals the test provokes.
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of (401|415) /.test(m.text())) errors.push('console: ' + m.text());
+    if (m.type() === 'error' && !/status of (401|413|415) /.test(m.text())) errors.push('console: ' + m.text());
   });
   // Nothing may be fetched from anywhere but the service.
   page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('blob:') && !r.url().startsWith('data:')) errors.push('fetched ' + r.url()); });
@@ -233,6 +235,37 @@ try {
   assert.match(partCaptions[1], /^Page 2 could not be read: .*page 2.* \(degenerate_page\)$/);
   assert.equal(partCaptions[2], 'Page 3 (text-layer)');
   step('PDF with a failed page: ' + partCaptions[1]);
+
+  // A scanned PDF over the synchronous page limit: /ocr answers 413 too_many_pages, the page
+  // sends it as a job and shows its pages done of total while it runs, then its pages and text.
+  const refusedSync = page.waitForResponse((r) => r.url() === base + '/ocr' && r.request().method() === 'POST');
+  const submitted = page.waitForResponse((r) => r.url().startsWith(base + '/jobs') && r.request().method() === 'POST');
+  await page.setInputFiles('#file', scanned);
+  assert.equal((await refusedSync).status(), 413);
+  const jobResp = await submitted;
+  assert.equal(jobResp.status(), 202, 'the job was not accepted');
+  await page.locator('#job').waitFor({ state: 'visible' });
+  assert.equal(await page.locator('#job-progress').getAttribute('max'), '3', 'the progress bar is not out of the job\'s pages');
+  const seen = new Set();
+  for (let t0 = Date.now(); Date.now() - t0 < 300_000;) {
+    // The words and the bar, read at one moment.
+    const [label, bar] = await page.evaluate(() => [document.getElementById('job-label').textContent,
+      String(document.getElementById('job-progress').value)]);
+    const m = label.match(/^scanned\.pdf: (\d) of 3 pages read \((\w+)\)$/);
+    assert.ok(m, 'the progress says ' + JSON.stringify(label));
+    seen.add(m[1]);
+    assert.equal(bar, m[1], 'the bar and the words differ');
+    if (m[2] === 'succeeded') break;
+    await page.waitForTimeout(100);
+  }
+  assert.ok(seen.has('3'), 'the progress never reached 3 of 3: ' + [...seen]);
+  await page.locator('#status:not(.error)', { hasText: 'Read scanned.pdf as a job: 3 pages.' }).waitFor();
+  assert.equal(await page.locator('#pages figure.page').count(), 3, 'the job\'s result does not show three pages');
+  assert.deepEqual(await page.locator('#pages figcaption').allTextContents(), ['Page 1 (ocr)', 'Page 2 (ocr)', 'Page 3 (ocr)']);
+  const jobText = await page.textContent('#text');
+  for (const k of known) assert.ok(jobText.split(k).length - 1 >= 3, 'the job\'s text does not hold "' + k + '" on every page');
+  await page.screenshot({ path: join(out, 'job.png') });
+  step('scanned PDF as a job: progress seen at ' + [...seen].sort().join(', ') + ' of 3 pages, then its 3 pages');
 
   assert.deepEqual(errors, [], 'errors while the page ran');
   step('all checks passed');
