@@ -40,6 +40,9 @@ func TestJobsOffByDefault(t *testing.T) {
 	if r.nats != (natsObjects{}) {
 		t.Errorf("NATS objects rendered with nats.enabled false: %+v", r.nats)
 	}
+	if v := volume(r.deployment.Spec.Template.Spec, "jobs-spool"); v != nil {
+		t.Errorf("jobs off, but the pod has a jobs-spool volume")
+	}
 	// The chart owns the jobs settings: config: cannot turn jobs on behind its back.
 	r = render(t, "config: {OCRGATE_JOBS: \"true\", OCRGATE_NATS_URL: \"nats://x:4222\"}", kubeWithNativeSidecars)
 	if r.configMap.Data["OCRGATE_JOBS"] != "false" || r.configMap.Data["OCRGATE_NATS_URL"] != "" {
@@ -67,6 +70,7 @@ func TestJobsExternalNATS(t *testing.T) {
 			if r.nats != (natsObjects{}) {
 				t.Errorf("NATS objects rendered for an external NATS")
 			}
+			checkJobsSpool(t, r)
 		})
 	}
 }
@@ -82,6 +86,7 @@ func TestJobsChartNATS(t *testing.T) {
 			r := render(t, values, kubeWithNativeSidecars)
 			checkInvariants(t, r)
 			checkNATS(t, r, replicas)
+			checkJobsSpool(t, r)
 		})
 	}
 }
@@ -313,5 +318,23 @@ func TestJobsInvalidValues(t *testing.T) {
 		if _, err := renderChart(t, tt.values, kubeWithNativeSidecars); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("values %q: err %v, want one naming %s", tt.values, err, tt.want)
 		}
+	}
+}
+
+// checkJobsSpool: with jobs on, a job's spilled document goes to a volume of its own, the
+// directory the ConfigMap names, not to the 64Mi /tmp nor the read-only root file system.
+func checkJobsSpool(t *testing.T, r release) {
+	t.Helper()
+	pod := r.deployment.Spec.Template.Spec
+	v := volume(pod, "jobs-spool")
+	if v == nil || v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil {
+		t.Fatalf("jobs on, but no jobs-spool emptyDir with a size limit: %+v", v)
+	}
+	if got := v.EmptyDir.SizeLimit.String(); got != "2Gi" {
+		t.Errorf("jobs-spool sizeLimit %s, want the default 2Gi", got)
+	}
+	path, ok := mountPath(container(t, pod.Containers, "ocrgate"), "jobs-spool")
+	if !ok || path != r.configMap.Data["OCRGATE_JOBS_DIR"] {
+		t.Errorf("jobs-spool mounted at %q (%v), OCRGATE_JOBS_DIR %q", path, ok, r.configMap.Data["OCRGATE_JOBS_DIR"])
 	}
 }
