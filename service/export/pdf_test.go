@@ -24,13 +24,13 @@ type pdftotextWord struct {
 }
 
 // readBack runs poppler's pdftotext -bbox on a PDF and returns its words with their boxes.
-func readBack(t *testing.T, pdf []byte) []pdftotextWord {
+func readBack(t *testing.T, pdf []byte, args ...string) []pdftotextWord {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "out.pdf")
 	if err := os.WriteFile(path, pdf, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("pdftotext", "-bbox", "-raw", path, "-").Output()
+	out, err := exec.Command("pdftotext", append(append([]string{"-bbox", "-raw"}, args...), path, "-")...).Output()
 	if err != nil {
 		t.Fatalf("pdftotext (poppler-utils) on the PDF: %v", err)
 	}
