@@ -5,33 +5,56 @@ import (
 	"compress/zlib"
 	"io"
 	"strconv"
+	"unsafe"
 )
 
 // Limits bound what reading one file may cost.
 const (
 	maxSections    = 256      // cross-reference sections followed through /Prev
 	maxObjects     = 8 << 20  // the highest object number a file may declare (its /Size)
-	maxDecoded     = 64 << 20 // bytes one xref or object stream may decompress to
+	maxDecoded     = 64 << 20 // bytes the structure streams of one file may decompress to
 	maxObjStmItems = 1 << 20  // objects one object stream may hold
 	maxResolve     = 32       // references followed from one to the next
 	maxTreeDepth   = 64       // levels of the page tree
 )
 
+// maxEntries is how many objects a file of n bytes may number: an object takes at least eight
+// bytes of the file, even packed in an object stream ("1 0 " and "null" before compression is
+// more, and compression does not pack an object's entry of the cross-reference into fewer).
+func maxEntries(n int) int { return min(maxObjects, n/8+4096) }
+
+// decodedLimit is how many bytes the structure streams of a file of n bytes may decompress to.
+func decodedLimit(n int) int { return min(maxDecoded, 4*n+1<<20) }
+
+// MemoryBound is the most reading a file of n bytes holds besides the file itself: its
+// cross-reference entries (16 bytes each) and its decompressed structure streams (twice: a
+// predictor undone copies one). Open refuses a
+// file that would need more.
+func MemoryBound(n int) int64 {
+	return int64(maxEntries(n))*int64(unsafe.Sizeof(entry{})) + 2*int64(decodedLimit(n)) + 64<<10
+}
+
 // entry is where one object is: at an offset in the file, or the index-th object of object
 // stream stm.
 type entry struct {
-	free   bool
-	offset int64
-	gen    int
-	stm    int // > 0: in this object stream
-	index  int
+	at    int64 // offset in the file, or the object stream's number
+	gen   int32 // generation, or index in the object stream
+	state uint8
 }
+
+const (
+	unset = iota
+	free
+	inFile
+	inStream
+)
 
 // File is a PDF's structure as its last cross-reference sections describe it.
 type File struct {
 	data    []byte
-	xref    map[int]entry
-	Trailer Dict // the newest trailer (of a table) or xref stream's dictionary
+	xref    []entry // by object number
+	decoded int     // bytes of structure streams decompressed so far
+	Trailer Dict    // the newest trailer (of a table) or xref stream's dictionary
 	// LastXRef is the offset of the newest cross-reference section (what an update's /Prev
 	// names); XRefStream says whether that section is a stream (an update then writes one too).
 	LastXRef   int64
@@ -50,7 +73,7 @@ type objStm struct {
 // Open reads the cross-reference sections of data, newest first. An encrypted file is refused:
 // an update would have to encrypt what it appends.
 func Open(data []byte) (*File, error) {
-	f := &File{data: data, xref: map[int]entry{}, objStms: map[int]*objStm{}}
+	f := &File{data: data, objStms: map[int]*objStm{}}
 	off, err := startXRef(data)
 	if err != nil {
 		return nil, err
@@ -174,18 +197,18 @@ func (f *File) table(p *parser) (Dict, error) {
 			if err != nil || err2 != nil || (t != "n" && t != "f") {
 				return nil, unreadable("a bad cross-reference entry")
 			}
-			n := first + i
-			if _, set := f.xref[n]; set {
-				continue
-			}
 			if t == "f" {
-				f.xref[n] = entry{free: true}
+				if err := f.set(first+i, entry{state: free}); err != nil {
+					return nil, err
+				}
 				continue
 			}
-			if o <= 0 || o >= int64(len(f.data)) {
+			if o <= 0 || o >= int64(len(f.data)) || g < 0 || g > 65535 {
 				return nil, unreadable("an object offset out of range")
 			}
-			f.xref[n] = entry{offset: o, gen: g}
+			if err := f.set(first+i, entry{at: o, gen: int32(g), state: inFile}); err != nil {
+				return nil, err
+			}
 		}
 	}
 }
@@ -246,30 +269,47 @@ func (f *File) xrefStream(s *Stream) error {
 				typ = field(0)
 			}
 			a, b := field(1), field(2)
-			n := int(first + i)
-			if _, set := f.xref[n]; set {
-				continue
-			}
+			e := entry{state: free} // type 0, and types unknown: null references (ISO 32000-1, 7.5.8.3)
 			switch typ {
-			case 0:
-				f.xref[n] = entry{free: true}
 			case 1:
 				if a <= 0 || a >= int64(len(f.data)) || b > 65535 {
 					return unreadable("an object offset out of range")
 				}
-				f.xref[n] = entry{offset: a, gen: int(b)}
+				e = entry{at: a, gen: int32(b), state: inFile}
 			case 2:
 				if a <= 0 || a > maxObjects || b < 0 || b > maxObjStmItems {
 					return unreadable("an object stream entry out of range")
 				}
-				f.xref[n] = entry{stm: int(a), index: int(b)}
-			default:
-				// Entries of other types are null references (ISO 32000-1, 7.5.8.3).
-				f.xref[n] = entry{free: true}
+				e = entry{at: a, gen: int32(b), state: inStream}
+			}
+			if err := f.set(int(first+i), e); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// set records where object n is, unless a newer section did.
+func (f *File) set(n int, e entry) error {
+	if n >= maxEntries(len(f.data)) {
+		return unreadable("more objects than a file of its size holds")
+	}
+	if n >= len(f.xref) {
+		f.xref = append(f.xref, make([]entry, n+1-len(f.xref))...)
+	}
+	if f.xref[n].state == unset {
+		f.xref[n] = e
+	}
+	return nil
+}
+
+// lookup is where object n is (state unset when no section says).
+func (f *File) lookup(n int) entry {
+	if n < 0 || n >= len(f.xref) {
+		return entry{}
+	}
+	return f.xref[n]
 }
 
 // objectAt parses "num gen obj … endobj" at off; a stream's data is sliced by its /Length.
@@ -314,32 +354,32 @@ func (f *File) objectAt(off int) (int, int, Object, error) {
 // resolveDirect reads object r where it must be a plain (non-stream) object in the file: a
 // stream's /Length, which the object stream machinery cannot be asked for while reading a stream.
 func (f *File) resolveDirect(r Ref) (Object, error) {
-	e, ok := f.xref[r.Num]
-	if !ok || e.free {
+	e := f.lookup(r.Num)
+	switch e.state {
+	case unset, free:
 		return nil, nil
-	}
-	if e.stm > 0 {
+	case inStream:
 		return f.inObjStm(e)
 	}
-	p := &parser{data: f.data, pos: int(e.offset)}
+	p := &parser{data: f.data, pos: int(e.at)}
 	_, err1 := strconv.Atoi(p.keyword())
 	_, err2 := strconv.Atoi(p.keyword())
 	if err1 != nil || err2 != nil || p.keyword() != "obj" {
-		return nil, unreadable("no object at offset %d", e.offset)
+		return nil, unreadable("no object at offset %d", e.at)
 	}
 	return p.object(0)
 }
 
 // Resolve returns object r (null for a free or missing one, as PDF says).
 func (f *File) Resolve(r Ref) (Object, error) {
-	e, ok := f.xref[r.Num]
-	if !ok || e.free {
+	e := f.lookup(r.Num)
+	switch e.state {
+	case unset, free:
 		return nil, nil
-	}
-	if e.stm > 0 {
+	case inStream:
 		return f.inObjStm(e)
 	}
-	num, gen, o, err := f.objectAt(int(e.offset))
+	num, gen, o, err := f.objectAt(int(e.at))
 	if err != nil {
 		return nil, err
 	}
@@ -380,18 +420,18 @@ func (f *File) GetDict(o Object) (Dict, error) {
 }
 
 func (f *File) inObjStm(e entry) (Object, error) {
-	s, ok := f.objStms[e.stm]
+	s, ok := f.objStms[int(e.at)]
 	if !ok {
 		var err error
-		if s, err = f.loadObjStm(e.stm); err != nil {
+		if s, err = f.loadObjStm(int(e.at)); err != nil {
 			return nil, err
 		}
-		f.objStms[e.stm] = s
+		f.objStms[int(e.at)] = s
 	}
-	if e.index >= len(s.offsets) {
+	if int(e.gen) >= len(s.offsets) {
 		return nil, unreadable("an object stream holds fewer objects than referred to")
 	}
-	p := &parser{data: s.data, pos: s.offsets[e.index]}
+	p := &parser{data: s.data, pos: s.offsets[e.gen]}
 	return p.object(0)
 }
 
@@ -401,11 +441,11 @@ func (f *File) loadObjStm(num int) (*objStm, error) {
 	}
 	f.loading++
 	defer func() { f.loading-- }()
-	e, ok := f.xref[num]
-	if !ok || e.free || e.stm > 0 {
+	e := f.lookup(num)
+	if e.state != inFile {
 		return nil, unreadable("an object stream that is not in the file")
 	}
-	_, _, o, err := f.objectAt(int(e.offset))
+	_, _, o, err := f.objectAt(int(e.at))
 	if err != nil {
 		return nil, err
 	}
@@ -455,13 +495,15 @@ func (f *File) decode(s *Stream) ([]byte, error) {
 	if err != nil {
 		return nil, unreadable("a structure stream's Flate data is bad")
 	}
-	data, err := io.ReadAll(io.LimitReader(z, maxDecoded+1))
+	left := decodedLimit(len(f.data)) - f.decoded
+	data, err := io.ReadAll(io.LimitReader(z, int64(left)+1))
 	if err != nil && len(data) == 0 {
 		return nil, unreadable("a structure stream's Flate data is bad")
 	}
-	if len(data) > maxDecoded {
-		return nil, unreadable("a structure stream larger than %d bytes", maxDecoded)
+	if len(data) > left {
+		return nil, unreadable("structure streams larger than %d bytes", decodedLimit(len(f.data)))
 	}
+	f.decoded += len(data)
 	parms, _ := f.GetDict(s.Dict["DecodeParms"])
 	if a, ok := s.Dict["DecodeParms"].(Array); ok && len(a) == 1 {
 		parms, _ = f.GetDict(a[0])

@@ -21,6 +21,8 @@ type Page struct {
 	Width, Height float64
 	// Raster is set for TIFF pages: they are pixels, drawn at their own size whatever the scale.
 	Raster bool
+	// DPI is a raster page's resolution in dots per inch as it is shown (0 when it states none).
+	DPI float64
 	// ImageCoverage is the share of the page's area under images, in [0, 1].
 	ImageCoverage float64
 	// ImageScale is the resolution, in pixels per point, at which the page's dominant image is
