@@ -296,7 +296,6 @@ func boxIoU(a, b [4]float64) float64 {
 // TestSearchablePDFOfAnImage: a JPEG and the same picture as a PNG, asked for as "pdf": poppler's
 // pdftotext reads back the JSON answer's words (word F1 ≥ 0.99) in the same order, and at least
 // 95 % of its word boxes overlap the answer's (IoU ≥ 0.5); the JPEG is in the PDF byte for byte.
-// A document asked for as "pdf" is a 400 that says what it takes.
 func TestSearchablePDFOfAnImage(t *testing.T) {
 	jpg := fixtures(t).jpeg
 	app := docApp(t, server.Options{}, nil, nil)
@@ -361,7 +360,4 @@ func TestSearchablePDFOfAnImage(t *testing.T) {
 			t.Logf("%d words, %d in order on their boxes; %d bytes for a %d-byte image", len(want), on, len(pdf), len(tt.data))
 		})
 	}
-	doc := scanned(t, [][]byte{jpg}, nil, false)
-	code, body := call(t, app, readRequest(doc, map[string]any{"format": "pdf"}))
-	checkJSONError(t, code, body, 400, "format_not_for_documents")
 }
