@@ -13,7 +13,7 @@ type Page struct {
 }
 
 // Pages walks the page tree from the catalog, in order, with at most limit pages (a page tree
-// that holds more, loops, or nests deeper than maxTreeDepth is refused).
+// that holds more, or nests deeper than maxTreeDepth, is refused; a node met twice counts once).
 func (f *File) Pages(limit int) ([]Page, error) {
 	root, err := f.GetDict(f.Trailer["Root"])
 	if err != nil {
@@ -39,7 +39,9 @@ func (f *File) Pages(limit int) ([]Page, error) {
 			return unreadable("a page tree deeper than %d", maxTreeDepth)
 		}
 		if seen[r] {
-			return unreadable("a page tree that loops")
+			// A node met again (a tree that lists itself, a page listed twice) is skipped, as
+			// PDFium skips it; the caller checks the page count against PDFium's.
+			return nil
 		}
 		seen[r] = true
 		d, err := f.GetDict(r)

@@ -30,16 +30,20 @@ func (r *reading) writeDocumentPDF(ctx context.Context, c *fiber.Ctx, data []byt
 	if res.ImageInfo.Format == "tiff" {
 		return r.writeTIFFPDF(ctx, c, data, res)
 	}
-	// The structure read (bounded by pdffile.MemoryBound) and the output, which the response
-	// holds whole, are admitted before either is made; and PDFium's copy of the file, when the
-	// file is read from one (at most savedLimit).
-	saved := savedLimit(len(data))
-	cost := int64(len(data)) + saved + pdffile.MemoryBound(int(saved))
-	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
-		return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large",
-			msg: "a searchable PDF of this document needs more memory than one request may use; ask for json, text, hocr or alto"}
+	ocrd := map[int]api.Page{} // by page index
+	for _, p := range res.Pages {
+		if p.Source == "ocr" && p.Error == nil && p.Page >= 1 {
+			ocrd[p.Page-1] = p
+		}
 	}
-	release, err := r.adm.Admit(ctx, cost)
+	if len(ocrd) == 0 {
+		// Nothing to lay over any page: the file itself is the searchable PDF.
+		c.Set(fiber.HeaderContentType, export.PDF.ContentType())
+		return c.Send(data)
+	}
+	// The structure read (bounded by pdffile.MemoryBound) and the output, which the response
+	// holds whole, are admitted before either is made.
+	release, err := r.admitWrite(ctx, int64(len(data))+pdffile.MemoryBound(len(data)))
 	if err != nil {
 		return err
 	}
@@ -48,10 +52,17 @@ func (r *reading) writeDocumentPDF(ctx context.Context, c *fiber.Ctx, data []byt
 	if err != nil {
 		// A file PDFium read by repairing it is read from PDFium's own save of it: every
 		// object in one new, correct cross-reference table. Its pages draw as PDFium drew them
-		// for OCR, but its bytes are PDFium's, not the file's.
+		// for OCR, but its bytes are PDFium's, not the file's. That copy (at most savedLimit)
+		// and its structure are admitted too.
+		saved := savedLimit(len(data))
+		release, err := r.admitWrite(ctx, saved+pdffile.MemoryBound(int(saved)))
+		if err != nil {
+			return err
+		}
+		defer release()
 		var b bytes.Buffer
-		if serr := r.savedByPDFium(ctx, data, &b, saved); serr != nil {
-			return serr
+		if err := r.savedByPDFium(ctx, data, &b, saved); err != nil {
+			return err
 		}
 		data = b.Bytes()
 		if f, pages, err = readStructure(data, res); err != nil {
@@ -59,17 +70,23 @@ func (r *reading) writeDocumentPDF(ctx context.Context, c *fiber.Ctx, data []byt
 		}
 		r.s.logger(c).Info("searchable PDF written over PDFium's save of the document", "bytes", len(data))
 	}
-	layers := map[int]api.Page{}
-	for _, p := range res.Pages {
-		if p.Source == "ocr" && p.Error == nil && p.Page >= 1 && p.Page <= len(pages) {
-			if !sameShape(pages[p.Page-1], p) {
-				return errNotRewritable
-			}
-			layers[p.Page-1] = p
+	for i, p := range ocrd {
+		if i >= len(pages) || !sameShape(pages[i], p) {
+			return errNotRewritable
 		}
 	}
 	c.Set(fiber.HeaderContentType, export.PDF.ContentType())
-	return export.UpdatePDF(c.Response().BodyWriter(), data, f, pages, layers, export.Software{Name: "ocrgate", Version: Version})
+	return export.UpdatePDF(c.Response().BodyWriter(), data, f, pages, ocrd, export.Software{Name: "ocrgate", Version: Version})
+}
+
+// admitWrite admits memory that writing an answer holds, or refuses the request (413) when it is
+// more than one request may hold.
+func (r *reading) admitWrite(ctx context.Context, cost int64) (func(), error) {
+	if max := r.s.opt.MaxRequestCost; max > 0 && cost > max {
+		return nil, &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large",
+			msg: "a searchable PDF of this document needs more memory than one request may use; ask for json, text, hocr or alto"}
+	}
+	return r.adm.Admit(ctx, cost)
 }
 
 // savedLimit is the most bytes PDFium's save of a PDF of n bytes may take: a rewrite adds little
@@ -173,12 +190,8 @@ func (r *reading) tiffPage(ctx context.Context, doc *docfile.Document, pg *docfi
 			}
 			pg, shrink = s, k
 		}
-		if cost(pg) > max {
-			return &apiError{status: fiber.StatusRequestEntityTooLarge, code: "answer_too_large",
-				msg: "a page of this TIFF needs more memory than one request may use to be written as a PDF; ask for json, text, hocr or alto"}
-		}
 	}
-	release, err := r.adm.Admit(ctx, cost(pg))
+	release, err := r.admitWrite(ctx, cost(pg))
 	if err != nil {
 		return err
 	}

@@ -200,7 +200,7 @@ func TestAnswerFormatErrors(t *testing.T) {
 	}
 }
 
-// TestHostileDocumentsInEveryFormat: every hostile document asked for as hOCR or ALTO gets the
+// TestHostileDocumentsInEveryFormat: every hostile document asked for as hOCR, ALTO or PDF gets the
 // status and error code it gets as JSON (the answer's form changes nothing before the answer is
 // written), and memory grows no more than under the JSON run's bound.
 func TestHostileDocumentsInEveryFormat(t *testing.T) {
@@ -222,7 +222,7 @@ func TestHostileDocumentsInEveryFormat(t *testing.T) {
 		t.Run(d.Name, func(t *testing.T) {
 			status, body := call(t, app, readRequest(d.Data, nil))
 			want := codeOf(status, body)
-			for _, f := range []string{"hocr", "alto"} {
+			for _, f := range []string{"hocr", "alto", "pdf"} {
 				var got int
 				var gotBody []byte
 				grew := uint64(memlimit.Growth(10*time.Millisecond, func() { got, gotBody = call(t, app, readRequest(d.Data, map[string]any{"format": f})) }))
