@@ -15,7 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/service/export"
+	"github.com/ocrgate/ocrgate/service/pdffile"
 	"github.com/ocrgate/ocrgate/service/server"
 )
 
@@ -273,4 +276,90 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// alteredLayer is a searchable PDF of scan whose invisible layer says other words than the
+// answer d: each word's letters reversed and shifted, on the same boxes.
+func alteredLayer(t *testing.T, scan []byte, d docBody) []byte {
+	t.Helper()
+	f, err := pdffile.Open(scan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := f.Pages(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := map[int]api.Page{}
+	for i, p := range d.Pages {
+		a := api.Page{Page: p.Page, Width: p.Width, Height: p.Height, Source: "ocr"}
+		for _, r := range p.Regions {
+			var reg api.Region
+			for _, w := range r.Words {
+				var b strings.Builder
+				rs := []rune(w.Text)
+				for k := len(rs) - 1; k >= 0; k-- {
+					c := rs[k]
+					if c >= 'A' && c <= 'Y' || c >= '0' && c <= '8' {
+						c++
+					}
+					b.WriteRune(c)
+				}
+				pts := make([]api.Point, len(w.BoundingShape.Points))
+				for k, q := range w.BoundingShape.Points {
+					pts[k] = api.Point{X: q.X, Y: q.Y}
+				}
+				reg.Words = append(reg.Words, api.Word{Text: b.String(), BoundingShape: api.BoundingShape{Points: pts}})
+			}
+			a.Regions = append(a.Regions, reg)
+		}
+		layers[i] = a
+	}
+	var out bytes.Buffer
+	if err := export.UpdatePDF(&out, scan, f, pages, layers, export.Software{Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestSearchablePDFReadsBack: our own searchable PDF read again with "ocr": "auto" is answered
+// from its invisible layer, once OCR of the layer's probes agrees with it, with the words the
+// first answer had; the same scan with a layer that says other words is OCR'd (the layer
+// disagrees), never answered from that layer.
+func TestSearchablePDFReadsBack(t *testing.T) {
+	f := fixtures(t)
+	scan := scanned(t, [][]byte{f.jpeg, jpegOf(t, f.fields)}, nil, false)
+	app := docApp(t, server.Options{}, nil, nil)
+	first := readDocument(t, app, scan, map[string]any{"words": true})
+	pdf := pdfAnswer(t, app, scan)
+	again := readDocument(t, app, pdf, map[string]any{"words": true})
+	if len(again.Pages) != len(first.Pages) {
+		t.Fatalf("%d pages, first %d", len(again.Pages), len(first.Pages))
+	}
+	var want, got []string
+	for i, p := range again.Pages {
+		if p.Source != "text-layer" || p.SourceReason != "text_layer_agrees" {
+			t.Errorf("page %d read by %s (%s); want its layer, checked", i+1, p.Source, p.SourceReason)
+		}
+		want = append(want, strings.Fields(first.Pages[i].Text)...)
+		got = append(got, strings.Fields(p.Text)...)
+	}
+	if f1 := wordF1(got, want); f1 < 0.99 {
+		t.Errorf("word F1 %.3f of the layer's reading against the first answer: %q, first %q", f1, again.Text, first.Text)
+	}
+	t.Logf("read back from its layer: word F1 %.4f (%d words)", wordF1(got, want), len(want))
+
+	altered := alteredLayer(t, scan, first)
+	d := readDocument(t, app, altered, map[string]any{"words": true})
+	for i, p := range d.Pages {
+		if p.Source != "ocr" {
+			t.Errorf("page %d with a false layer read by %s (%s)", i+1, p.Source, p.SourceReason)
+		}
+		if p.SourceReason != "text_layer_disagrees" {
+			t.Errorf("page %d: reason %s", i+1, p.SourceReason)
+		}
+		if wordF1(strings.Fields(p.Text), strings.Fields(first.Pages[i].Text)) < 0.99 {
+			t.Errorf("page %d read %q; first %q", i+1, p.Text, first.Pages[i].Text)
+		}
+	}
 }
