@@ -22,9 +22,11 @@ type PDFImage struct {
 	// orientation to apply), of 1 (gray) or 3 (YCbCr/RGB) components.
 	JPEG []byte
 	// Samples are Width×Height pixels, Components (1: gray, 3: RGB) bytes each, row by row; used
-	// when JPEG is nil.
+	// when JPEG is nil. With Bilevel, they are one bit a pixel instead (1: white), each row
+	// starting on a byte, as a fax page is.
 	Samples    []byte
 	Components int
+	Bilevel    bool
 	Width      int
 	Height     int
 	// DPI is the image's resolution, which sets the page's size (a pixel is 72/DPI points); 0:
@@ -135,15 +137,18 @@ func (p *PDFWriter) AddPage(pg PDFPage) error {
 		p.stream(page+2, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8 /Filter /DCTDecode ",
 			img.Width, img.Height, cs), img.JPEG)
 	} else {
-		cs := "/DeviceRGB"
+		cs, bits, size := "/DeviceRGB", 8, img.Width*img.Height*img.Components
 		if img.Components == 1 {
 			cs = "/DeviceGray"
 		}
-		if len(img.Samples) != img.Width*img.Height*img.Components {
+		if img.Bilevel {
+			cs, bits, size = "/DeviceGray", 1, (img.Width+7)/8*img.Height
+		}
+		if len(img.Samples) != size {
 			return fmt.Errorf("export: %d bytes of samples for %d×%d×%d", len(img.Samples), img.Width, img.Height, img.Components)
 		}
-		p.stream(page+2, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8 /Filter /FlateDecode ",
-			img.Width, img.Height, cs), deflate(img.Samples))
+		p.stream(page+2, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent %d /Filter /FlateDecode ",
+			img.Width, img.Height, cs, bits), deflate(img.Samples))
 	}
 	return p.w.err
 }
@@ -436,12 +441,46 @@ func EmbeddableJPEG(j []byte) bool {
 	return n == 1 || n == 3
 }
 
-// SamplesOf is a decoded picture as a page's samples: gray stays gray, anything else is RGB
-// (transparency dropped: the page is white underneath).
+// bilevel reports whether every pixel of g is black or white (a fax, a binarized scan).
+func bilevel(g *image.Gray) bool {
+	b := g.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for _, v := range g.Pix[g.PixOffset(b.Min.X, y):g.PixOffset(b.Min.X, y)+b.Dx()] {
+			if v != 0 && v != 0xff {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// packBits is a black-and-white picture at one bit a pixel, rows starting on a byte.
+func packBits(g *image.Gray) PDFImage {
+	b := g.Bounds()
+	w, h := b.Dx(), b.Dy()
+	stride := (w + 7) / 8
+	s := make([]byte, stride*h)
+	for y := range h {
+		row := g.Pix[g.PixOffset(b.Min.X, b.Min.Y+y):]
+		out := s[y*stride:]
+		for x := range w {
+			if row[x] != 0 {
+				out[x>>3] |= 0x80 >> (x & 7)
+			}
+		}
+	}
+	return PDFImage{Samples: s, Components: 1, Bilevel: true, Width: w, Height: h}
+}
+
+// SamplesOf is a decoded picture as a page's samples: gray stays gray (at one bit a pixel when it
+// is black and white), anything else is RGB (transparency dropped: the page is white underneath).
 func SamplesOf(img image.Image) PDFImage {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	if g, ok := img.(*image.Gray); ok {
+		if bilevel(g) {
+			return packBits(g)
+		}
 		s := make([]byte, 0, w*h)
 		for y := b.Min.Y; y < b.Max.Y; y++ {
 			s = append(s, g.Pix[g.PixOffset(b.Min.X, y):g.PixOffset(b.Min.X, y)+w]...)
