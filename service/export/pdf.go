@@ -445,7 +445,7 @@ func EmbeddableJPEG(j []byte) bool {
 func bilevel(g *image.Gray) bool {
 	b := g.Bounds()
 	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for _, v := range g.Pix[g.PixOffset(b.Min.X, y):g.PixOffset(b.Min.X, y)+b.Dx()] {
+		for _, v := range g.Pix[g.PixOffset(b.Min.X, y) : g.PixOffset(b.Min.X, y)+b.Dx()] {
 			if v != 0 && v != 0xff {
 				return false
 			}
