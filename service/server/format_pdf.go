@@ -48,7 +48,7 @@ func (r *reading) writeDocumentPDF(ctx context.Context, c *fiber.Ctx, data []byt
 		return err
 	}
 	defer release()
-	f, pages, err := readStructure(data, res)
+	f, pages, err := readStructure(data, res, ocrd)
 	if err != nil {
 		// A file PDFium read by repairing it is read from PDFium's own save of it: every
 		// object in one new, correct cross-reference table. Its pages draw as PDFium drew them
@@ -65,15 +65,10 @@ func (r *reading) writeDocumentPDF(ctx context.Context, c *fiber.Ctx, data []byt
 			return err
 		}
 		data = b.Bytes()
-		if f, pages, err = readStructure(data, res); err != nil {
+		if f, pages, err = readStructure(data, res, ocrd); err != nil {
 			return err
 		}
 		r.s.logger(c).Info("searchable PDF written over PDFium's save of the document", "bytes", len(data))
-	}
-	for i, p := range ocrd {
-		if i >= len(pages) || !sameShape(pages[i], p) {
-			return errNotRewritable
-		}
 	}
 	c.Set(fiber.HeaderContentType, export.PDF.ContentType())
 	return export.UpdatePDF(c.Response().BodyWriter(), data, f, pages, ocrd, export.Software{Name: "ocrgate", Version: Version})
@@ -110,9 +105,10 @@ func (r *reading) savedByPDFium(ctx context.Context, data []byte, w io.Writer, l
 }
 
 // readStructure reads a PDF's cross-reference and page tree, and checks them against what PDFium
-// read: the same number of pages. A file whose structure differs (PDFium repaired it) is
-// refused rather than updated at the wrong objects.
-func readStructure(data []byte, res api.DocumentResult) (*pdffile.File, []pdffile.Page, error) {
+// read: the same number of pages, and each page to lay words over (ocrd, by index) of the shape
+// PDFium drew. A file whose structure differs (PDFium repaired it) is refused rather than
+// updated at the wrong objects.
+func readStructure(data []byte, res api.DocumentResult, ocrd map[int]api.Page) (*pdffile.File, []pdffile.Page, error) {
 	f, err := pdffile.Open(data)
 	if err != nil {
 		return nil, nil, errNotRewritable
@@ -120,6 +116,11 @@ func readStructure(data []byte, res api.DocumentResult) (*pdffile.File, []pdffil
 	pages, err := f.Pages(res.ImageInfo.Pages)
 	if err != nil || len(pages) != res.ImageInfo.Pages {
 		return nil, nil, errNotRewritable
+	}
+	for i, p := range ocrd {
+		if i >= len(pages) || !sameShape(pages[i], p) {
+			return nil, nil, errNotRewritable
+		}
 	}
 	return f, pages, nil
 }
