@@ -200,9 +200,9 @@ func TestAnswerFormatErrors(t *testing.T) {
 	}
 }
 
-// TestHostileDocumentsInEveryFormat: every hostile document asked for as hOCR, ALTO or PDF gets the
-// status and error code it gets as JSON (the answer's form changes nothing before the answer is
-// written), and memory grows no more than under the JSON run's bound.
+// TestHostileDocumentsInEveryFormat: every hostile document (the PDFs, and a few TIFFs) asked for
+// as hOCR, ALTO or PDF gets the status and error code it gets as JSON (the answer's form changes
+// nothing before the answer is written), and memory grows no more than under the JSON run's bound.
 func TestHostileDocumentsInEveryFormat(t *testing.T) {
 	const budget = 512 << 20
 	gate := admission.New(admission.Options{Budget: budget, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
@@ -218,7 +218,13 @@ func TestHostileDocumentsInEveryFormat(t *testing.T) {
 		}
 		return e.Code
 	}
-	for _, d := range hostile.PDFs() {
+	docs := append(hostile.PDFs(),
+		hostile.HostilePDF{Name: "TIFF of directories of 65535 entries", Data: hostile.TIFFOverlappingIFDs(100, 65535)},
+		hostile.HostilePDF{Name: "TIFF Deflate bomb", Data: hostile.TIFFDeflateBomb(2000, 2000, 8, 64<<20)},
+		hostile.HostilePDF{Name: "TIFF CCITT rows of zero-length runs", Data: hostile.TIFFCCITTZeroRuns(8, 500_000)},
+		hostile.HostilePDF{Name: "TIFF of one-pixel tiles", Data: hostile.TIFFManyPages(1, 2000)},
+	)
+	for _, d := range docs {
 		t.Run(d.Name, func(t *testing.T) {
 			status, body := call(t, app, readRequest(d.Data, nil))
 			want := codeOf(status, body)
