@@ -21,7 +21,7 @@ GOLANGCI_LINT         := bin/tools/golangci-lint
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models models-test proto-tools browser-tools lint-tools lint python proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-forms bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models models-test proto-tools browser-tools lint-tools lint python qpdf proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-forms bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -78,6 +78,16 @@ python:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3; \
 	  else echo "python3 is missing: install it (the accuracy tests run internal/ocrscore/ocr_score.py)" >&2; exit 2; fi; }
 
+## qpdf: qpdf for the searchable PDF tests' `qpdf --check` (Debian's package, with apt-get as root,
+## when missing)
+qpdf:
+	@command -v qpdf >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "qpdf missing: installing Debian's qpdf"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qpdf; \
+	  else echo "qpdf is missing: install it (the searchable PDF tests run qpdf --check)" >&2; exit 2; fi; }
+
 ## check: gofmt, go mod tidy, the linters (make lint: both modules) and generated code that is
 ## current: `make proto` must leave tritonclient/inferencepb as committed (fails on any difference)
 check: lint-tools proto-tools
@@ -95,7 +105,7 @@ check: lint-tools proto-tools
 ## detector: the service module with the integration tests (the real models on ONNX Runtime, the
 ## receipts in testdata/, the Python scorer), then the deployment module. Nothing outside the
 ## repository is read but the models and ONNX Runtime it fetches into $OCRGATE_HOME.
-test: models-test proto-tools browser-tools python check
+test: models-test proto-tools browser-tools python qpdf check
 	$(GO) vet -tags integration ./...
 	$(GO) test -tags integration -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd deploy && $(GO) vet -tags image ./... && $(GO) test -race -count=1 ./...

@@ -15,7 +15,7 @@ const (
 	FormatText = "text" // the text in reading order, pages separated by a form feed
 	FormatHOCR = "hocr" // hOCR 1.2 (XHTML)
 	FormatALTO = "alto" // ALTO 4.4 XML
-	FormatPDF  = "pdf"  // a searchable PDF of an image (the image, invisible text on its words)
+	FormatPDF  = "pdf"  // a searchable PDF: the pages as sent, invisible text on their words
 )
 
 // OCRAs reads image as OCR does and returns the answer in format (FormatText, FormatHOCR,

@@ -193,7 +193,7 @@ func parseCLI(cmd string, args []string, getenv func(string) string, stderr io.W
 	fs.SetOutput(stderr)
 	if cmd == "ocr" {
 		fs.BoolVar(&opt.json, "json", false, "print the whole /ocr answer as JSON instead of the text (one JSON line per file with several files)")
-		fs.StringVar(&opt.format, "format", "", "the answer's form: json (as --json), text, hocr, alto or pdf (a searchable PDF of an image), printed as the service sends it (one file at a time for hocr, alto and pdf)")
+		fs.StringVar(&opt.format, "format", "", "the answer's form: json (as --json), text, hocr, alto or pdf (a searchable PDF), printed as the service sends it (one file at a time for hocr, alto and pdf)")
 	} else {
 		fs.StringVar(&opt.template, "template", "", "built-in template to fill: invoice (the service's default) or receipt")
 		fs.StringVar(&opt.schema, "schema", "", "file with your own JSON Schema to fill instead of a template")

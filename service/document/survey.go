@@ -310,6 +310,9 @@ func (r *Reader) checkCost(p Pipeline, format docfile.Format) int64 {
 // A book pays for the check of its first page or two; a document whose every page brings fonts
 // of its own pays on every page, within its CPU budget and its turns like any other page.
 func (s *surveyor) checkLayer(ctx context.Context, page *docfile.Page, tl *docfile.TextLayer, c docfile.Cost) (*docfile.Check, error) {
+	if tl.Invisible {
+		return s.checkInvisible(ctx, page, tl, c)
+	}
 	if tl.MostlyUndrawn() {
 		return &docfile.Check{Trusted: true, Reason: docfile.ReasonLayerUndrawn}, nil
 	}
@@ -336,6 +339,41 @@ func (s *surveyor) checkLayer(ctx context.Context, page *docfile.Page, tl *docfi
 		for f, sim := range check.Fonts {
 			s.agreed[f] = sim
 		}
+	}
+	return &check, nil
+}
+
+// checkInvisible judges an invisible layer over a page image (an earlier OCR layer: see
+// docfile.Page.InvisibleLayer) by OCR of its probes alone, and strictly: every probe compared
+// must agree (one that disagrees, or one in a script OCR cannot read, and the page is OCR'd). No
+// check (it is off, or the layer gives no probe) is no proof, and the page is OCR'd
+// (ReasonLayerHidden); fonts that agreed on earlier pages prove nothing of this page's text,
+// and are neither asked nor told.
+func (s *surveyor) checkInvisible(ctx context.Context, page *docfile.Page, tl *docfile.TextLayer, c docfile.Cost) (*docfile.Check, error) {
+	hidden := &docfile.Check{Reason: docfile.ReasonLayerHidden}
+	if s.r.cfg.LayerCheck <= 0 {
+		return hidden, nil
+	}
+	probes := tl.Probes(s.r.cfg.LayerCheck)
+	if len(probes) == 0 {
+		return hidden, nil
+	}
+	got, err := s.probe(ctx, page, probes, c)
+	if err != nil {
+		return nil, err
+	}
+	readings := make([]docfile.Reading, len(got))
+	for i, g := range got {
+		readings[i] = docfile.Reading{Text: g.Text, Score: g.Score}
+	}
+	check := docfile.Judge(probes, readings, s.p.Reads)
+	switch {
+	case check.Disagreed > 0:
+		// A probe the pixels do not bear out: the layer is not taken, even in part.
+		check.Trusted, check.Reason, check.Fonts, check.Doubted = false, docfile.ReasonLayerDisagrees, nil, nil
+	case check.Reason != docfile.ReasonLayerAgrees:
+		// Taken for a script OCR cannot read: not proven.
+		check.Trusted, check.Reason, check.Fonts = false, docfile.ReasonLayerHidden, nil
 	}
 	return &check, nil
 }

@@ -22,9 +22,11 @@ type PDFImage struct {
 	// orientation to apply), of 1 (gray) or 3 (YCbCr/RGB) components.
 	JPEG []byte
 	// Samples are Width×Height pixels, Components (1: gray, 3: RGB) bytes each, row by row; used
-	// when JPEG is nil.
+	// when JPEG is nil. With Bilevel, they are one bit a pixel instead (1: white), each row
+	// starting on a byte, as a fax page is.
 	Samples    []byte
 	Components int
+	Bilevel    bool
 	Width      int
 	Height     int
 	// DPI is the image's resolution, which sets the page's size (a pixel is 72/DPI points); 0:
@@ -71,15 +73,20 @@ type PDFWriter struct {
 	w       *countWriter
 	offsets []int64 // by object number
 	pages   int
-	codes   map[rune]uint16
-	runes   []rune // by code - 1
-	err     error
-	sw      Software
+	glyphs
+	err error
+	sw  Software
+}
+
+// glyphs gives every character of a document a two-byte code of the glyphless font.
+type glyphs struct {
+	codes map[rune]uint16
+	runes []rune // by code - 1
 }
 
 // NewPDFWriter starts a searchable PDF on w.
 func NewPDFWriter(w io.Writer, sw Software) *PDFWriter {
-	p := &PDFWriter{w: &countWriter{w: bufio.NewWriterSize(w, 64<<10)}, codes: map[rune]uint16{}, sw: sw}
+	p := &PDFWriter{w: &countWriter{w: bufio.NewWriterSize(w, 64<<10)}, glyphs: glyphs{codes: map[rune]uint16{}}, sw: sw}
 	p.offsets = make([]int64, objFirstPage)
 	p.w.str("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
 	return p
@@ -114,14 +121,9 @@ func (p *PDFWriter) AddPage(pg PDFPage) error {
 	if pg.Answer.Width == 0 || pg.Answer.Height == 0 {
 		sx, sy = scale, scale
 	}
-	words := p.pageWords(pg.Answer)
-	if len(words) > 0 {
-		content.WriteString("BT 3 Tr /F1 1 Tf\n")
-		for _, wd := range words {
-			p.placeWord(&content, wd, sx, sy, hPt)
-		}
-		content.WriteString("ET\n")
-	}
+	p.textLayer(&content, "F1", p.pageWords(pg.Answer), func(q api.Point) (float64, float64) {
+		return float64(q.X) * sx, hPt - float64(q.Y)*sy
+	})
 
 	p.begin(page)
 	p.w.printf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %s %s] /Contents %d 0 R /Resources << /XObject << /Im0 %d 0 R >> /Font << /F1 %d 0 R >> >> >>\nendobj\n",
@@ -135,15 +137,18 @@ func (p *PDFWriter) AddPage(pg PDFPage) error {
 		p.stream(page+2, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8 /Filter /DCTDecode ",
 			img.Width, img.Height, cs), img.JPEG)
 	} else {
-		cs := "/DeviceRGB"
+		cs, bits, size := "/DeviceRGB", 8, img.Width*img.Height*img.Components
 		if img.Components == 1 {
 			cs = "/DeviceGray"
 		}
-		if len(img.Samples) != img.Width*img.Height*img.Components {
+		if img.Bilevel {
+			cs, bits, size = "/DeviceGray", 1, (img.Width+7)/8*img.Height
+		}
+		if len(img.Samples) != size {
 			return fmt.Errorf("export: %d bytes of samples for %d×%d×%d", len(img.Samples), img.Width, img.Height, img.Components)
 		}
-		p.stream(page+2, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent 8 /Filter /FlateDecode ",
-			img.Width, img.Height, cs), deflate(img.Samples))
+		p.stream(page+2, fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace %s /BitsPerComponent %d /Filter /FlateDecode ",
+			img.Width, img.Height, cs, bits), deflate(img.Samples))
 	}
 	return p.w.err
 }
@@ -161,7 +166,7 @@ type pdfWord struct {
 
 // pageWords are the words of a page's answer in reading order (each region's words, or its
 // whole text on its box when its words are not known), their characters given codes.
-func (p *PDFWriter) pageWords(a api.Page) []pdfWord {
+func (p *glyphs) pageWords(a api.Page) []pdfWord {
 	var out []pdfWord
 	p.code(' ')
 	add := func(text string, s api.BoundingShape) {
@@ -190,11 +195,24 @@ func (p *PDFWriter) pageWords(a api.Page) []pdfWord {
 }
 
 // code gives r a code when it has none (past 65 534 characters, the rest share code 0).
-func (p *PDFWriter) code(r rune) {
+func (p *glyphs) code(r rune) {
 	if _, ok := p.codes[r]; !ok && len(p.runes) < math.MaxUint16-1 {
 		p.runes = append(p.runes, r)
 		p.codes[r] = uint16(len(p.runes))
 	}
+}
+
+// textLayer writes words as one text object of invisible text in font (a resource name), each
+// word's corners placed in user space by at.
+func (p *glyphs) textLayer(b *bytes.Buffer, font string, words []pdfWord, at func(api.Point) (float64, float64)) {
+	if len(words) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "BT 3 Tr /%s 1 Tf\n", font)
+	for _, wd := range words {
+		p.placeWord(b, wd, at)
+	}
+	b.WriteString("ET\n")
 }
 
 // placeWord sets one word so that its glyphs, n ems wide and one em tall, fill its box. The
@@ -202,16 +220,17 @@ func (p *PDFWriter) code(r rune) {
 // box: text set a degree off the horizontal makes viewers and pdftotext split a word where its
 // baseline drifts, while a turned page's words must run turned. The text matrix's first column
 // is a glyph's advance along the text, its second the font size up from the baseline, which lies
-// a fifth of the height above the text's bottom edge. sx, sy turn pixels into points; hPt is the
-// page's height (PDF's y runs up).
-func (p *PDFWriter) placeWord(b *bytes.Buffer, w pdfWord, sx, sy, hPt float64) {
+// a fifth of the height above the text's bottom edge. at turns a pixel of the answer into user
+// space (points, y up).
+func (p *glyphs) placeWord(b *bytes.Buffer, w pdfWord, at func(api.Point) (float64, float64)) {
 	xMin, yMin, xMax, yMax := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
 	for _, q := range w.pts {
-		x, y := float64(q.X)*sx, hPt-float64(q.Y)*sy
+		x, y := at(q)
 		xMin, yMin, xMax, yMax = math.Min(xMin, x), math.Min(yMin, y), math.Max(xMax, x), math.Max(yMax, y)
 	}
-	dx := float64(w.pts[1].X-w.pts[0].X) * sx
-	dy := -float64(w.pts[1].Y-w.pts[0].Y) * sy
+	x0, y0 := at(w.pts[0])
+	x1, y1 := at(w.pts[1])
+	dx, dy := x1-x0, y1-y0
 	quarter := (int(math.Round(math.Atan2(dy, dx)/(math.Pi/2))) + 4) % 4
 	var ux, uy, along, up, x, y float64 // direction of the text, its length and height, its start
 	switch quarter {
@@ -245,13 +264,13 @@ func (p *PDFWriter) Close() error {
 	if p.err != nil {
 		return p.err
 	}
+	font, cid, desc := fontDicts(objCIDFont, objFontDesc, objToUnicode)
 	p.begin(objFont)
-	p.w.printf("<< /Type /Font /Subtype /Type0 /BaseFont /GlyphLess /Encoding /Identity-H /DescendantFonts [%d 0 R] /ToUnicode %d 0 R >>\nendobj\n", objCIDFont, objToUnicode)
+	p.w.printf("%s\nendobj\n", font)
 	p.begin(objCIDFont)
-	p.w.printf("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /GlyphLess /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor %d 0 R /DW 1000 /CIDToGIDMap /Identity >>\nendobj\n", objFontDesc)
+	p.w.printf("%s\nendobj\n", cid)
 	p.begin(objFontDesc)
-	p.w.printf("<< /Type /FontDescriptor /FontName /GlyphLess /Flags 4 /FontBBox [0 %d 1000 %d] /ItalicAngle 0 /Ascent %d /Descent %d /CapHeight %d /StemV 80 >>\nendobj\n",
-		glyphDescent, glyphAscent, glyphAscent, glyphDescent, glyphAscent)
+	p.w.printf("%s\nendobj\n", desc)
 	p.stream(objToUnicode, "", deflate(p.toUnicode()))
 	p.begin(objPages)
 	p.w.str("<< /Type /Pages /Kids [")
@@ -274,9 +293,19 @@ func (p *PDFWriter) Close() error {
 	return p.w.w.Flush()
 }
 
+// fontDicts are the dictionaries of the glyphless font (a Type0 font), its CID font and its
+// descriptor, which refer to each other and to the ToUnicode map by the object numbers given.
+func fontDicts(cid, desc, toUnicode int) (font, cidFont, descriptor string) {
+	font = fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /GlyphLess /Encoding /Identity-H /DescendantFonts [%d 0 R] /ToUnicode %d 0 R >>", cid, toUnicode)
+	cidFont = fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /GlyphLess /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor %d 0 R /DW 1000 /CIDToGIDMap /Identity >>", desc)
+	descriptor = fmt.Sprintf("<< /Type /FontDescriptor /FontName /GlyphLess /Flags 4 /FontBBox [0 %d 1000 %d] /ItalicAngle 0 /Ascent %d /Descent %d /CapHeight %d /StemV 80 >>",
+		glyphDescent, glyphAscent, glyphAscent, glyphDescent, glyphAscent)
+	return font, cidFont, descriptor
+}
+
 // toUnicode is the CMap from each code to its character (UTF-16BE), in blocks of at most 100
 // entries as the CMap format requires.
-func (p *PDFWriter) toUnicode() []byte {
+func (p *glyphs) toUnicode() []byte {
 	var b bytes.Buffer
 	b.WriteString("/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n/CMapName /GlyphLess-UCS def\n/CMapType 2 def\n1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n")
 	codes := make([]int, len(p.runes))
@@ -412,12 +441,46 @@ func EmbeddableJPEG(j []byte) bool {
 	return n == 1 || n == 3
 }
 
-// SamplesOf is a decoded picture as a page's samples: gray stays gray, anything else is RGB
-// (transparency dropped: the page is white underneath).
+// bilevel reports whether every pixel of g is black or white (a fax, a binarized scan).
+func bilevel(g *image.Gray) bool {
+	b := g.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for _, v := range g.Pix[g.PixOffset(b.Min.X, y) : g.PixOffset(b.Min.X, y)+b.Dx()] {
+			if v != 0 && v != 0xff {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// packBits is a black-and-white picture at one bit a pixel, rows starting on a byte.
+func packBits(g *image.Gray) PDFImage {
+	b := g.Bounds()
+	w, h := b.Dx(), b.Dy()
+	stride := (w + 7) / 8
+	s := make([]byte, stride*h)
+	for y := range h {
+		row := g.Pix[g.PixOffset(b.Min.X, b.Min.Y+y):]
+		out := s[y*stride:]
+		for x := range w {
+			if row[x] != 0 {
+				out[x>>3] |= 0x80 >> (x & 7)
+			}
+		}
+	}
+	return PDFImage{Samples: s, Components: 1, Bilevel: true, Width: w, Height: h}
+}
+
+// SamplesOf is a decoded picture as a page's samples: gray stays gray (at one bit a pixel when it
+// is black and white), anything else is RGB (transparency dropped: the page is white underneath).
 func SamplesOf(img image.Image) PDFImage {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	if g, ok := img.(*image.Gray); ok {
+		if bilevel(g) {
+			return packBits(g)
+		}
 		s := make([]byte, 0, w*h)
 		for y := b.Min.Y; y < b.Max.Y; y++ {
 			s = append(s, g.Pix[g.PixOffset(b.Min.X, y):g.PixOffset(b.Min.X, y)+w]...)

@@ -24,13 +24,13 @@ type pdftotextWord struct {
 }
 
 // readBack runs poppler's pdftotext -bbox on a PDF and returns its words with their boxes.
-func readBack(t *testing.T, pdf []byte) []pdftotextWord {
+func readBack(t *testing.T, pdf []byte, args ...string) []pdftotextWord {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "out.pdf")
 	if err := os.WriteFile(path, pdf, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("pdftotext", "-bbox", "-raw", path, "-").Output()
+	out, err := exec.Command("pdftotext", append(append([]string{"-bbox", "-raw"}, args...), path, "-")...).Output()
 	if err != nil {
 		t.Fatalf("pdftotext (poppler-utils) on the PDF: %v", err)
 	}
@@ -200,4 +200,49 @@ func TestSearchablePDFLooksTheSame(t *testing.T) {
 	if !bytes.Equal(with, without) {
 		t.Errorf("the page drawn with its text layer differs from the page without it")
 	}
+}
+
+// TestBilevelPage: a black-and-white page is embedded at one bit a pixel, and pdftoppm draws the
+// same pixels as it would from eight.
+func TestBilevelPage(t *testing.T) {
+	g := image.NewGray(image.Rect(0, 0, 203, 97))
+	for i := range g.Pix {
+		if (i*7)%13 < 5 {
+			g.Pix[i] = 0xff
+		}
+	}
+	one := SamplesOf(g)
+	if !one.Bilevel || len(one.Samples) != 26*97 {
+		t.Fatalf("bilevel %v, %d bytes", one.Bilevel, len(one.Samples))
+	}
+	eight := PDFImage{Samples: g.Pix, Components: 1, Width: 203, Height: 97}
+	draw := func(img PDFImage) []byte {
+		var b bytes.Buffer
+		w := NewPDFWriter(&b, Software{})
+		img.DPI = 72
+		if err := w.AddPage(PDFPage{Image: img, Answer: api.Page{Width: 203, Height: 97}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return pgm(t, b.Bytes())
+	}
+	if !bytes.Equal(draw(one), draw(eight)) {
+		t.Error("the one-bit page draws differently")
+	}
+}
+
+// pgm draws a PDF's first page with pdftoppm at 72 dpi in gray.
+func pgm(t *testing.T, pdf []byte) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.pdf")
+	if err := os.WriteFile(path, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdftoppm", "-r", "72", "-gray", path).Output()
+	if err != nil {
+		t.Fatalf("pdftoppm: %v", err)
+	}
+	return out
 }

@@ -851,3 +851,49 @@ func (d *Doc) render(ctx context.Context, index, w, h int, format enums.FPDF_BIT
 		return nil
 	})
 }
+
+// ErrSaveTooLarge is a save that would write more than its limit.
+var ErrSaveTooLarge = errors.New("pdfengine: the saved document exceeds its limit")
+
+// Save writes the document as PDFium saves it: incremental, its own bytes followed by what
+// changed (nothing, unless the document was edited); otherwise rewritten whole, every object
+// renumbered into one new cross-reference table, which is how a file PDFium read by repairing
+// its cross-reference comes out readable by a strict reader. At most limit bytes are written;
+// a save that needs more stops with ErrSaveTooLarge.
+func (d *Doc) Save(ctx context.Context, w io.Writer, incremental bool, limit int64) error {
+	flags := requests.SaveFlagNoIncremental
+	if incremental {
+		flags = requests.SaveFlagIncremental
+	}
+	lw := &limitedWriter{w: w, left: limit}
+	err := d.do(ctx, func(inst pdfium.Pdfium) error {
+		_, err := inst.FPDF_SaveAsCopy(&requests.FPDF_SaveAsCopy{Document: d.ref, Flags: flags, FileWriter: lw})
+		return err
+	})
+	if lw.over {
+		return ErrSaveTooLarge
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrEngine) {
+		var ce *CPUError
+		if !errors.As(err, &ce) {
+			return fmt.Errorf("%w: save: %v", ErrCorrupt, err)
+		}
+	}
+	return err
+}
+
+// limitedWriter writes at most left bytes to w, then fails.
+type limitedWriter struct {
+	w    io.Writer
+	left int64
+	over bool
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		l.over = true
+		return 0, ErrSaveTooLarge
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/service/export"
 	"github.com/ocrgate/ocrgate/service/imaging"
+	"github.com/ocrgate/ocrgate/service/tiffdec"
 )
 
 // answerFormat is the form /ocr answers in: the request's "format" member (or query parameter,
@@ -92,6 +93,9 @@ func (r *reading) writePDF(ctx context.Context, c *fiber.Ctx, data []byte, ans a
 			return err
 		}
 		img = export.SamplesOf(dec.Image)
+		if h.Format == "tiff" {
+			img.DPI = tiffDPI(ctx, data) * float64(img.Width) / float64(max(1, res.ImageInfo.Width))
+		}
 	}
 	c.Set(fiber.HeaderContentType, export.PDF.ContentType())
 	w := export.NewPDFWriter(c.Response().BodyWriter(), export.Software{Name: "ocrgate", Version: Version})
@@ -99,4 +103,15 @@ func (r *reading) writePDF(ctx context.Context, c *fiber.Ctx, data []byte, ans a
 		return err
 	}
 	return w.Close()
+}
+
+// tiffDPI is a one-page TIFF's resolution in dots per inch (0 when it states none): its page is
+// that size in the PDF. The file was read once already; its directory is read again, not its
+// pixels.
+func tiffDPI(ctx context.Context, data []byte) float64 {
+	f, err := tiffdec.Open(ctx, data, tiffdec.Limits{FirstPage: true})
+	if err != nil || len(f.Pages) == 0 {
+		return 0
+	}
+	return f.Pages[0].DPI()
 }

@@ -200,9 +200,9 @@ func TestAnswerFormatErrors(t *testing.T) {
 	}
 }
 
-// TestHostileDocumentsInEveryFormat: every hostile document asked for as hOCR or ALTO gets the
-// status and error code it gets as JSON (the answer's form changes nothing before the answer is
-// written), and memory grows no more than under the JSON run's bound.
+// TestHostileDocumentsInEveryFormat: every hostile document (the PDFs, and a few TIFFs) asked for
+// as hOCR, ALTO or PDF gets the status and error code it gets as JSON (the answer's form changes
+// nothing before the answer is written), and memory grows no more than under the JSON run's bound.
 func TestHostileDocumentsInEveryFormat(t *testing.T) {
 	const budget = 512 << 20
 	gate := admission.New(admission.Options{Budget: budget, MaxRunning: 2, MaxQueue: 4, MaxWait: time.Minute})
@@ -218,11 +218,17 @@ func TestHostileDocumentsInEveryFormat(t *testing.T) {
 		}
 		return e.Code
 	}
-	for _, d := range hostile.PDFs() {
+	docs := append(hostile.PDFs(),
+		hostile.HostilePDF{Name: "TIFF of directories of 65535 entries", Data: hostile.TIFFOverlappingIFDs(100, 65535)},
+		hostile.HostilePDF{Name: "TIFF Deflate bomb", Data: hostile.TIFFDeflateBomb(2000, 2000, 8, 64<<20)},
+		hostile.HostilePDF{Name: "TIFF CCITT rows of zero-length runs", Data: hostile.TIFFCCITTZeroRuns(8, 500_000)},
+		hostile.HostilePDF{Name: "TIFF of one-pixel tiles", Data: hostile.TIFFManyPages(1, 2000)},
+	)
+	for _, d := range docs {
 		t.Run(d.Name, func(t *testing.T) {
 			status, body := call(t, app, readRequest(d.Data, nil))
 			want := codeOf(status, body)
-			for _, f := range []string{"hocr", "alto"} {
+			for _, f := range []string{"hocr", "alto", "pdf"} {
 				var got int
 				var gotBody []byte
 				grew := uint64(memlimit.Growth(10*time.Millisecond, func() { got, gotBody = call(t, app, readRequest(d.Data, map[string]any{"format": f})) }))
@@ -296,7 +302,6 @@ func boxIoU(a, b [4]float64) float64 {
 // TestSearchablePDFOfAnImage: a JPEG and the same picture as a PNG, asked for as "pdf": poppler's
 // pdftotext reads back the JSON answer's words (word F1 ≥ 0.99) in the same order, and at least
 // 95 % of its word boxes overlap the answer's (IoU ≥ 0.5); the JPEG is in the PDF byte for byte.
-// A document asked for as "pdf" is a 400 that says what it takes.
 func TestSearchablePDFOfAnImage(t *testing.T) {
 	jpg := fixtures(t).jpeg
 	app := docApp(t, server.Options{}, nil, nil)
@@ -361,7 +366,4 @@ func TestSearchablePDFOfAnImage(t *testing.T) {
 			t.Logf("%d words, %d in order on their boxes; %d bytes for a %d-byte image", len(want), on, len(pdf), len(tt.data))
 		})
 	}
-	doc := scanned(t, [][]byte{jpg}, nil, false)
-	code, body := call(t, app, readRequest(doc, map[string]any{"format": "pdf"}))
-	checkJSONError(t, code, body, 400, "format_not_for_documents")
 }

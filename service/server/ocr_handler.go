@@ -68,14 +68,14 @@ func (s *Server) ocrHandler(c *fiber.Ctx) error {
 	case len(req.images) == 0:
 		return req.missing()
 	}
-	if format == export.PDF && r.isDocument(req.images[0].data) {
-		return badRequest("format_not_for_documents", `a searchable PDF is written for an image; for a PDF or a multi-page TIFF ask for "json", "text", "hocr" or "alto"`)
-	}
 	ans, err := r.read(ctx, req.images[0].data, start)
 	if err != nil {
 		return err
 	}
 	if format == export.PDF {
+		if doc, ok := ans.(api.DocumentResult); ok {
+			return r.writeDocumentPDF(ctx, c, req.images[0].data, doc)
+		}
 		return r.writePDF(ctx, c, req.images[0].data, ans)
 	}
 	return s.writeAnswer(c, format, ans)

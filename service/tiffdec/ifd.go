@@ -176,6 +176,7 @@ const (
 	tagXResolution        = 282
 	tagYResolution        = 283
 	tagPlanarConfig       = 284
+	tagResolutionUnit     = 296
 	tagT4Options          = 292
 	tagT6Options          = 293
 	tagPredictor          = 317
@@ -236,6 +237,7 @@ type Page struct {
 	f       *File
 	reduced bool
 	subIFDs uint32
+	resUnit uint32 // ResolutionUnit: 1 none, 2 inch (the default), 3 centimetre
 	// Entries that hold arrays or need checking, read by Plan.
 	bitsPerSample, compression, photometric, fillOrder, samplesPerPixel, rowsPerStrip,
 	planar, t4, t6, predictor, inkSet, sampleFormat, tileWidth, tileLength, jpegProc,
@@ -269,6 +271,31 @@ func stretched(n int, f float64) int {
 		return n
 	}
 	return int(math.Round(float64(n) * f))
+}
+
+// DPI is the page's resolution in dots per inch as it is shown (its pixels made square at the
+// finer of its two resolutions, see UprightSize); 0 when the page states none in inches or
+// centimetres, or states one out of [10, 10 000].
+func (p *Page) DPI() float64 {
+	if p.xres.count == 0 || p.yres.count == 0 || p.resUnit == 1 {
+		return 0
+	}
+	x, errX := p.rationals(p.xres, 1)
+	y, errY := p.rationals(p.yres, 1)
+	if errX != nil || errY != nil {
+		return 0
+	}
+	d := max(x[0], y[0])
+	if p.StretchX == 1 && p.StretchY == 1 {
+		d = x[0] // read as stored: a pixel is 1/x wide
+	}
+	if p.resUnit == 3 {
+		d *= 2.54
+	}
+	if !(d >= 10 && d <= 10000) {
+		return 0
+	}
+	return d
 }
 
 // aspect sets StretchX and StretchY from the page's resolutions (their unit cancels out).
@@ -315,6 +342,8 @@ func (p *Page) readEntries(dir []byte) {
 			if o := inline(bo, e, typ); o >= 1 && o <= 8 {
 				p.Orientation = int(o)
 			}
+		case tagResolutionUnit:
+			p.resUnit = inline(bo, e, typ)
 		case tagXResolution:
 			p.xres = en
 		case tagYResolution:

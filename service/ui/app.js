@@ -255,16 +255,16 @@ function show(ans, file, took) {
     host.append(fig);
   }
   $('text').textContent = ans.text;
-  // A searchable PDF is written for an image, not (yet) for a document.
-  $('pdf-row').hidden = !!ans.pages;
+  $('pdf-row').hidden = false;
   $('pdf-status').textContent = '';
   $('json').textContent = JSON.stringify(ans, null, 2);
   $('copied').textContent = '';
   $('result').hidden = false;
 }
 
-// downloadPDF asks for the current image as a searchable PDF (the image with its words as
-// invisible text) and saves it under the image's name.
+// downloadPDF asks for the current file as a searchable PDF (an image or a TIFF's pages with their
+// words as invisible text; a PDF with a layer added over its OCR'd pages) and saves it under the
+// file's name (a PDF's with "-searchable" added).
 async function downloadPDF() {
   if (!current) return;
   const status = $('pdf-status');
@@ -288,7 +288,8 @@ async function downloadPDF() {
   const url = URL.createObjectURL(await res.blob());
   const a = document.createElement('a');
   a.href = url;
-  a.download = current.name.replace(/\.[^.]*$/, '') + '.pdf';
+  const base = current.name.replace(/\.[^.]*$/, '');
+  a.download = base + (/\.pdf$/i.test(current.name) ? '-searchable' : '') + '.pdf';
   document.body.append(a);
   a.click();
   a.remove();

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"io"
 	"math"
 	"strings"
 	"time"
@@ -442,7 +443,7 @@ func (d *Document) Page(ctx context.Context, n int) (*Page, error) {
 		if err != nil {
 			return nil, tiffError(err, d.lim.MaxDocumentPages)
 		}
-		return &Page{Number: n, Width: float64(w), Height: float64(h), Raster: true,
+		return &Page{Number: n, Width: float64(w), Height: float64(h), Raster: true, DPI: tp.DPI(),
 			ImageScale: 1, ImageCoverage: 1, rasterBytes: plan.Bytes(), raster: plan,
 			decision: TextDecision{Reason: "a raster page has no text layer", Code: ReasonRaster}}, nil
 	}
@@ -700,4 +701,17 @@ func toOrigin(img image.Image) image.Image {
 		}
 	}
 	return out
+}
+
+// SavePDF writes a PDF as PDFium saves it rewritten whole (see pdfengine.Doc.Save), at most
+// limit bytes: a file whose cross-reference PDFium had to repair comes out with one that a strict
+// reader reads. A TIFF has nothing to save.
+func (d *Document) SavePDF(ctx context.Context, w io.Writer, limit int64) error {
+	if d.format != FormatPDF {
+		return fmt.Errorf("%w: only a PDF is saved", ErrUnsupported)
+	}
+	if err := d.pdf.Save(ctx, w, false, limit); err != nil {
+		return pdfError(err)
+	}
+	return nil
 }

@@ -21,6 +21,8 @@ type Page struct {
 	Width, Height float64
 	// Raster is set for TIFF pages: they are pixels, drawn at their own size whatever the scale.
 	Raster bool
+	// DPI is a raster page's resolution in dots per inch as it is shown (0 when it states none).
+	DPI float64
 	// ImageCoverage is the share of the page's area under images, in [0, 1].
 	ImageCoverage float64
 	// ImageScale is the resolution, in pixels per point, at which the page's dominant image is
@@ -36,6 +38,12 @@ type Page struct {
 	// Hidden counts the characters of the text layer that are not page text, because no one
 	// sees them; they are not in Chars, Lines or TextLayer.
 	Hidden Hidden
+	// InvisibleLayer is set for a page whose only text is invisible (render mode 3 or 7) over a
+	// page image: an earlier OCR layer, a searchable PDF's (ours, OCRmyPDF's, a scanner's). That
+	// text is the page's layer, but unproven: no one sees it, so nothing says it is what the
+	// image shows. It is taken only when OCR of its probes, read from the page's pixels, agrees
+	// with it (see TextLayer.Invisible); the page is OCR'd otherwise, and when the check is off.
+	InvisibleLayer bool
 
 	// rasterBytes is what decoding a TIFF page holds at its peak, and raster its whole plan
 	// (tiffdec.Plan), which Render charges to the request's CPU budget.
@@ -45,6 +53,8 @@ type Page struct {
 	// (see Document.Smaller), and readW × readH its upright size so read.
 	shrink       int
 	readW, readH int
+	// textShare is the share of the page's area under its kept characters' boxes.
+	textShare float64
 
 	chars    []pdfengine.Char
 	decision TextDecision
@@ -157,25 +167,56 @@ func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
 	// What no one sees is not page text: characters drawn invisibly, placed outside the page's
 	// visible box, or too small to be read leave the layer here (Document.TextLayer drops the
 	// ones the drawn page shows no mark of).
-	kept := make([]pdfengine.Char, 0, len(f.Chars))
-	for _, c := range f.Chars {
+	p.chars, p.Hidden = visibleChars(f.Chars, page, false)
+	p.count(page)
+	p.decision = decide(p, f, p.textShare)
+	if p.decision.Code == ReasonLayerHidden && p.Chars == 0 && p.Hidden.Invisible > 0 && p.ImageCoverage >= pageImageCoverage {
+		// An earlier OCR layer over a scan: its invisible text is the layer, to be checked
+		// against the pixels before it is taken (see InvisibleLayer).
+		chars, hidden := visibleChars(f.Chars, page, true)
+		q := *p
+		q.chars, q.Hidden = chars, hidden
+		q.count(page)
+		if d := decide(&q, f, q.textShare); d.Usable {
+			*p = q
+			p.InvisibleLayer = true
+			p.decision = TextDecision{Usable: true, Reason: "invisible text over a page image, taken if OCR of its probes agrees", Code: ReasonLayerUnchecked}
+		}
+	}
+	p.scan = findScan(f)
+	return p
+}
+
+// visibleChars are the characters of a text layer that are page text, and the count of those
+// that are not (see Hidden): invisible ones are kept when invisible is set.
+func visibleChars(chars []pdfengine.Char, page pdfengine.Rect, invisible bool) ([]pdfengine.Char, Hidden) {
+	var h Hidden
+	kept := make([]pdfengine.Char, 0, len(chars))
+	for _, c := range chars {
 		if c.Generated || unicode.IsSpace(c.Rune) || c.Rune == 0 && !c.Unmapped {
 			kept = append(kept, c)
 			continue
 		}
 		switch {
-		case c.Invisible:
-			p.Hidden.Invisible++
+		case c.Invisible && !invisible:
+			h.Invisible++
 		case offPage(c, page):
-			p.Hidden.OffPage++
+			h.OffPage++
 		case tooSmall(c):
-			p.Hidden.TooSmall++
+			h.TooSmall++
 		default:
 			kept = append(kept, c)
 		}
 	}
-	p.chars = kept
+	return kept, h
+}
 
+// count sets the page's character counts, text height and share of the page under text from
+// its kept characters.
+func (p *Page) count(page pdfengine.Rect) {
+	p.Chars, p.Unmapped, p.TextHeight = 0, 0, 0
+	area := p.Width * p.Height
+	kept := p.chars
 	var heights []float64
 	var textArea float64
 	for _, c := range kept {
@@ -197,9 +238,7 @@ func newPDFPage(n int, f *pdfengine.PageFacts) *Page {
 		slices.Sort(heights)
 		p.TextHeight = heights[len(heights)/2]
 	}
-	p.decision = decide(p, f, textArea/area)
-	p.scan = findScan(f)
-	return p
+	p.textShare = textArea / area
 }
 
 // findScan recognizes a page that is a scanner's JPEG and nothing else: one image drawn by the

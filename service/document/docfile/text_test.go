@@ -46,7 +46,11 @@ func TestTextDecision(t *testing.T) {
 		{"a scan", scannedPDF(t, [][]byte{smallJPEG(t)}, nil), false, "no text layer"},
 		{"a page number over a scan", scanWithText(t, []drawn{{X: 280, Y: 820, Size: 9, Text: "Page 1 of 3"}}, false), false,
 			"a few stray characters over a page image"},
-		{"an invisible OCR layer over a scan", scanWithText(t, invoicePage(), true), false,
+		// Usable only as a candidate: the survey takes it where OCR of its probes agrees with it
+		// (see Page.InvisibleLayer and the survey's checkInvisible).
+		{"an invisible OCR layer over a scan", scanWithText(t, invoicePage(), true), true,
+			"invisible text over a page image, taken if OCR of its probes agrees"},
+		{"a few invisible words over a scan", scanWithText(t, []drawn{{X: 280, Y: 820, Size: 9, Text: "Page 1 of 3"}}, true), false,
 			"invisible text over a page image (an earlier OCR layer)"},
 		{"born-digital text over a background image", scanWithText(t, invoicePage(), false), true, "born-digital text"},
 		{"glyphs without Unicode", unmapped, false, "the text layer's fonts do not map to Unicode"},
@@ -58,6 +62,9 @@ func TestTextDecision(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := p.TextUsable()
+			if invisible := strings.HasPrefix(c.name, "an invisible"); p.InvisibleLayer != invisible {
+				t.Errorf("InvisibleLayer %v", p.InvisibleLayer)
+			}
 			if d.Usable != c.usable || d.Reason != c.reason {
 				t.Errorf("usable %v (%s); want %v (%s) [chars %d, unmapped %d, image coverage %.2f]",
 					d.Usable, d.Reason, c.usable, c.reason, p.Chars, p.Unmapped, p.ImageCoverage)

@@ -118,6 +118,10 @@ type TextLayer struct {
 	// engine drew none of their glyphs (a font it has no outlines for, see undrawnGlyph): that
 	// is no proof no one sees them, and OCR of the drawing cannot read or check them.
 	Undrawn int
+	// Invisible is set for a layer of invisible text over a page image (see
+	// Page.InvisibleLayer): no mark is looked for under it, and it stands only where OCR of its
+	// probes agrees with it. Such a layer is never taken by its structure alone.
+	Invisible bool
 }
 
 // MostlyUndrawn reports whether most of the layer's characters are in glyphs the engine did not
@@ -159,12 +163,13 @@ func (tl *TextLayer) Rotation() int {
 // TextLayer returns the page's text layer as a person sees it, with boxes in a w×h pixel space
 // over the page (see Lines). It draws the page in colour at 72 dpi and drops every word under
 // which the drawing shows no mark: text the colour of its background, or covered by what is drawn over
-// it. Page has already dropped invisible, off-page and too small text. Raster pages and pages
+// it. Page has already dropped invisible, off-page and too small text (an invisible layer over a
+// page image is kept whole, unlooked at: see Page.InvisibleLayer). Raster pages and pages
 // without text give an empty layer and draw nothing. Errors are the engine's, or ctx's.
 func (d *Document) TextLayer(ctx context.Context, p *Page, w, h int) (*TextLayer, error) {
-	tl := &TextLayer{Hidden: p.Hidden}
+	tl := &TextLayer{Hidden: p.Hidden, Invisible: p.InvisibleLayer}
 	lines := p.Lines(w, h)
-	if len(lines) == 0 || d.format != FormatPDF {
+	if len(lines) == 0 || d.format != FormatPDF || p.InvisibleLayer {
 		tl.Lines = lines
 		return tl, nil
 	}

@@ -210,7 +210,7 @@ try {
   assert.equal(doc.pages.length, 2, 'the API read ' + doc.pages.length + ' pages');
   assert.equal(await page.locator('#pages figure.page').count(), 2, 'the page does not show two pages');
   assert.equal(await page.locator('#pages .sheet img').count(), 0, 'a document page shows an image');
-  assert.ok(await page.locator('#pdf-row').isHidden(), 'a document offers a searchable PDF, which is written for images only');
+  assert.ok(await page.locator('#pdf-row').isVisible(), 'a document does not offer a searchable PDF');
   const captions = await page.locator('#pages figcaption').allTextContents();
   assert.deepEqual(captions, ['Page 1 (text-layer)', 'Page 2 (text-layer)']);
   const docRegions = doc.pages.reduce((n, p) => n + p.regions.length, 0);
