@@ -160,6 +160,9 @@ async function runJob(file, started) {
   say(status, 'Read ' + file.name + ' as a job: ' + j.pages.done + ' pages' +
     (j.pages.failed ? ', ' + j.pages.failed + ' of them failed' : '') + '.');
   show(j.result, file, took);
+  // A job's result comes in /ocr's JSON only (docs/formats.md): sending the file again as pdf
+  // would meet the same synchronous limit that made it a job.
+  $('pdf-row').hidden = true;
 }
 
 // progress shows a job's pages done of total.

@@ -264,6 +264,7 @@ try {
   assert.deepEqual(await page.locator('#pages figcaption').allTextContents(), ['Page 1 (ocr)', 'Page 2 (ocr)', 'Page 3 (ocr)']);
   const jobText = await page.textContent('#text');
   for (const k of known) assert.ok(jobText.split(k).length - 1 >= 3, 'the job\'s text does not hold "' + k + '" on every page');
+  assert.ok(await page.locator('#pdf-row').isHidden(), 'a job\'s result offers a searchable PDF that /ocr would refuse');
   await page.screenshot({ path: join(out, 'job.png') });
   step('scanned PDF as a job: progress seen at ' + [...seen].sort().join(', ') + ' of 3 pages, then its 3 pages');
 
