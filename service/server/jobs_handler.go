@@ -59,7 +59,7 @@ func (s *Server) submitJob(c *fiber.Ctx) error {
 		if fm, err := answerFormat(f.Format, ""); err != nil {
 			return err
 		} else if fm != export.JSON {
-			return badRequest("format_not_for_jobs", `a job's result is JSON; send "format" to /ocr for the others`)
+			return badRequest("format_not_for_jobs", `a job takes no "format": ask GET /jobs/{id} for the result as text, hocr or alto`)
 		}
 	}
 	// newReading checks what each page's reading will: the options and a language that is loaded,
@@ -191,6 +191,10 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 		return errJobsOff
 	}
 	id, owner := c.Params("id"), s.owner(c)
+	f, err := jobResultFormat(c)
+	if err != nil {
+		return err
+	}
 	j, err := s.opt.Jobs.Get(c.UserContext(), id, owner)
 	if err != nil {
 		return err
@@ -206,6 +210,14 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	if f != export.JSON && !j.State.Final() {
+		c.Set(fiber.HeaderRetryAfter, "2")
+		return &apiError{status: fiber.StatusConflict, code: "job_not_finished",
+			msg: fmt.Sprintf("the job is %s: its result in %s is there once it has finished (wait with ?wait=30s)", j.State, f)}
+	}
+	if f != export.JSON && j.State == jobs.Canceled {
+		return &apiError{status: fiber.StatusConflict, code: "job_not_finished", msg: "the job was canceled: it has no result"}
+	}
 	out := newJob(j, nil)
 	// A job whose every page failed has its pages' answers too: each says why (pages[i].error).
 	switch {
@@ -220,7 +232,35 @@ func (s *Server) getJob(c *fiber.Ctx) error {
 	case !j.State.Final():
 		c.Set(fiber.HeaderRetryAfter, "2")
 	}
-	return c.JSON(out)
+	switch {
+	case f == export.JSON:
+		return c.JSON(out)
+	case out.ImageResult != nil:
+		return s.writeAnswer(c, f, *out.ImageResult)
+	case out.Result != nil:
+		return s.writeAnswer(c, f, *out.Result)
+	}
+	// A failed image job has no answer to write, only its error.
+	return &apiError{status: fiber.StatusConflict, code: "job_not_finished", msg: "the job failed: it has no result to write; its JSON says why"}
+}
+
+// jobResultFormat is the form GET /jobs/{id} answers a finished job's result in: "format" as a
+// query parameter, else the Accept header, as /ocr chooses; JSON (the job and its result) by
+// default. A searchable PDF is written over the document, and a job keeps no document once its
+// pages are read: pdf is refused here with what to do instead.
+func jobResultFormat(c *fiber.Ctx) (export.Format, error) {
+	var member json.RawMessage
+	if q := c.Query("format"); q != "" {
+		member, _ = json.Marshal(q)
+	}
+	f, err := answerFormat(member, c.Get(fiber.HeaderAccept))
+	if err != nil {
+		return "", err
+	}
+	if f == export.PDF {
+		return "", badRequest("format_not_for_jobs", `a job's result is not kept as a PDF: ask for json, text, hocr or alto, or send the document to /ocr with "format" "pdf"`)
+	}
+	return f, nil
 }
 
 // imageResult puts the answer of a single image's job in out: /ocr's answer for the image, or,

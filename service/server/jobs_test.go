@@ -163,6 +163,36 @@ func jobMatchesSync(t *testing.T, n int) {
 	if n, b, err := st.Documents(context.Background()); err != nil || n != 0 {
 		t.Errorf("a finished job left %d documents (%d bytes) in the store: %v", n, b, err)
 	}
+	if n <= 50 {
+		jobResultAs(t, app, j.ID, doc, n)
+	}
+}
+
+// jobResultAs checks a finished job's result asked for as text (by "format") and as hOCR (by
+// Accept): the text is what /ocr writes for the same document, byte for byte, and the hOCR has
+// one ocr_page per page.
+func jobResultAs(t *testing.T, app *checkedApp, id string, doc []byte, n int) {
+	t.Helper()
+	code, text := jobCall(t, app, http.MethodGet, "/jobs/"+id+"?format=text", "")
+	req := httptest.NewRequest(http.MethodPost, "/ocr?format=text", bytes.NewReader(doc))
+	req.Header.Set("Content-Type", "application/pdf")
+	syncCode, syncText := call(t, app, req)
+	if code != 200 || syncCode != 200 || string(text) != string(syncText) || strings.Count(string(text), "\f") != n-1 {
+		t.Errorf("the job's text (%d, %d bytes) is not /ocr's (%d, %d bytes)", code, len(text), syncCode, len(syncText))
+	}
+	req = httptest.NewRequest(http.MethodGet, "/jobs/"+id, nil)
+	req.Header.Set("Accept", "text/vnd.hocr+html")
+	resp, err := app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	hocr, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/vnd.hocr+html") ||
+		strings.Count(string(hocr), "class='ocr_page'")+strings.Count(string(hocr), `class="ocr_page"`) != n {
+		t.Errorf("the job's hOCR: %d %s, %d ocr_page of %d", resp.StatusCode, resp.Header.Get("Content-Type"),
+			strings.Count(string(hocr), "ocr_page"), n)
+	}
 }
 
 // TestJobLifecycle: ownership, deletion (twice, and waiting on a deleted job), cancelling while
@@ -185,6 +215,9 @@ func TestJobLifecycle(t *testing.T) {
 		{"unknown id", http.MethodGet, "/jobs/0123456789abcdef01234567", "key-a", 404, "job_not_found"},
 		{"not an id", http.MethodGet, "/jobs/..%2F..", "key-a", 404, "job_not_found"},
 		{"bad wait", http.MethodGet, "/jobs/" + j.ID + "?wait=soon", "key-a", 400, "invalid_wait"},
+		{"text before it finishes", http.MethodGet, "/jobs/" + j.ID + "?format=text", "key-a", 409, "job_not_finished"},
+		{"as a PDF", http.MethodGet, "/jobs/" + j.ID + "?format=pdf", "key-a", 400, "format_not_for_jobs"},
+		{"an unknown format", http.MethodGet, "/jobs/" + j.ID + "?format=braille", "key-a", 400, "invalid_format"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body := jobCall(t, app, tt.method, tt.path, tt.key)
