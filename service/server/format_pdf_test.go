@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"image"
@@ -14,10 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
 	"github.com/ocrgate/ocrgate/service/export"
+	"github.com/ocrgate/ocrgate/service/pdfengine"
 	"github.com/ocrgate/ocrgate/service/pdffile"
 	"github.com/ocrgate/ocrgate/service/server"
 )
@@ -191,7 +194,7 @@ func rotatedScan(jpg []byte, w, h, rot int) []byte {
 // of them): a scanned two-page PDF, a mixed PDF (whose text page pdftotext reads as before), a
 // page shown turned by /Rotate, a Chinese page, a page whose text is turned in its pixels, a
 // file PDFium must repair, and a multi-page TIFF. A PDF keeps its bytes and draws the same pixels
-// in pdftoppm; every output passes qpdf --check and, for a PDF, is at most the input plus 10 %
+// in pdftoppm and in PDFium (what Chromium's viewer draws with); every output passes qpdf --check and, for a PDF, is at most the input plus 10 %
 // plus its text.
 func TestSearchablePDFOfADocument(t *testing.T) {
 	f := fixtures(t)
@@ -205,6 +208,10 @@ func TestSearchablePDFOfADocument(t *testing.T) {
 	}
 	twoPages := scanned(t, [][]byte{f.jpeg, fields}, nil, false)
 	app := docApp(t, server.Options{}, nil, nil)
+	// PDFium is the engine Chromium's PDF viewer draws with (headless Chromium downloads a PDF
+	// rather than showing it): each page is drawn by it too, as poppler draws it.
+	pdfium := pdfengine.New(pdfengine.Config{Instances: 1})
+	t.Cleanup(func() { _ = pdfium.Close() })
 	for _, tt := range []struct {
 		name string
 		data []byte
@@ -259,6 +266,9 @@ func TestSearchablePDFOfADocument(t *testing.T) {
 				if a, b := tool(t, tt.data, "pdftoppm", "-r", "50", "-gray", "-f", n, "-l", n, "{}"), tool(t, pdf, "pdftoppm", "-r", "50", "-gray", "-f", n, "-l", n, "{}"); !bytes.Equal(a, b) {
 					t.Errorf("page %d: pdftoppm draws it differently", i+1)
 				}
+				if a, b := pdfiumDraws(t, pdfium, tt.data, i), pdfiumDraws(t, pdfium, pdf, i); !bytes.Equal(a.Pix, b.Pix) {
+					t.Errorf("page %d: PDFium draws it differently", i+1)
+				}
 				if d.Pages[i].Source == "text-layer" {
 					if a, b := tool(t, tt.data, "pdftotext", "-f", n, "-l", n, "{}", "-"), tool(t, pdf, "pdftotext", "-f", n, "-l", n, "{}", "-"); !bytes.Equal(a, b) {
 						t.Errorf("page %d, read from its text layer: pdftotext reads %q, from the input %q", i+1, b, a)
@@ -267,6 +277,26 @@ func TestSearchablePDFOfADocument(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pdfiumDraws draws page index of a PDF with PDFium at 50 dpi, in gray.
+func pdfiumDraws(t *testing.T, e *pdfengine.Engine, pdf []byte, index int) *image.Gray {
+	t.Helper()
+	ctx := context.Background()
+	d, err := e.Open(ctx, pdf, 30*time.Second)
+	if err != nil {
+		t.Fatalf("PDFium opens the PDF: %v", err)
+	}
+	defer func() { _ = d.Close() }()
+	w, h, err := d.PageSize(ctx, index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := d.RenderGray(ctx, index, int(w*50/72+0.5), int(h*50/72+0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
 
 func readFile(t *testing.T, path string) []byte {
