@@ -38,7 +38,7 @@ func ExampleClient_OCR() {
 	}
 	// Output:
 	// jpeg 470 940
-	// Total Qty: 12 at 54 542
+	// Total Qty: 12 at 53 541
 }
 
 // Send an image from any reader, here a file.

@@ -65,7 +65,13 @@ func sizeForCapHeight(t *testing.T, capH float64) float64 {
 // them. From 9 px on, at least 95 % of the characters must read; at 7 px,
 // 85 %.
 func TestSmallPrintForm(t *testing.T) {
-	p := pipeline(t) // the enlarged pass on by default, in strips
+	// The enlarged pass over small print on (OCRGATE_DET_MAX_UPSCALE=2; opt-in), in strips.
+	opt := pipeline(t).Options()
+	opt.DetMaxUpscale = 2
+	p, err := pipeline(t).With(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, capH := range []float64{7, 9, 12} {
 		t.Run(fmt.Sprintf("%gpx", capH), func(t *testing.T) {
 			size := sizeForCapHeight(t, capH)

@@ -155,9 +155,11 @@ func DefaultOptions() Options {
 		DetTargetTextHeight: 24,
 		DetMaxPixels:        3_000_000,
 		DetSmallTextHeight:  20,
-		DetMaxUpscale:       2, // read in strips of what is charged anyway: see strips.go
-		DetTilePixels:       960 * 960,
-		DetTileOverlap:      64,
+		// Opt-in (2): it costs no memory (strips.go), but on receipts that take it, it reads some
+		// lines worse (docs/pipeline.md) and costs CPU.
+		DetMaxUpscale:  1,
+		DetTilePixels:  960 * 960,
+		DetTileOverlap: 64,
 		DetNorm: imaging.Norm{
 			Mean: [3]float32{0.485, 0.456, 0.406},
 			Std:  [3]float32{0.229, 0.224, 0.225},
