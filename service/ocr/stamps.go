@@ -46,17 +46,8 @@ func joinVertical(quads []geom.Quad, height float64) ([]geom.Quad, map[geom.Quad
 		x0, y0, x1, y1 := q.Bounds()
 		boxes[i] = bounds{x0, y0, x1, y1}
 	}
-	parent := make([]int, n)
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
+	set := newSets(n)
+	find := set.find
 	upright := func(b bounds) bool { return b.x1-b.x0 < 2*(b.y1-b.y0) } // not a line across
 	for i := range n {
 		a := boxes[i]
@@ -73,7 +64,7 @@ func joinVertical(quads []geom.Quad, height float64) ([]geom.Quad, map[geom.Quad
 			overlap := min(a.x1, b.x1) - max(a.x0, b.x0)
 			gap := max(a.y0, b.y0) - min(a.y1, b.y1)
 			if overlap >= stampOverlap*min(aw, bw) && gap <= stampGap*max(aw, bw) {
-				parent[find(j)] = find(i)
+				set.union(i, j)
 			}
 		}
 	}

@@ -377,17 +377,8 @@ func joinColumns(quads []geom.Quad) []geom.Quad {
 		x0, y0, x1, y1 := q.Bounds()
 		boxes[i] = box{x0, y0, x1, y1}
 	}
-	parent := make([]int, n)
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
+	set := newSets(n)
+	find := set.find
 	for i := range n {
 		a := boxes[i]
 		aw := a.x1 - a.x0
@@ -404,7 +395,7 @@ func joinColumns(quads []geom.Quad) []geom.Quad {
 			piece := min(wide.x1, narrow.x1)-max(wide.x0, narrow.x0) >= 0.9*(narrow.x1-narrow.x0) &&
 				wide.y1-wide.y0 > wide.x1-wide.x0
 			if overlap >= 0.5*min(aw, bw) && (max(aw, bw) <= 2*min(aw, bw) || piece) && gap <= columnGap*max(aw, bw) {
-				parent[find(j)] = find(i)
+				set.union(i, j)
 			}
 		}
 	}
