@@ -197,6 +197,7 @@ func rotatedScan(jpg []byte, w, h, rot int) []byte {
 // in pdftoppm and in PDFium (what Chromium's viewer draws with); every output passes qpdf --check and, for a PDF, is at most the input plus 10 %
 // plus its text.
 func TestSearchablePDFOfADocument(t *testing.T) {
+	needModels(t) // real words to lay over the pages, and probes that read them
 	f := fixtures(t)
 	receipt := decoded(t, f.jpeg)
 	fields := jpegOf(t, f.fields)
@@ -357,6 +358,7 @@ func alteredLayer(t *testing.T, scan []byte, d docBody) []byte {
 // first answer had; the same scan with a layer that says other words is OCR'd (the layer
 // disagrees), never answered from that layer.
 func TestSearchablePDFReadsBack(t *testing.T) {
+	needModels(t) // real words to lay over the pages, and probes that read them
 	f := fixtures(t)
 	scan := scanned(t, [][]byte{f.jpeg, jpegOf(t, f.fields)}, nil, false)
 	app := docApp(t, server.Options{}, nil, nil)
