@@ -110,21 +110,9 @@ func letterSpacing(img *image.RGBA, width, natural int, r ctc.Result, steps, rw 
 	for k, i := range keep {
 		digits := k > 0 && isDigitRune(rs[keep[k-1]]) && isDigitRune(rs[i]) && strings.ContainsRune(string(rs[keep[k-1]:i]), ' ')
 		if k > 0 && (digits || float64(gaps[k-1]) >= letterGapRatio*float64(track)) {
-			text = append(text, ' ')
-			out.Steps = append(out.Steps, r.Steps[i])
-			out.Probs = append(out.Probs, 0)
-			out.GapSpace = append(out.GapSpace, 0)
-			if doubt {
-				out.Doubt = append(out.Doubt, false)
-			}
+			text = addSpace(text, &out, r.Steps[i], doubt)
 		}
-		text = utf8.AppendRune(text, rs[i])
-		out.Steps = append(out.Steps, r.Steps[i])
-		out.Probs = append(out.Probs, r.Probs[i])
-		out.GapSpace = append(out.GapSpace, r.GapSpace[i])
-		if doubt {
-			out.Doubt = append(out.Doubt, r.Doubt[i])
-		}
+		text = keepRune(text, &out, r, i, rs[i], doubt)
 	}
 	out.Text = string(text)
 	return out

@@ -221,25 +221,13 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 	k := 0
 	for i, c := range rs {
 		if k < len(insert) && insert[k] == i {
-			text = append(text, ' ')
-			out.Steps = append(out.Steps, r.Steps[i])
-			out.Probs = append(out.Probs, 0)
-			out.GapSpace = append(out.GapSpace, 0)
-			if doubt {
-				out.Doubt = append(out.Doubt, false)
-			}
+			text = addSpace(text, &out, r.Steps[i], doubt)
 			k++
 		}
 		if drop[i] {
 			continue
 		}
-		text = utf8.AppendRune(text, c)
-		out.Steps = append(out.Steps, r.Steps[i])
-		out.Probs = append(out.Probs, r.Probs[i])
-		out.GapSpace = append(out.GapSpace, r.GapSpace[i])
-		if doubt {
-			out.Doubt = append(out.Doubt, r.Doubt[i])
-		}
+		text = keepRune(text, &out, r, i, c, doubt)
 	}
 	out.Text = string(text)
 	return out
@@ -365,4 +353,28 @@ func trimOverlaps(regions []Region, rotation int) {
 			}
 		}
 	}
+}
+
+// addSpace appends a space the pixels put back (no probability of its own, never in doubt) to a
+// reading being rebuilt, at CTC step step.
+func addSpace(text []byte, out *ctc.Result, step int, doubt bool) []byte {
+	out.Steps = append(out.Steps, step)
+	out.Probs = append(out.Probs, 0)
+	out.GapSpace = append(out.GapSpace, 0)
+	if doubt {
+		out.Doubt = append(out.Doubt, false)
+	}
+	return append(text, ' ')
+}
+
+// keepRune appends character i of reading r (rune c) to a reading being rebuilt, with its step,
+// probability, gap and doubt.
+func keepRune(text []byte, out *ctc.Result, r ctc.Result, i int, c rune, doubt bool) []byte {
+	out.Steps = append(out.Steps, r.Steps[i])
+	out.Probs = append(out.Probs, r.Probs[i])
+	out.GapSpace = append(out.GapSpace, r.GapSpace[i])
+	if doubt {
+		out.Doubt = append(out.Doubt, r.Doubt[i])
+	}
+	return utf8.AppendRune(text, c)
 }
