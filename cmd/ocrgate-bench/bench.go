@@ -65,6 +65,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	clients := fs.Int("c", 1, "above 1: measure throughput and latency with this many requests in flight against one, alternating")
 	rounds := fs.Int("rounds", 3, "with -c: rounds of one sequential and one concurrent measurement")
 	perImage := fs.Bool("images", false, "also print each image's time, inference time and stage times")
+	lang := fs.String("lang", "", "read with this language's recognizer (a pack OCRGATE_LANGS loads); default the default recognizer")
 	forms := fs.String("forms", "", "score forms instead: a directory in FUNSD's layout (images/<id>.png, annotations/<id>.json), word F1 (case-insensitive) and the share of truth words missed entirely")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -88,8 +89,13 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		return 1
 	}
 	defer func() { _ = eng.Close() }() // the figures are printed; the process ends
+	pipe, err := eng.Pipeline.Lang(*lang)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
 	if *forms != "" {
-		rep, err := RunForms(context.Background(), eng.Pipeline, *forms, *out)
+		rep, err := RunForms(context.Background(), pipe, *forms, *out)
 		if err != nil {
 			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return 1
@@ -98,7 +104,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		return 0
 	}
 	if *clients > 1 {
-		rounds, err := RunConcurrency(context.Background(), eng.Pipeline, ConcurrencyOptions{Dataset: *dataset, Clients: *clients, Rounds: *rounds, Passes: *repeat})
+		rounds, err := RunConcurrency(context.Background(), pipe, ConcurrencyOptions{Dataset: *dataset, Clients: *clients, Rounds: *rounds, Passes: *repeat})
 		if err != nil {
 			fmt.Fprintf(stderr, "bench: %v\n", err)
 			return 1
@@ -115,7 +121,7 @@ func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 		}
 		defer func() { _ = os.RemoveAll(outDir) }() // a leftover temporary directory costs the figures nothing
 	}
-	rep, err := Run(context.Background(), eng.Pipeline, Options{Dataset: *dataset, OutDir: outDir, Warmup: *warmup, Repeat: *repeat, CPUProfile: *cpuProfile})
+	rep, err := Run(context.Background(), pipe, Options{Dataset: *dataset, OutDir: outDir, Warmup: *warmup, Repeat: *repeat, CPUProfile: *cpuProfile})
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1

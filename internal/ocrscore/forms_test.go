@@ -24,30 +24,34 @@ func TestScoreForm(t *testing.T) {
 		name                        string
 		pred                        []Line
 		truthN, predN, right, missN int
+		runsPred, runsRight         int // of the truth's 6 runs of letters and digits
 	}{
 		{"every word, case aside", []Line{
 			{Text: "date: 7/ 24/ 90", Quad: rect(8, 8, 125, 22)},
 			{Text: "SIGNATURE", Quad: rect(8, 38, 82, 52)},
 			{Text: "Fine", Quad: rect(8, 78, 42, 92)},
-		}, 6, 6, 6, 0},
+		}, 6, 6, 6, 0, 6, 6},
 		{"a line never found", []Line{
 			{Text: "DATE: 7/24/90", Quad: rect(8, 8, 125, 22)},
 			{Text: "Signature", Quad: rect(8, 38, 82, 52)},
-		}, 6, 3, 2, 1},
+		}, 6, 3, 2, 1, 5, 5}, // the date written whole still reads as its runs
 		{"found but misread is not missed", []Line{
 			{Text: "DATE: 7/ 24/ 90", Quad: rect(8, 8, 125, 22)},
 			{Text: "Slgnature", Quad: rect(8, 38, 82, 52)},
 			{Text: "Flne", Quad: rect(8, 78, 42, 92)},
-		}, 6, 6, 4, 0},
+		}, 6, 6, 4, 0, 6, 4},
 		{"a word beside the boxes, and one a third covered, are missed", []Line{
 			{Text: "DATE: 7/ 24/ 90 Signature", Quad: rect(8, 8, 125, 22)},
 			{Text: "ne", Quad: rect(30, 78, 42, 92)},
-		}, 6, 6, 5, 2},
+		}, 6, 6, 5, 2, 6, 5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := ScoreForm(truth, tt.pred)
 			if c.TruthWords != tt.truthN || c.PredWords != tt.predN || c.Correct != tt.right || c.Missed != tt.missN {
 				t.Fatalf("counts %+v, want truth %d pred %d right %d missed %d", c, tt.truthN, tt.predN, tt.right, tt.missN)
+			}
+			if r := c.Runs; r.Truth != 6 || r.Pred != tt.runsPred || r.Correct != tt.runsRight {
+				t.Fatalf("runs %+v, want truth 6 pred %d right %d", r, tt.runsPred, tt.runsRight)
 			}
 			if want := 2 * float64(tt.right) / float64(tt.truthN+tt.predN); math.Abs(c.F1()-want) > 1e-12 {
 				t.Fatalf("F1 %v, want %v", c.F1(), want)

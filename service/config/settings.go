@@ -190,6 +190,7 @@ func (c *Config) settings() []setting {
 		section("Pipeline: direction"),
 		{"OCRGATE_CROP_ROTATE_RATIO", "crop-rotate-ratio", "boxes this many times taller than wide are read as vertical text (turned 90°)", above(0, (*floatValue)(&o.CropRotateRatio))},
 		{"OCRGATE_READ_COLUMNS", "read-columns", "read vertical CJK: a page whose tall boxes hold upright CJK characters is read as columns, right to left, each top to bottom (not turned as a page on its side), and a box at least 3 times taller than wide is also read as a column", (*boolValue)(&o.ReadColumns)},
+		{"OCRGATE_CHECK_BOXES", "check-boxes", "find a form's check boxes (small square frames) from the page's pixels and answer each as a region of its own, ☐ or ☑ (marked), reading the label beside it without the box", (*boolValue)(&o.CheckBoxes)},
 		{"OCRGATE_USE_CLS", "use-cls", "run the 180° direction classifier", (*boolValue)(&o.UseClassifier)},
 		{"OCRGATE_CLS_THRESH", "cls-thresh", "flip a crop when the classifier's 180° probability is at least this", (*float32Value)(&o.ClsThreshold)},
 		{"OCRGATE_CLS_PAGE_SAMPLE", "cls-page-sample", "classify this many of a page's widest crops first; if at most one in six reads upside down, take the page as upright and classify no other horizontal crop (0: classify every crop)", atLeast(0, (*intValue)(&o.ClsPageSample))},

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"golang.org/x/image/font"
 )
@@ -135,4 +136,118 @@ func TestSmallPrintForm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheckBoxes reads a 100-dpi form's check boxes, degraded to fax quality: each box answers
+// as a region of its own, ☐ or ☑ (marked with an X), where it is drawn, and the label beside it
+// reads whole, with no O, D or 口 for the box glued to it. Capitals are 9 px tall, the boxes 13.
+func TestCheckBoxes(t *testing.T) {
+	type item struct {
+		label  string
+		marked bool
+	}
+	rows := [][]item{
+		{{"Oral", false}, {"Dermal", true}, {"Inhalation", false}},
+		{{"Saline", true}, {"Water", false}, {"Other", false}},
+		{{"Yes", false}, {"No", true}, {"Pending", false}},
+	}
+	const side = 13
+	size := sizeForCapHeight(t, 9)
+	img := canvas(762, 320)
+	type drawn struct {
+		r      image.Rectangle
+		marked bool
+	}
+	var boxes []drawn
+	var bands []image.Rectangle
+	for i, row := range rows {
+		x, y := 60, 60+i*80
+		band := image.Rect(0, y-10, 762, y+side+10)
+		for _, it := range row {
+			line, ink := renderLine(t, it.label, size)
+			// The label's capitals sit on the box's lower part, as a form sets them.
+			lx, ly := x+side+6, y+side-2-ink.Max.Y
+			paste(img, line, lx-ink.Min.X, ly)
+			r := image.Rect(x, y, x+side, y+side)
+			for _, e := range []image.Rectangle{
+				image.Rect(r.Min.X, r.Min.Y, r.Max.X, r.Min.Y+1), image.Rect(r.Min.X, r.Max.Y-1, r.Max.X, r.Max.Y),
+				image.Rect(r.Min.X, r.Min.Y, r.Min.X+1, r.Max.Y), image.Rect(r.Max.X-1, r.Min.Y, r.Max.X, r.Max.Y),
+			} {
+				draw.Draw(img, e, image.Black, image.Point{}, draw.Src)
+			}
+			if it.marked {
+				for k := 3; k < side-3; k++ {
+					draw.Draw(img, image.Rect(x+k, y+k, x+k+2, y+k+1), image.Black, image.Point{}, draw.Src)
+					draw.Draw(img, image.Rect(x+side-2-k, y+k, x+side-k, y+k+1), image.Black, image.Point{}, draw.Src)
+				}
+			}
+			boxes = append(boxes, drawn{r, it.marked})
+			x = lx + ink.Dx() + 40
+		}
+		bands = append(bands, band)
+	}
+	page := encodePNG(t, fax(img, 7))
+	res, err := pipeline(t).Run(context.Background(), page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range boxes {
+		want := "☐"
+		if b.marked {
+			want = "☑"
+		}
+		found := false
+		for _, r := range res.Regions {
+			x0, y0, x1, y1 := r.Quad.Bounds()
+			c := image.Pt(int((x0+x1)/2), int((y0+y1)/2))
+			if c.In(b.r) {
+				if r.Text != want {
+					t.Errorf("box at %v reads %q, want %q", b.r, r.Text, want)
+				}
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no region for the box at %v (%s)", b.r, want)
+		}
+	}
+	for i, band := range bands {
+		var words []string
+		for _, r := range res.Regions {
+			_, y0, _, y1 := r.Quad.Bounds()
+			if cy := (y0 + y1) / 2; cy >= float64(band.Min.Y) && cy <= float64(band.Max.Y) && r.Text != "☐" && r.Text != "☑" {
+				// A fax's speckles read as points and ticks: words are what is compared.
+				for _, w := range strings.Fields(r.Text) {
+					if w = strings.TrimFunc(w, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }); w != "" {
+						words = append(words, w)
+					}
+				}
+			}
+		}
+		var want []string
+		for _, it := range rows[i] {
+			want = append(want, strings.Fields(it.label)...)
+		}
+		slices.Sort(words)
+		slices.Sort(want)
+		if !slices.Equal(words, want) {
+			t.Errorf("row %d reads %q, want the labels %q alone", i, words, want)
+		}
+	}
+	// What the page read before boxes were found, for the record.
+	opt := pipeline(t).Options()
+	opt.CheckBoxes = false
+	off, err := pipeline(t).With(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := off.Run(context.Background(), page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, r := range before.Regions {
+		texts = append(texts, r.Text)
+	}
+	t.Logf("without check boxes: %q", texts)
 }

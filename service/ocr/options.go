@@ -52,6 +52,9 @@ type Options struct {
 	// ReadColumns also reads every such box as a column of upright CJK characters, top to
 	// bottom (see unrolled), and keeps that reading where it reads CJK and better.
 	ReadColumns bool
+	// CheckBoxes finds a form's check boxes from the page's pixels and answers each as a region
+	// of its own, ☐ or ☑, reading the line beside it without it (see checkboxes.go).
+	CheckBoxes bool
 
 	// HalfMinTextHeight: a page decoded at half size (Limits.HalfPixels) is decoded again whole
 	// when its first detection pass finds the median line (its box, in the file's pixels)
@@ -168,6 +171,7 @@ func DefaultOptions() Options {
 		DB:                  dbnet.DefaultOptions(),
 		CropRotateRatio:     1.5,
 		ReadColumns:         true,
+		CheckBoxes:          true,
 		UseClassifier:       true,
 		ClsThreshold:        0.9,
 		ClsPageSample:       12,

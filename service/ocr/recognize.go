@@ -183,7 +183,11 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 	if err := p.redouble(ctx, img, all, tm); err != nil {
 		return nil, err
 	}
-	regions := make([]Region, 0, len(crops))
+	boxes, err := p.checkBoxes(ctx, img, crops, tm)
+	if err != nil {
+		return nil, err
+	}
+	regions := make([]Region, 0, len(crops)+len(boxes))
 	add := func(c *crop) {
 		if c.text == "" || c.score < p.opt.MinScore {
 			return
@@ -207,7 +211,7 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 		}
 	}
 	trimOverlaps(regions, pc.rotation)
-	return regions, nil
+	return append(regions, boxes...), nil
 }
 
 // chosen is the reading of c kept: the crop as cut, turned 180° or unrolled as a column of
