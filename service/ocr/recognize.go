@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode"
@@ -44,9 +45,11 @@ type crop struct {
 	// parts are the boxes a vertical line was joined from (see joinVertical), read beside it:
 	// kept instead of it where they read more surely (see keepParts).
 	parts []*crop
-	text  string
-	score float32
-	words []Word
+	// charStack: parts were boxed a character each, none a word on its side (see charStack).
+	charStack bool
+	text      string
+	score     float32
+	words     []Word
 	// longestRun is the most consecutive recognizer timesteps one character of the reading won.
 	longestRun int
 	// runeSteps, probs and doubt are each rune of text's timestep, probability and doubt (see
@@ -128,6 +131,7 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 	for _, c := range crops {
 		if ps := parts[turn(c.quad, 3)]; c.vertical && ps != nil {
 			c.parts = p.plan(ps, 0, false, true)
+			c.charStack = !slices.ContainsFunc(ps, func(q geom.Quad) bool { return q.Height() >= stampWord*q.Width() })
 		}
 	}
 	if len(crops) == 0 {
@@ -201,7 +205,9 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 			add(best)
 			continue
 		}
-		if !keepParts(best, c.parts) {
+		// A line joined from characters boxed one by one is one number or word: read with a
+		// space in it, it was a column of marks (a table's X in each row), and they stay apart.
+		if !keepParts(best, c.parts) && !(c.charStack && strings.Contains(strings.TrimSpace(best.text), " ")) {
 			trimStray(best)
 			add(best)
 			continue

@@ -1,7 +1,9 @@
 package ocr
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -34,7 +36,31 @@ const (
 	// taller than wide (two or three characters), so that a column of single digits or ticks is
 	// never taken for a line; and the joined line must be columnRatio times taller than wide.
 	stampWord = 1.8
+	// stampChars and stampCharGap: a line whose characters the detector boxed one by one (a
+	// typewritten Bates number on its side: "8", "9", "6", each a box) has no word on its side,
+	// but its boxes, stampChars or more, stand a letter's space apart, at most stampCharGap of
+	// their width, where a table's rows of single digits stand a line's space apart.
+	stampChars   = 4
+	stampCharGap = 0.5
 )
+
+// charStack reports whether the boxes g stand one under the other a letter's space apart (see
+// stampChars).
+func charStack(boxes []bounds, g []int) bool {
+	if len(g) < stampChars {
+		return false
+	}
+	order := slices.Clone(g)
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(boxes[a].y0, boxes[b].y0) })
+	for i := 1; i < len(order); i++ {
+		a, b := boxes[order[i-1]], boxes[order[i]]
+		w := min(a.x1-a.x0, b.x1-b.x0)
+		if b.y0-a.y1 > stampCharGap*w {
+			return false
+		}
+	}
+	return true
+}
 
 // joinVertical joins the boxes of each vertical line of an upright page into one box (see the
 // constants above) and returns the boxes, and for each joined one the boxes it was joined from
@@ -94,7 +120,7 @@ func joinVertical(quads []geom.Quad, height float64) ([]geom.Quad, map[geom.Quad
 			b := boxes[k]
 			word = word || b.y1-b.y0 >= stampWord*(b.x1-b.x0)
 		}
-		if !word || u[3]-u[1] < columnRatio*(u[2]-u[0]) {
+		if !(word || charStack(boxes, g)) || u[3]-u[1] < columnRatio*(u[2]-u[0]) {
 			out = append(out, q)
 			continue
 		}
