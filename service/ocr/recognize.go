@@ -207,7 +207,8 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 		}
 		// A line joined from characters boxed one by one is one number or word: read with a
 		// space in it, it was a column of marks (a table's X in each row), and they stay apart.
-		if !keepParts(best, c.parts) && !(c.charStack && strings.Contains(strings.TrimSpace(best.text), " ")) {
+		spaced := c.charStack && strings.Contains(strings.TrimSpace(best.text), " ")
+		if !keepParts(best, c.parts) && !spaced {
 			trimStray(best)
 			add(best)
 			continue

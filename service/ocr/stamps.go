@@ -120,7 +120,8 @@ func joinVertical(quads []geom.Quad, height float64) ([]geom.Quad, map[geom.Quad
 			b := boxes[k]
 			word = word || b.y1-b.y0 >= stampWord*(b.x1-b.x0)
 		}
-		if !(word || charStack(boxes, g)) || u[3]-u[1] < columnRatio*(u[2]-u[0]) {
+		line := word || charStack(boxes, g)
+		if !line || u[3]-u[1] < columnRatio*(u[2]-u[0]) {
 			out = append(out, q)
 			continue
 		}
