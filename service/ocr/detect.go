@@ -31,7 +31,11 @@ func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings)
 	if err != nil {
 		return nil, imaging.Decoded{}, err
 	}
-	if f := float64(dec.Factor()); f > 1 && len(boxes) > 0 && medianHeight(boxes)/scale*f < p.opt.HalfMinTextHeight {
+	// The size of the print is judged on the boxes the detector is sure of (sizingBoxScore):
+	// a box it is less sure of is kept, but at a small scale it may be several lines of print
+	// blurred into one, and would pass for large print.
+	sure := sureBoxes(boxes, p.opt.DB.BoxThreshold)
+	if f := float64(dec.Factor()); f > 1 && len(sure) > 0 && medianHeight(sure)/scale*f < p.opt.HalfMinTextHeight {
 		start := time.Now()
 		whole, err := dec.Whole(ctx)
 		if err != nil {
@@ -45,7 +49,7 @@ func (p *Pipeline) detect(ctx context.Context, dec imaging.Decoded, tm *Timings)
 		}
 		scale /= f
 	}
-	region, scale2, ok := p.secondPass(image.Rect(0, 0, dec.Width, dec.Height), scale, boxes)
+	region, scale2, ok := p.secondPass(image.Rect(0, 0, dec.Width, dec.Height), scale, sureBoxes(boxes, p.opt.DB.BoxThreshold))
 	if !ok {
 		return quads(boxes), dec, nil
 	}
@@ -117,6 +121,29 @@ func (p *Pipeline) detectRegionQuads(ctx context.Context, img image.Image, r ima
 type detBox struct {
 	quad      geom.Quad
 	detHeight float64
+	score     float32 // the mean probability inside (dbnet.Box.Score)
+}
+
+// sizingBoxScore is the least score of a box the print's size is judged by (PaddleOCR's box
+// threshold), where the box threshold keeping boxes is lower (0.5 by default, for faint words on
+// forms). At a small scale several lines of small print blur into one box of 0.5–0.6: taken for
+// one line of large print, it kept a 6000 × 8000 page read smaller from its second pass, and the
+// page read "PO" for its print.
+const sizingBoxScore = 0.6
+
+// sureBoxes are the boxes scoring at least sizingBoxScore (or threshold, where higher).
+func sureBoxes(boxes []detBox, threshold float32) []detBox {
+	least := max(threshold, sizingBoxScore)
+	if threshold >= least {
+		return boxes
+	}
+	out := make([]detBox, 0, len(boxes))
+	for _, b := range boxes {
+		if b.score >= least {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func quads(boxes []detBox) []geom.Quad {
@@ -233,7 +260,7 @@ func (p *Pipeline) detectRegion(ctx context.Context, img image.Image, r image.Re
 		if q.Width() < 1 || q.Height() < 1 {
 			continue
 		}
-		boxes = append(boxes, detBox{quad: q, detHeight: math.Min(b.Quad.Width(), b.Quad.Height())})
+		boxes = append(boxes, detBox{quad: q, detHeight: math.Min(b.Quad.Width(), b.Quad.Height()), score: b.Score})
 	}
 	tm.track(StageDetPost, start)
 	return boxes, nil
