@@ -149,7 +149,7 @@ func printLike(img image.Image) bool {
 	n := 0
 	for y := b.Min.Y; y < b.Max.Y; y += printSample {
 		for x := b.Min.X; x < b.Max.X; x += printSample {
-			hist[grayAt(img, x, y)]++
+			hist[imaging.Luma(img, x, y)]++
 			n++
 		}
 	}
@@ -172,20 +172,4 @@ func printLike(img image.Image) bool {
 		}
 	}
 	return float64(onPaper) >= minPaper*float64(n) && float64(ink) >= minInk*float64(n) && float64(ink) <= maxInk*float64(n)
-}
-
-// grayAt is the luma of img's pixel (x, y), 0–255, read directly from the render's types.
-func grayAt(img image.Image, x, y int) uint8 {
-	switch m := img.(type) {
-	case *image.Gray:
-		return m.Pix[m.PixOffset(x, y)]
-	case *image.RGBA:
-		i := m.PixOffset(x, y)
-		return uint8((299*int(m.Pix[i]) + 587*int(m.Pix[i+1]) + 114*int(m.Pix[i+2])) / 1000)
-	case *image.NRGBA:
-		i := m.PixOffset(x, y)
-		return uint8((299*int(m.Pix[i]) + 587*int(m.Pix[i+1]) + 114*int(m.Pix[i+2])) / 1000)
-	}
-	r, g, bl, _ := img.At(x, y).RGBA()
-	return uint8((299*(r>>8) + 587*(g>>8) + 114*(bl>>8)) / 1000)
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/ocrgate/ocrgate/service/geom"
+	"github.com/ocrgate/ocrgate/service/imaging"
 )
 
 // Check boxes: the small square frames a form puts before its choices.
@@ -87,21 +88,7 @@ func newPixels(img image.Image) (pixels, bool) {
 }
 
 // lum is the luminance at (x, y), which must lie in the image.
-func (p pixels) lum(x, y int) uint8 {
-	switch m := p.img.(type) {
-	case *image.Gray:
-		return m.Pix[m.PixOffset(x, y)]
-	case *image.YCbCr:
-		return m.Y[m.YOffset(x, y)]
-	case *image.RGBA:
-		i := m.PixOffset(x, y)
-		return uint8((299*int(m.Pix[i]) + 587*int(m.Pix[i+1]) + 114*int(m.Pix[i+2])) / 1000)
-	case *image.NRGBA:
-		i := m.PixOffset(x, y)
-		return uint8((299*int(m.Pix[i]) + 587*int(m.Pix[i+1]) + 114*int(m.Pix[i+2])) / 1000)
-	}
-	return 255
-}
+func (p pixels) lum(x, y int) uint8 { return imaging.Luma(p.img, x, y) }
 
 // row is the bytes of row y from x0 to x1 (exclusive) of the plane lum reads, and the bytes a
 // pixel takes there.
