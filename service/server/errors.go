@@ -182,7 +182,9 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusUnprocessableEntity, code: "undecodable_image", msg: err.Error()}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &apiError{status: fiber.StatusGatewayTimeout, code: "timeout", msg: "the request did not finish within its deadline", runtimeKind: "timeout"}
-	case errors.Is(err, context.Canceled):
+	// A unit of work that stopped when the request's context ended returns the context's cause
+	// (work.All), which is the client's leaving itself, not context.Canceled.
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrClientGone):
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "canceled", msg: "the request was canceled", retryAfter: 1}
 	case errors.Is(err, ocr.ErrRuntimeUnavailable):
 		return &apiError{status: fiber.StatusServiceUnavailable, code: "runtime_unavailable", msg: "the model runtime is not ready; try again shortly", retryAfter: 5, runtimeKind: "unavailable"}
@@ -261,7 +263,7 @@ func errorHandler(s *Server) fiber.ErrorHandler {
 		if fr := framing.Rejection(c.Context().Conn()); fr != nil {
 			err = fr
 		}
-		if errors.Is(err, context.Canceled) && errors.Is(context.Cause(c.UserContext()), ErrShuttingDown) {
+		if (errors.Is(err, context.Canceled) || errors.Is(err, ErrShuttingDown)) && errors.Is(context.Cause(c.UserContext()), ErrShuttingDown) {
 			err = errShuttingDown
 		}
 		ae := classify(err)
