@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/ocrgate/ocrgate/service/geom"
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -233,15 +232,7 @@ func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int) (checkBox, bool) {
 		}
 		return float64(n) / float64(w)
 	}
-	colCover := func(xx, ya, yb int) float64 {
-		n := 0
-		for yy := ya; yy <= yb; yy++ {
-			if ink(xx, yy) {
-				n++
-			}
-		}
-		return float64(n) / float64(yb-ya+1)
-	}
+	colCover := func(xx, ya, yb int) float64 { return float64(colInk(ink, xx, ya, yb)) / float64(yb-ya+1) }
 	// The top edge: the first covered row (a blurred edge's lighter row above it may be
 	// partly ink).
 	if rowCover(y-1) >= checkBoxCover {
@@ -476,12 +467,12 @@ const boxGlyphs = "口区囗回"
 // readsCJK reports whether text holds a CJK character other than those a check box itself reads
 // as (boxGlyphs).
 func readsCJK(text string) bool {
-	for _, r := range text {
-		if !strings.ContainsRune(boxGlyphs, r) && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)) {
-			return true
+	return hasCJK(strings.Map(func(r rune) rune {
+		if strings.ContainsRune(boxGlyphs, r) {
+			return -1
 		}
-	}
-	return false
+		return r
+	}, text))
 }
 
 // overlapShare is the share of r's area that q's bounding box covers.
@@ -568,7 +559,8 @@ func (p *Pipeline) checkBoxes(ctx context.Context, img image.Image, crops []*cro
 		}
 		q := geom.Quad{{X: float64(b.r.Min.X), Y: float64(b.r.Min.Y)}, {X: float64(b.r.Max.X), Y: float64(b.r.Min.Y)},
 			{X: float64(b.r.Max.X), Y: float64(b.r.Max.Y)}, {X: float64(b.r.Min.X), Y: float64(b.r.Max.Y)}}
-		regions = append(regions, Region{Quad: q, Text: text, Score: float32(b.cover), Words: []Word{{Quad: q, Text: text}}})
+		score := float32(b.cover)
+		regions = append(regions, Region{Quad: q, Text: text, Score: score, Words: []Word{{Quad: q, Text: text, Score: score}}})
 	}
 	return regions, nil
 }
