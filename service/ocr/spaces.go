@@ -24,9 +24,12 @@ import (
 //
 // Some pairs are never split this way: a digit and a digit or a following colon (a proportional
 // font's 1 stands alone in its cell, "1100", "15:53"), points, asterisks and commas but for a
-// comma before a letter (a monospaced face's point or asterisk sits in a gap as wide as a
-// proportional face's word space), and the inside of brackets or the front of ")", ";", "!", "?",
-// "%". Amounts and card numbers are what a stray space would harm most. A mark of punctuation
+// comma before a letter or before digits that are not a group of thousands (a monospaced face's
+// point or asterisk sits in a gap as wide as a proportional face's word space), and the inside of
+// brackets or the front of ")", ";", "!", "?", "%". Amounts and card numbers are what a stray
+// space would harm most: "220,000" and "3,488,000.00" keep their commas tight, where a date's
+// "June 6, 1983" gets its space back (the model keeps none after the comma: 48 of FUNSD's 55
+// dates so written read "6,1983"). A mark of punctuation
 // belongs to one of its sides, so a space beside it must be wordGapSide times the gap on its
 // other side ("TEL:07" set with even gaps is no "TEL :07"); a comma's gaps are measured
 // together, and the space after it must be wordGapCommaSide times the gap before it. And only
@@ -181,7 +184,7 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 			// the gaps on both sides of it are measured together, from the character before
 			// it to the one after: the wider must be clearly wider than the other, since the
 			// comma belongs to the word before it ("a, b", not "a,b" set loosely).
-			if i == 0 || rs[i-1] == ' ' {
+			if i == 0 || rs[i-1] == ' ' || thousands(rs, i+1) {
 				continue
 			}
 			var other int
@@ -233,6 +236,16 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 	return out
 }
 
+// thousands reports whether rs from i on is a group of thousands: three digits, then no more
+// digits ("220,000", "3,488,000.00", "14,165,00").
+func thousands(rs []rune, i int) bool {
+	n := 0
+	for i+n < len(rs) && isDigitRune(rs[i+n]) {
+		n++
+	}
+	return n == 3
+}
+
 // gapCandidate reports whether a space may be put back between a and b from the pixels alone.
 func gapCandidate(a, b rune) bool {
 	if a == ' ' || b == ' ' || a >= utf8.RuneSelf || b >= utf8.RuneSelf {
@@ -247,11 +260,12 @@ func gapCandidate(a, b rune) bool {
 	case b == ')' || b == ']' || b == '}' || b == ';' || b == '!' || b == '?' || b == '%':
 		return false
 	}
-	if a == ',' && letterOrDigit(b) && !isDigitRune(b) {
+	if a == ',' && letterOrDigit(b) {
 		// A comma before a letter ends a clause or an item, and the model keeps next to no
-		// space after it (0.000–0.024 where the text has one). The side rule (see wordGaps) still asks for a gap clearly
-		// wider than the one before the comma, which a monospaced face's comma, centred in its
-		// cell, does not have.
+		// space after it (0.000–0.024 where the text has one); so does one before a year or
+		// the next of a list of figures. The side rule (see wordGaps) still asks for a gap
+		// clearly wider than the one before the comma, which a monospaced face's comma, centred
+		// in its cell, does not have, and a group of thousands is never split (see thousands).
 		return true
 	}
 	for _, c := range []rune{a, b} {

@@ -75,7 +75,12 @@ func TestWordGaps(t *testing.T) {
 		// A monospaced face's comma sits in the middle of its cell: gaps as wide on both sides.
 		{"comma in its cell", "AB,CD", []int{8, 20, 40, 60, 72}, 0, 0.02, "AB,CD"},
 		{"comma in a number", "1,000", []int{8, 20, 48, 60, 72}, 0, 0.02, "1,000"},
-		{"comma before a digit", "AB,12", []int{8, 20, 32, 60, 72}, 0, 0.02, "AB,12"},
+		// A date's year, or the next of a list of figures: the comma ends an item.
+		{"comma before a year", "6,1983", []int{8, 20, 48, 60, 72, 84}, 0, 0, "6, 1983"},
+		{"comma before a figure", "AB,12", []int{8, 20, 32, 60, 72}, 0, 0.02, "AB, 12"},
+		// A group of thousands keeps its comma tight, however wide the gap after it.
+		{"thousands set wide", "2,000", []int{8, 20, 48, 60, 72}, 0, 0, "2,000"},
+		{"thousands of an amount", "3,488.00", []int{8, 20, 48, 60, 72, 84, 96, 108}, 0, 0, "3,488.00"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
