@@ -8,7 +8,9 @@ import (
 // asciiWidth turns fullwidth ASCII forms (U+FF01–U+FF5E, and the ideographic space) into plain
 // ASCII when a line has no CJK characters. The recognizer's dictionary is Chinese-first, so on
 // Latin receipts it often reads "(" as "（" or ":" as "："; in a Latin line those are always the
-// ASCII characters. Lines with Han, kana or Hangul keep their fullwidth punctuation, which is
+// ASCII characters. So are the CJK marks it reads for their lookalikes: the ideographic comma
+// and full stop, and the double angle brackets for round ones ("$ 43、335.00", "《MRS.)" on
+// FUNSD's typed forms). Lines with Han, kana or Hangul keep their fullwidth punctuation, which is
 // correct typography there.
 func asciiWidth(s string) string {
 	if hasCJK(s) {
@@ -16,22 +18,33 @@ func asciiWidth(s string) string {
 	}
 	wide := false
 	for _, r := range s {
-		if r == '\u3000' || (r >= '\uff01' && r <= '\uff5e') {
+		if asciiOf(r) != r {
 			wide = true
 		}
 	}
 	if !wide {
 		return s
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\u3000':
-			return ' '
-		case r >= '\uff01' && r <= '\uff5e':
-			return r - 0xfee0
-		}
-		return r
-	}, s)
+	return strings.Map(asciiOf, s)
+}
+
+// asciiOf is the ASCII character r stands for in a Latin line (see asciiWidth), or r.
+func asciiOf(r rune) rune {
+	switch {
+	case r == '\u3000':
+		return ' '
+	case r >= '\uff01' && r <= '\uff5e':
+		return r - 0xfee0
+	case r == '、':
+		return ','
+	case r == '。':
+		return '.'
+	case r == '《':
+		return '('
+	case r == '》':
+		return ')'
+	}
+	return r
 }
 
 // latinLookalikes corrects, in a line without CJK characters, the digits and letters that the

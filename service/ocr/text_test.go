@@ -11,6 +11,9 @@ func TestASCIIWidth(t *testing.T) {
 		{"plain ascii", "plain ascii"},
 		{"发票（普通）", "发票（普通）"},
 		{"A\u3000B", "A B"},
+		{"$ 43、335.00", "$ 43,335.00"},
+		{"S. T. BEASLEY 《MRS.》/jlf。", "S. T. BEASLEY (MRS.)/jlf."},
+		{"发票、收据。", "发票、收据。"},
 		{"ｶﾀｶﾅ（x）", "ｶﾀｶﾅ（x）"},
 		{"", ""},
 	}
