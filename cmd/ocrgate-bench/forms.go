@@ -83,8 +83,8 @@ func (r *FormReport) Print(w io.Writer, perForm bool) {
 	}
 	t := r.Total
 	fmt.Fprintf(w, "forms %d: truth words %d, predicted %d, right %d (case-insensitive)\n", len(r.PerForm), t.TruthWords, t.PredWords, t.Correct)
-	fmt.Fprintf(w, "form score: word F1 (ci) %.4f | missed entirely %.4f (%d words) | %.0f ms/form wall, %.2f CPU-s/form, GOMAXPROCS=%d\n",
-		t.F1(), t.MissedShare(), t.Missed, r.Wall.Seconds()*1000/float64(max(len(r.PerForm), 1)),
+	fmt.Fprintf(w, "form score: word F1 (ci) %.4f | missed entirely %.4f (%d words; %d no box covers half of) | %.0f ms/form wall, %.2f CPU-s/form, GOMAXPROCS=%d\n",
+		t.F1(), t.MissedShare(), t.Missed, t.Uncovered, r.Wall.Seconds()*1000/float64(max(len(r.PerForm), 1)),
 		r.CPU.Seconds()/float64(max(len(r.PerForm), 1)), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "runs of letters and digits (FUNSD's word splits aside): F1 (ci) %.4f (truth %d, predicted %d, right %d)\n",
 		t.Runs.F1(), t.Runs.Truth, t.Runs.Pred, t.Runs.Correct)

@@ -93,9 +93,14 @@ type FormCounts struct {
 	TruthWords int // whitespace-split words of the truth
 	PredWords  int // whitespace-split words of the prediction
 	Correct    int // multiset intersection, case folded
-	// Missed counts truth words that no predicted region covers: no region's box holds half of
-	// the word's box. They were never found, as against found and misread.
+	// Missed counts truth words that no predicted region finds: no region's box holds half of
+	// the word's box, nor lies half inside it. They were never found, as against found and
+	// misread. A box drawn tight on a lone digit's ink finds it inside the looser box FUNSD's
+	// annotators drew around it.
 	Missed int
+	// Uncovered counts the words no region's box holds half of, the first rule alone: it
+	// counts such a digit as missed (103 of the 406 words it counted on the training split).
+	Uncovered int
 	// Runs counts the same again over runs of letters and digits (see Runs): the truth's words
 	// split where FUNSD's annotators split them ("9 /3 /80", "$47 .22", "Non- menthol") meet a
 	// reading that writes them as a reader does ("9/3/80") there.
@@ -125,6 +130,7 @@ func (c *FormCounts) Add(o FormCounts) {
 	c.PredWords += o.PredWords
 	c.Correct += o.Correct
 	c.Missed += o.Missed
+	c.Uncovered += o.Uncovered
 	c.Runs.Truth += o.Runs.Truth
 	c.Runs.Pred += o.Runs.Pred
 	c.Runs.Correct += o.Runs.Correct
@@ -154,8 +160,11 @@ func ScoreForm(truth []FormWord, pred []Line) FormCounts {
 		toks := strings.Fields(strings.ToLower(w.Text))
 		want = append(want, toks...)
 		wantRuns = append(wantRuns, Runs(w.Text)...)
-		if !covered(w.Box, pred) {
-			c.Missed += len(toks)
+		if cover, inside := found(w.Box, pred); !cover {
+			c.Uncovered += len(toks)
+			if !inside {
+				c.Missed += len(toks)
+			}
 		}
 	}
 	for _, l := range pred {
@@ -168,11 +177,13 @@ func ScoreForm(truth []FormWord, pred []Line) FormCounts {
 	return c
 }
 
-// covered reports whether some predicted region's bounding box holds at least half of box.
-func covered(box [4]float64, pred []Line) bool {
+// found reports whether some predicted region's bounding box holds at least half of box
+// (cover), and whether some other lies at least half inside box (inside): a box tight on the
+// ink of a word that the truth boxes loosely.
+func found(box [4]float64, pred []Line) (cover, inside bool) {
 	area := (box[2] - box[0]) * (box[3] - box[1])
 	if area <= 0 {
-		return false
+		return false, false
 	}
 	for _, l := range pred {
 		if strings.TrimSpace(l.Text) == "" {
@@ -181,11 +192,17 @@ func covered(box [4]float64, pred []Line) bool {
 		r := bounds(l.Quad)
 		w := math.Min(box[2], r[2]) - math.Max(box[0], r[0])
 		h := math.Min(box[3], r[3]) - math.Max(box[1], r[1])
-		if w > 0 && h > 0 && w*h >= area/2 {
-			return true
+		if w <= 0 || h <= 0 {
+			continue
+		}
+		if w*h >= area/2 {
+			return true, true
+		}
+		if w*h >= (r[2]-r[0])*(r[3]-r[1])/2 {
+			inside = true
 		}
 	}
-	return false
+	return false, inside
 }
 
 // bounds is a quad's axis-aligned bounding box.

@@ -21,34 +21,39 @@ func TestScoreForm(t *testing.T) {
 		{Text: "Fine", Box: [4]float64{10, 80, 40, 90}},
 	}
 	for _, tt := range []struct {
-		name                        string
-		pred                        []Line
-		truthN, predN, right, missN int
-		runsPred, runsRight         int // of the truth's 6 runs of letters and digits
+		name                               string
+		pred                               []Line
+		truthN, predN, right, missN, uncov int
+		runsPred, runsRight                int // of the truth's 6 runs of letters and digits
 	}{
 		{"every word, case aside", []Line{
 			{Text: "date: 7/ 24/ 90", Quad: rect(8, 8, 125, 22)},
 			{Text: "SIGNATURE", Quad: rect(8, 38, 82, 52)},
 			{Text: "Fine", Quad: rect(8, 78, 42, 92)},
-		}, 6, 6, 6, 0, 6, 6},
+		}, 6, 6, 6, 0, 0, 6, 6},
 		{"a line never found", []Line{
 			{Text: "DATE: 7/24/90", Quad: rect(8, 8, 125, 22)},
 			{Text: "Signature", Quad: rect(8, 38, 82, 52)},
-		}, 6, 3, 2, 1, 5, 5}, // the date written whole still reads as its runs
+		}, 6, 3, 2, 1, 1, 5, 5}, // the date written whole still reads as its runs
 		{"found but misread is not missed", []Line{
 			{Text: "DATE: 7/ 24/ 90", Quad: rect(8, 8, 125, 22)},
 			{Text: "Slgnature", Quad: rect(8, 38, 82, 52)},
 			{Text: "Flne", Quad: rect(8, 78, 42, 92)},
-		}, 6, 6, 4, 0, 6, 4},
+		}, 6, 6, 4, 0, 0, 6, 4},
 		{"a word beside the boxes, and one a third covered, are missed", []Line{
 			{Text: "DATE: 7/ 24/ 90 Signature", Quad: rect(8, 8, 125, 22)},
-			{Text: "ne", Quad: rect(30, 78, 42, 92)},
-		}, 6, 6, 5, 2, 6, 5},
+			{Text: "ne", Quad: rect(30, 78, 60, 92)}, // a third of it inside the word's box
+		}, 6, 6, 5, 2, 2, 6, 5},
+		{"a box tight on the ink, inside the truth's looser box, finds the word", []Line{
+			{Text: "DATE: 7/ 24/ 90", Quad: rect(8, 8, 125, 22)},
+			{Text: "Signature", Quad: rect(8, 38, 82, 52)},
+			{Text: "Fine", Quad: rect(14, 82, 30, 88)},
+		}, 6, 6, 6, 0, 1, 6, 6},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := ScoreForm(truth, tt.pred)
-			if c.TruthWords != tt.truthN || c.PredWords != tt.predN || c.Correct != tt.right || c.Missed != tt.missN {
-				t.Fatalf("counts %+v, want truth %d pred %d right %d missed %d", c, tt.truthN, tt.predN, tt.right, tt.missN)
+			if c.TruthWords != tt.truthN || c.PredWords != tt.predN || c.Correct != tt.right || c.Missed != tt.missN || c.Uncovered != tt.uncov {
+				t.Fatalf("counts %+v, want truth %d pred %d right %d missed %d uncovered %d", c, tt.truthN, tt.predN, tt.right, tt.missN, tt.uncov)
 			}
 			if r := c.Runs; r.Truth != 6 || r.Pred != tt.runsPred || r.Correct != tt.runsRight {
 				t.Fatalf("runs %+v, want truth 6 pred %d right %d", r, tt.runsPred, tt.runsRight)
