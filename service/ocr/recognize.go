@@ -127,6 +127,12 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 	if !onSide && !few {
 		quads, parts = joinVertical(quads, float64(img.Bounds().Dy()))
 	}
+	if rotation == 0 && !onSide {
+		// An upright page's lines are looked past for the marks their boxes cut off.
+		if px, ok := newPixels(img); ok {
+			quads = reachMarks(px, px.inkThreshold(), quads)
+		}
+	}
 	crops := p.plan(quads, rotation/90, columns, lying)
 	for _, c := range crops {
 		if ps := parts[turn(c.quad, 3)]; c.vertical && ps != nil {
