@@ -99,7 +99,7 @@ type FormCounts struct {
 	// annotators drew around it.
 	Missed int
 	// Uncovered counts the words no region's box holds half of, the first rule alone: it
-	// counts such a digit as missed (103 of the 406 words it counted on the training split).
+	// counts such a digit as missed (103 of the 407 words it counted on the training split).
 	Uncovered int
 	// Runs counts the same again over runs of letters and digits (see Runs): the truth's words
 	// split where FUNSD's annotators split them ("9 /3 /80", "$47 .22", "Non- menthol") meet a
