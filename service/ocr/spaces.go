@@ -29,11 +29,10 @@ import (
 // brackets or the front of ")", ";", "!", "?", "%". Amounts and card numbers are what a stray
 // space would harm most: "220,000" and "3,488,000.00" keep their commas tight, where a date's
 // "June 6, 1983" gets its space back (the model keeps none after the comma: 48 of FUNSD's 55
-// dates so written read "6,1983"). A mark of punctuation
-// belongs to one of its sides, so a space beside it must be wordGapSide times the gap on its
-// other side ("TEL:07" set with even gaps is no "TEL :07"); a comma's gaps are measured
-// together, and the space after it must be wordGapCommaSide times the gap before it. And only
-// crisp print is read (see minGapContrast).
+// dates so written read "6,1983"). A mark of punctuation belongs to one of its sides, so a space
+// beside it must be wordGapSide times the gap on its other side ("TEL:07" set with even gaps is
+// no "TEL :07"); a comma's gaps are measured together, and the space after it must be
+// wordGapCommaSide times the gap before it. And only crisp print is read (see minGapContrast).
 //
 // Figure: on the rendered line set 128 → 146 of 152 lines read exactly (trimOverlaps takes it to
 // 148); on sroie-dev word F1 (ci)
