@@ -53,6 +53,14 @@ const (
 	checkBoxFilledShare = 0.8
 	// checkBoxOverPrint is how many times as tall as the print after it a box is at least.
 	checkBoxOverPrint = 1.12
+	// checkBoxWideMax, checkBoxWideMin, checkBoxWideInk: an empty box may be wider than tall
+	// (a date's box, a field's frame left blank): up to checkBoxWideMax line heights wide and as
+	// little as checkBoxWideMin of its width tall, kept only with at most checkBoxWideInk of its
+	// inside inked, since a wide frame with print in it is a field, not a choice.
+	checkBoxWideMax  = 5.5
+	checkBoxWideMin  = 0.25
+	checkBoxWideInk  = 0.02
+	checkBoxWideLine = 0.8
 	// maxCheckBoxes bounds the squares one page keeps (and the pixels saved to paint them out).
 	maxCheckBoxes = 400
 )
@@ -177,6 +185,7 @@ func (p pixels) inkThreshold() uint8 {
 func findCheckBoxes(p pixels, lineHeight float64) []checkBox {
 	lo := max(checkBoxMinPixels, int(checkBoxMinSide*lineHeight))
 	hi := int(checkBoxMaxSide*lineHeight + 0.5)
+	wideHi := int(checkBoxWideMax*lineHeight + 0.5)
 	if hi < lo || p.b.Dx() < lo+2 || p.b.Dy() < lo+2 {
 		return nil
 	}
@@ -187,7 +196,9 @@ func findCheckBoxes(p pixels, lineHeight float64) []checkBox {
 	var found []checkBox
 	taken := func(x, y int) bool {
 		for _, c := range found {
-			if image.Pt(x, y).In(c.r) {
+			// A box's bottom edge may be the top edge of the box under it (a stack of choices
+			// drawn as one grid).
+			if image.Pt(x, y).In(c.r) && y < c.r.Max.Y-1 {
 				return true
 			}
 		}
@@ -207,8 +218,8 @@ func findCheckBoxes(p pixels, lineHeight float64) []checkBox {
 				x++
 			}
 			x1 := x // exclusive
-			if l := x1 - x0; l >= lo && l <= hi && !taken(x0, y) && !taken(x1-1, y) {
-				if c, ok := squareAt(ink, x0, x1, y, lo, hi); ok {
+			if l := x1 - x0; l >= lo && l <= wideHi && !taken(x0, y) && !taken(x1-1, y) {
+				if c, ok := squareAt(ink, x0, x1, y, lo, hi, lineHeight); ok {
 					found = append(found, c)
 					if len(found) == maxCheckBoxes {
 						return found
@@ -221,7 +232,7 @@ func findCheckBoxes(p pixels, lineHeight float64) []checkBox {
 }
 
 // squareAt checks for a check box whose top edge is the run of ink x0..x1 (exclusive) on row y.
-func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int) (checkBox, bool) {
+func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int, lineHeight float64) (checkBox, bool) {
 	w := x1 - x0
 	rowCover := func(yy int) float64 {
 		n := 0
@@ -246,7 +257,7 @@ func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int) (checkBox, bool) {
 		return checkBox{}, false
 	}
 	// The bottom edge: the last row of a band of covered rows, with nothing just below.
-	minH, maxH := max(lo, int(0.75*float64(w))), min(hi, int(1.33*float64(w)+1))
+	minH, maxH := max(lo, int(checkBoxWideMin*float64(w))), min(hi, int(1.33*float64(w)+1))
 	bottom := -1
 	for yb := y + minH - 1; yb <= y+maxH-1; yb++ {
 		if rowCover(yb) >= checkBoxCover && rowCover(yb+1) < checkBoxCover {
@@ -289,6 +300,10 @@ func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int) (checkBox, bool) {
 	}
 	t = max(t, tl, tr)
 	h := bottom - y + 1
+	wide := 4*h < 3*w
+	if !wide && w > hi || wide && float64(h) < checkBoxWideLine*lineHeight {
+		return checkBox{}, false
+	}
 	// Square corners: a frame's corners are ink where a rounded glyph's (O, 0, D) are not.
 	corners := 0
 	for _, c := range [4]image.Point{{x0, y}, {x1 - 1, y}, {x0, bottom}, {x1 - 1, bottom}} {
@@ -326,9 +341,15 @@ func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int) (checkBox, bool) {
 	if float64(ringInk) > checkBoxRing*float64(ringN) {
 		return checkBox{}, false
 	}
-	// Blank before it, a box's width at least: a box stands apart from what precedes it, where
-	// an O or a 0 of the same size stands within its word at the letters' spacing.
-	for x := x0 - 2 - (3*w)/5; x < x0-2; x++ {
+	// Blank before it, 0.6 of a box's width: a box stands apart from what precedes it, where
+	// an O or a 0 of the same size stands within its word at the letters' spacing. No letter
+	// is as wide as a wide box: two blank columns before it are enough there, and its label may
+	// stand close before it.
+	before := x0 - 2 - (3*w)/5
+	if wide {
+		before = x0 - 4
+	}
+	for x := before; x < x0-2; x++ {
 		if colInk(ink, x, y, bottom) >= 2 {
 			return checkBox{}, false
 		}
@@ -342,7 +363,7 @@ func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int) (checkBox, bool) {
 	}
 	// Taller than the print beside it: a box is drawn at least a little taller than the
 	// capitals of its label, where an O or a 0 is as tall as the letters it stands among.
-	if th := printHeightAfter(ink, x1+1, y, bottom, w); th > 0 && float64(h) < checkBoxOverPrint*float64(th) {
+	if th := printHeightAfter(ink, x1+1, y, bottom, w); !wide && th > 0 && float64(h) < checkBoxOverPrint*float64(th) {
 		return checkBox{}, false
 	}
 	// The inside, one pixel in from the frame: empty, marked, or filled (no box).
@@ -363,7 +384,7 @@ func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int) (checkBox, bool) {
 		// A bar from side to side inside: a B, an E, an 8, an A, not a mark.
 		return checkBox{}, false
 	}
-	if share > checkBoxFilledShare {
+	if share > checkBoxFilledShare || wide && share > checkBoxWideInk {
 		return checkBox{}, false
 	}
 	return checkBox{r: image.Rect(x0, y, x1, bottom+1), marked: share >= checkBoxMarkedShare, cover: cover}, true

@@ -31,6 +31,14 @@ func frame(x, y, s int) []image.Rectangle {
 	}
 }
 
+// rectFrame is a frame w wide and h tall, of stroke 1, at (x, y).
+func rectFrame(x, y, w, h int) []image.Rectangle {
+	return []image.Rectangle{
+		image.Rect(x, y, x+w, y+1), image.Rect(x, y+h-1, x+w, y+h),
+		image.Rect(x, y, x+1, y+h), image.Rect(x+w-1, y, x+w, y+h),
+	}
+}
+
 // cross is an X drawn inside a frame of side s at (x, y).
 func cross(x, y, s int) []image.Rectangle {
 	var out []image.Rectangle
@@ -73,6 +81,14 @@ func TestFindCheckBoxes(t *testing.T) {
 		{"a rule runs through it", slices.Concat(frame(40, 40, 11), []image.Rectangle{image.Rect(20, 45, 120, 46)}), nil},
 		{"too small for the page's lines", frame(40, 40, 5), nil},
 		{"too large for the page's lines", frame(40, 40, 40), nil},
+		// A date's box, a field's frame left blank: wider than tall, and empty.
+		{"a wide empty box", slices.Concat(rectFrame(40, 40, 30, 16), print(76, 43, 9, 3)), []bool{false}},
+		{"a wide box stacked on another", slices.Concat(rectFrame(40, 40, 30, 16), rectFrame(40, 55, 30, 16)), []bool{false, false}},
+		// A wide frame with print in it is a field, filled in.
+		{"a wide box with print in it", slices.Concat(rectFrame(40, 40, 30, 16), print(43, 44, 8, 4)), nil},
+		// A zero or an O lying on its side in a margin stamp is a wide frame too, but short.
+		{"a wide frame shorter than a line", rectFrame(40, 40, 13, 8), nil},
+		{"a wide frame wider than a field's", rectFrame(40, 40, 90, 16), nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			px, ok := newPixels(scene(160, 100, tt.rects...))
