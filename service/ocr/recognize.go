@@ -47,9 +47,14 @@ type crop struct {
 	parts []*crop
 	// charStack: parts were boxed a character each, none a word on its side (see charStack).
 	charStack bool
-	text      string
-	score     float32
-	words     []Word
+	// ink: what a crop found in the page's ink, not by the detector, is (see inkLines); it is
+	// kept only where it reads as that.
+	ink inkKind
+	// choice: the brackets of a typed choice found in the ink (see readChoice).
+	choice inkWord
+	text   string
+	score  float32
+	words  []Word
 	// longestRun is the most consecutive recognizer timesteps one character of the reading won.
 	longestRun int
 	// runeSteps, probs and doubt are each rune of text's timestep, probability and doubt (see
@@ -123,18 +128,46 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 			lying = !columns
 		}
 	}
+	px, pxOK := newPixels(img)
+	pxOK = pxOK && rotation == 0 && !onSide
+	var thr uint8
+	found := make(map[geom.Quad]inkWord)
+	var inkRuns []inkWord
+	if pxOK {
+		// An upright page's ink is looked at for the vertical lines the detector left out.
+		thr = px.inkThreshold()
+		var lines []geom.Quad
+		lines, inkRuns = inkLines(px, thr, quads)
+		for _, q := range lines {
+			found[q] = inkWord{quad: q}
+			quads = append(quads, q)
+		}
+	}
 	var parts map[geom.Quad][]geom.Quad
 	if !onSide && !few {
 		quads, parts = joinVertical(quads, float64(img.Bounds().Dy()))
 	}
-	if rotation == 0 && !onSide {
+	if pxOK {
 		// An upright page's lines are looked past for the marks their boxes cut off.
-		if px, ok := newPixels(img); ok {
-			quads = reachMarks(px, px.inkThreshold(), quads)
+		quads = reachMarks(px, thr, quads)
+		// And the runs along a row it left out are read as lines of their own.
+		for _, w := range inkRuns {
+			found[w.quad] = w
+			quads = append(quads, w.quad)
 		}
 	}
 	crops := p.plan(quads, rotation/90, columns, lying)
 	for _, c := range crops {
+		if c.vertical {
+			if _, ok := found[turn(c.quad, 3)]; ok {
+				c.ink = inkLine
+			}
+		} else if w, ok := found[c.quad]; ok {
+			c.ink, c.choice = inkText, w
+			if w.choice {
+				c.ink = inkChoice
+			}
+		}
 		if ps := parts[turn(c.quad, 3)]; c.vertical && ps != nil {
 			c.parts = p.plan(ps, 0, false, true)
 			c.charStack = !slices.ContainsFunc(ps, func(q geom.Quad) bool { return q.Height() >= stampWord*q.Width() })
@@ -207,6 +240,12 @@ func (p *Pipeline) recognize(ctx context.Context, img image.Image, pc pageCrops,
 	}
 	for _, c := range crops {
 		best := chosen(c)
+		switch {
+		case c.ink == inkLine && !inkLineReads(best),
+			c.ink == inkText && !inkWordReads(best),
+			c.ink == inkChoice && !readChoice(best, c.choice):
+			continue
+		}
 		if c.parts == nil {
 			add(best)
 			continue
