@@ -88,6 +88,7 @@ func (r *FormReport) Print(w io.Writer, perForm bool) {
 		r.CPU.Seconds()/float64(max(len(r.PerForm), 1)), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "runs of letters and digits (FUNSD's word splits aside): F1 (ci) %.4f (truth %d, predicted %d, right %d)\n",
 		t.Runs.F1(), t.Runs.Truth, t.Runs.Pred, t.Runs.Correct)
+	fmt.Fprintf(w, "check boxes: %d of the truth's %d found; %d more where the truth has none\n", t.Boxes.Found, t.Boxes.Truth, t.Boxes.Extra)
 }
 
 // processCPU is the process's user + system CPU time so far (getrusage); 0 where unavailable.

@@ -105,7 +105,22 @@ type FormCounts struct {
 	// split where FUNSD's annotators split them ("9 /3 /80", "$47 .22", "Non- menthol") meet a
 	// reading that writes them as a reader does ("9/3/80") there.
 	Runs RunCounts
+	// Boxes counts the form's check boxes (truth words ☐, ☑ or ☒) against the regions that read
+	// as one (☐ or ☑).
+	Boxes BoxCounts
 }
+
+// BoxCounts are check box counts: the truth's boxes, those a region reading as a box overlaps
+// (intersection over union above boxIoU), and the regions reading as a box that overlap none.
+// FUNSD leaves some boxes out of its truth (a blank date box beside "SEPT 21"), so Extra holds
+// real boxes as well as squares taken for boxes.
+type BoxCounts struct{ Truth, Found, Extra int }
+
+// boxIoU is how much a region must overlap a truth box to have found it.
+const boxIoU = 0.3
+
+// checkBoxMarks are what a check box reads as, in FUNSD's truth and in ocrgate's regions.
+const checkBoxMarks = "☐☑☒"
 
 // RunCounts are the counts of runs of letters and digits, case folded.
 type RunCounts struct{ Truth, Pred, Correct int }
@@ -134,6 +149,9 @@ func (c *FormCounts) Add(o FormCounts) {
 	c.Runs.Truth += o.Runs.Truth
 	c.Runs.Pred += o.Runs.Pred
 	c.Runs.Correct += o.Runs.Correct
+	c.Boxes.Truth += o.Boxes.Truth
+	c.Boxes.Found += o.Boxes.Found
+	c.Boxes.Extra += o.Boxes.Extra
 }
 
 // F1 is the case-insensitive word F1: 2PR/(P+R) of Correct over PredWords and TruthWords.
@@ -174,7 +192,46 @@ func ScoreForm(truth []FormWord, pred []Line) FormCounts {
 	c.TruthWords, c.PredWords = len(want), len(got)
 	c.Correct = SharedWords(want, got)
 	c.Runs = RunCounts{Truth: len(wantRuns), Pred: len(gotRuns), Correct: SharedWords(wantRuns, gotRuns)}
+	c.Boxes = scoreBoxes(truth, pred)
 	return c
+}
+
+// scoreBoxes counts a form's check boxes (see BoxCounts).
+func scoreBoxes(truth []FormWord, pred []Line) BoxCounts {
+	var want, got [][4]float64
+	for _, w := range truth {
+		if strings.ContainsAny(w.Text, checkBoxMarks) {
+			want = append(want, w.Box)
+		}
+	}
+	for _, l := range pred {
+		if t := strings.TrimSpace(l.Text); t != "" && strings.Trim(t, checkBoxMarks) == "" {
+			got = append(got, bounds(l.Quad))
+		}
+	}
+	c := BoxCounts{Truth: len(want)}
+	for _, b := range want {
+		if slices.ContainsFunc(got, func(r [4]float64) bool { return iou(b, r) > boxIoU }) {
+			c.Found++
+		}
+	}
+	for _, r := range got {
+		if !slices.ContainsFunc(want, func(b [4]float64) bool { return iou(b, r) > boxIoU }) {
+			c.Extra++
+		}
+	}
+	return c
+}
+
+// iou is the intersection over union of two boxes.
+func iou(a, b [4]float64) float64 {
+	w := math.Min(a[2], b[2]) - math.Max(a[0], b[0])
+	h := math.Min(a[3], b[3]) - math.Max(a[1], b[1])
+	if w <= 0 || h <= 0 {
+		return 0
+	}
+	i := w * h
+	return i / ((a[2]-a[0])*(a[3]-a[1]) + (b[2]-b[0])*(b[3]-b[1]) - i)
 }
 
 // found reports whether some predicted region's bounding box holds at least half of box

@@ -13,6 +13,34 @@ func rect(x0, y0, x1, y1 float64) geom.Quad {
 	return geom.Quad{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 }
 
+func TestScoreBoxes(t *testing.T) {
+	truth := []FormWord{
+		{Text: "☐", Box: [4]float64{10, 10, 20, 20}},
+		{Text: "☑", Box: [4]float64{10, 30, 20, 40}},
+		{Text: "Yes", Box: [4]float64{25, 10, 45, 20}},
+	}
+	for _, tt := range []struct {
+		name string
+		pred []Line
+		want BoxCounts
+	}{
+		{"both found", []Line{{Text: "☐", Quad: rect(10, 10, 20, 20)}, {Text: "☑", Quad: rect(11, 31, 20, 40)}}, BoxCounts{2, 2, 0}},
+		// Marked or not, a box found is found: the scorer counts where boxes are.
+		{"read empty where marked", []Line{{Text: "☐", Quad: rect(10, 30, 20, 40)}}, BoxCounts{2, 1, 0}},
+		{"a box the truth has not", []Line{{Text: "☐", Quad: rect(60, 10, 70, 20)}}, BoxCounts{2, 0, 1}},
+		// A line that holds a box and its label is no box.
+		{"glued to its label", []Line{{Text: "☐ Yes", Quad: rect(10, 10, 45, 20)}}, BoxCounts{2, 0, 0}},
+		// Overlapping a little is not finding.
+		{"beside it", []Line{{Text: "☐", Quad: rect(18, 10, 28, 20)}}, BoxCounts{2, 0, 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ScoreForm(truth, tt.pred).Boxes; got != tt.want {
+				t.Errorf("boxes %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestScoreForm(t *testing.T) {
 	truth := []FormWord{
 		{Text: "DATE:", Box: [4]float64{10, 10, 50, 20}},
