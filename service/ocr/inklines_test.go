@@ -101,7 +101,7 @@ func TestInkWords(t *testing.T) {
 			[]image.Rectangle{image.Rect(100, 100, 137, 112)}, []bool{false}},
 		{"covered by a box", slices.Concat(standing(100, 100, 7, 12), standing(110, 100, 7, 12)), []geom.Quad{box(96, 96, 122, 116)}, nil, nil},
 		// A letter just past a box's end is part of its line: read with the line, not alone.
-		{"beside a box", standing(100, 100, 7, 12), []geom.Quad{box(40, 96, 104, 116)}, nil, nil},
+		{"beside a box", standing(106, 100, 7, 12), []geom.Quad{box(40, 96, 108, 116)}, nil, nil},
 		{"a speck", []image.Rectangle{image.Rect(100, 100, 102, 102)}, nil, nil, nil},
 		{"taller than print", standing(100, 100, 7, 40), nil, nil, nil},
 		{"solid", []image.Rectangle{image.Rect(100, 100, 110, 112)}, nil, nil, nil},
