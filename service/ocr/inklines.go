@@ -9,18 +9,24 @@ import (
 	"github.com/ocrgate/ocrgate/service/geom"
 )
 
-// Vertical lines the detector does not see. A Bates number or a form id set up a page's margin
-// in a typewriter face at 100 dpi is, to DB, a column of small blobs: on FUNSD's training forms
-// it boxes none of "00283913", "011221115" or "81186212", each a clear line of eight or nine
-// digits on its side. So an upright page's ink is looked at once more, as connected pieces: a
-// column of character-sized pieces that no box covers, each wider than tall (a character lying
-// on its side), one under the other a letter's space apart, becomes a box of its own, read
-// turned both ways like any vertical line (see stamps.go). What it reads is kept only when it
-// reads surely as several letters or digits (inkLineScore, inkLineRunes): a column of marks,
-// ticks or speckle reads as little, or unsurely.
+// What the detector leaves out. On a 100-dpi typewritten form DB boxes none of a Bates number
+// set up the margin in a typewriter face ("00283813", "81186212" on FUNSD's training forms: clear
+// lines of eight digits on their side), none of the choices typed as "(   )" before their labels,
+// and now and then a lone figure in a table's cell or a "TO:" in a header. So once the detector
+// has boxed an upright page, its ink is labelled into connected pieces (inkPieces), and the
+// pieces no box covers make boxes of their own:
+//
+//   - a vertical line (inkLines): pieces a character's height across, one under the other at most
+//     their width apart, together at least inkLineRatio times longer than wide; read turned both
+//     ways like any vertical line (see stamps.go), and kept only where it reads as a line
+//     (inkLineReads): a column of marks, ticks or speckle reads as little, or unsurely;
+//   - a run along a row (inkWords): pieces of a character's height side by side, with the points
+//     and commas beside them, kept where they read surely as print (inkWordReads);
+//   - a typed choice: two level brackets (bracketPair), kept where they read as brackets round at
+//     most a mark (readChoice).
 const (
-	// inkCharMinW, inkCharMaxW: a piece's extent across the column, in the page's median line
-	// heights (the height of the characters lying down).
+	// inkCharMinW, inkCharMaxW: a piece of a vertical line's extent across the column, in the
+	// page's median line heights (the height of the characters lying down).
 	inkCharMinW = 0.5
 	inkCharMaxW = 2.0
 	// inkPieceLong: a piece is at most this many times longer than wide (characters touching
@@ -43,23 +49,24 @@ const (
 	// inkLineScore and inkLineRunes: what a line found from ink must read to be kept.
 	inkLineScore = 0.8
 	inkLineRunes = 3
-	// maxInkLines bounds the lines one page adds; maxInkRuns the row runs of ink it labels (a
-	// page of speckle or a halftone photo has too many to be a page of print, and is not looked
-	// at). A run costs at most 64 bytes while the page is labelled (the run, its set, its piece):
-	// 8.4 MB at most, let go before the first crop is cut (see cropBytesEstimate).
-	maxInkLines = 8
-	maxInkWords = 48
 	// inkWordMinH, inkWordMaxH, inkWordMaxW: a piece of a run along a row, in line heights;
 	// inkWordGap: the most white between two pieces of one run, in the taller one's height;
+	// inkBracketGap: the same between the brackets of a typed choice (see bracketPair);
 	// inkWordScore: what the run must read at to be kept.
-	inkWordMinH = 0.55
-	inkWordMaxH = 1.6
-	inkWordMaxW = 3.0
-	inkWordGap  = 2.0
-	// inkBracketGap: the most white between the brackets of a typed choice (see bracketPair).
+	inkWordMinH   = 0.55
+	inkWordMaxH   = 1.6
+	inkWordMaxW   = 3.0
+	inkWordGap    = 2.0
 	inkBracketGap = 3.5
 	inkWordScore  = 0.9
-	maxInkRuns    = 1 << 19
+	// maxInkLines and maxInkWords bound the lines and the runs one page adds; maxInkRuns the row
+	// runs of ink it labels (a page of speckle or a halftone photo has too many to be a page of
+	// print, and is not looked at). A run costs at most 64 bytes while the page is labelled (the
+	// run, its set, its piece): 8.4 MB at most, let go before the first crop is cut (see
+	// cropBytesEstimate).
+	maxInkLines = 8
+	maxInkWords = 48
+	maxInkRuns  = 1 << 17
 )
 
 // inkPiece is a connected piece of ink: its extent and how many pixels of it are ink.
@@ -98,13 +105,17 @@ func inkPieces(p pixels, thr uint8) []inkPiece {
 	prev := 0 // the first run of the row above
 	for y := p.b.Min.Y; y < p.b.Max.Y; y++ {
 		row, step := p.row(y, p.b.Min.X, p.b.Max.X)
+		dark := func(i int) bool { return row[i] < thr }
+		if step == 4 { // RGBA: the pixel's luma, as lum reads it
+			dark = func(i int) bool { return (299*int(row[i])+587*int(row[i+1])+114*int(row[i+2]))/1000 < int(thr) }
+		}
 		start := len(runs)
 		for i := 0; i < len(row); i += step {
-			if row[i] >= thr {
+			if !dark(i) {
 				continue
 			}
 			x0 := i / step
-			for i < len(row) && row[i] < thr {
+			for i < len(row) && dark(i) {
 				i += step
 			}
 			runs = append(runs, inkRun{int32(x0), int32(i / step), int32(y)})
@@ -141,7 +152,7 @@ func inkPieces(p pixels, thr uint8) []inkPiece {
 }
 
 // inkLines returns boxes for the vertical lines of p's ink that none of quads covers (see
-// above), at most maxInkLines.
+// above), at most maxInkLines, and the runs along a row (see inkWords).
 func inkLines(p pixels, thr uint8, quads []geom.Quad) (lines []geom.Quad, words []inkWord) {
 	var hs []float64
 	boxes := make([]bounds, len(quads))
@@ -174,12 +185,12 @@ func inkLines(p pixels, thr uint8, quads []geom.Quad) (lines []geom.Quad, words 
 		b := pc.bounds
 		w, h := b.x1-b.x0, b.y1-b.y0
 		switch {
-		case hidden(b) || w > inkWordMaxW*lh || h > inkWordMaxH*lh:
+		case w > inkWordMaxW*lh || h > inkWordMaxH*lh:
 		case h < inkWordMinH*lh:
-			if pc.ink >= 2 && h <= 0.3*lh && w <= 0.6*lh {
+			if pc.ink >= 2 && h <= 0.3*lh && w <= 0.6*lh && !hidden(b) {
 				small = append(small, b) // a point, a comma, a hyphen
 			}
-		case float64(pc.ink) <= inkPieceSolid*w*h:
+		case float64(pc.ink) <= inkPieceSolid*w*h && !hidden(b):
 			alone = append(alone, b)
 		}
 	}

@@ -185,3 +185,25 @@ func TestReadChoice(t *testing.T) {
 		}
 	}
 }
+
+// An RGBA page is labelled by its pixels' luma, as a gray one is: the same pieces.
+func TestInkPiecesRGBA(t *testing.T) {
+	g := scene(120, 80, slices.Concat(column(20, 10, 4, 2), standing(60, 30, 7, 12))...)
+	rgba := image.NewRGBA(g.Bounds())
+	for i, v := range g.Pix {
+		rgba.Pix[4*i], rgba.Pix[4*i+1], rgba.Pix[4*i+2], rgba.Pix[4*i+3] = v, v, v, 255
+	}
+	// Red ink: dark by its luma, though its red channel is full.
+	for i := range rgba.Pix {
+		if i%4 == 0 && rgba.Pix[i] == 0 {
+			rgba.Pix[i] = 255
+		}
+	}
+	gp, _ := newPixels(g)
+	rp, _ := newPixels(rgba)
+	want := inkPieces(gp, 128)
+	got := inkPieces(rp, 128)
+	if len(want) != 5 || !slices.Equal(got, want) {
+		t.Fatalf("RGBA pieces %v, want the gray page's %v (5)", got, want)
+	}
+}
