@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/gofont/gomonobold"
-	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
 
 	"github.com/ocrgate/ocrgate/service/imaging"
@@ -21,14 +20,7 @@ import (
 // monoLine draws text in Go Mono Bold, a typewriter's face, black on white with a margin.
 func monoLine(t *testing.T, text string, size float64) *image.RGBA {
 	t.Helper()
-	f, err := opentype.Parse(gomonobold.TTF)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fc, err := opentype.NewFace(f, &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fc := faceOf(t, gomonobold.TTF, size)
 	b, _ := font.BoundString(fc, text)
 	m := int(size / 2)
 	img := canvas((b.Max.X-b.Min.X).Ceil()+2*m, (b.Max.Y-b.Min.Y).Ceil()+2*m)

@@ -58,9 +58,12 @@ func pipeline(t testing.TB) *ocr.Pipeline {
 }
 
 // face is Go Regular at size px.
-func face(t testing.TB, size float64) font.Face {
+func face(t testing.TB, size float64) font.Face { return faceOf(t, goregular.TTF, size) }
+
+// faceOf is the font ttf at size px.
+func faceOf(t testing.TB, ttf []byte, size float64) font.Face {
 	t.Helper()
-	f, err := opentype.Parse(goregular.TTF)
+	f, err := opentype.Parse(ttf)
 	if err != nil {
 		t.Fatal(err)
 	}
