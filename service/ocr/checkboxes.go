@@ -53,10 +53,12 @@ const (
 	checkBoxFilledShare = 0.8
 	// checkBoxOverPrint is how many times as tall as the print after it a box is at least.
 	checkBoxOverPrint = 1.12
-	// checkBoxWideMax, checkBoxWideMin, checkBoxWideInk: an empty box may be wider than tall
-	// (a date's box, a field's frame left blank): up to checkBoxWideMax line heights wide and as
-	// little as checkBoxWideMin of its width tall, kept only with at most checkBoxWideInk of its
-	// inside inked, since a wide frame with print in it is a field, not a choice.
+	// checkBoxWideMax, checkBoxWideMin, checkBoxWideInk, checkBoxWideLine: an empty box may be
+	// wider than tall (a date's box, a field's frame left blank): up to checkBoxWideMax line
+	// heights wide and as little as checkBoxWideMin of its width tall, kept only with at most
+	// checkBoxWideInk of its inside inked, since a wide frame with print in it is a field, not a
+	// choice, and only at least checkBoxWideLine of a line tall (a zero lying on its side in a
+	// margin stamp is a short wide frame).
 	checkBoxWideMax  = 5.5
 	checkBoxWideMin  = 0.25
 	checkBoxWideInk  = 0.02

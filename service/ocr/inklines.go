@@ -75,11 +75,11 @@ type inkPiece struct {
 	ink int
 }
 
-// inkWord is a run of ink along a row that no box covers (see inkWords): its box, and for a
-// typed choice, "(   )", its two brackets.
+// inkWord is a box found in the page's ink: what it is, its box, and for a typed choice,
+// "(   )", its two brackets.
 type inkWord struct {
+	kind     inkKind
 	quad     geom.Quad
-	choice   bool
 	brackets [2]bounds
 }
 
@@ -309,10 +309,9 @@ func inkWords(p pixels, alone, small, boxes []bounds) []inkWord {
 		}) {
 			continue
 		}
-		wd := inkWord{quad: joinedQuad([4]float64{q.x0, q.y0, q.x1, q.y1})}
+		wd := inkWord{kind: inkText, quad: joinedQuad([4]float64{q.x0, q.y0, q.x1, q.y1})}
 		if len(g) == 2 && bracketPair(alone[g[0]], alone[g[1]]) {
-			wd.brackets = [2]bounds{alone[g[0]], alone[g[1]]}
-			wd.choice = true
+			wd.kind, wd.brackets = inkChoice, [2]bounds{alone[g[0]], alone[g[1]]}
 		}
 		words = append(words, wd)
 		if len(words) == maxInkWords {

@@ -121,8 +121,8 @@ func TestInkWords(t *testing.T) {
 				if x0 < float64(r.Min.X)-10 || x1 > float64(r.Max.X)+10 || y0 < float64(r.Min.Y)-4 || y1 > float64(r.Max.Y)+4 {
 					t.Errorf("run %d: box %.0f,%.0f-%.0f,%.0f is well past %v", i, x0, y0, x1, y1, r)
 				}
-				if w.choice != tt.choice[i] {
-					t.Errorf("run %d: choice %v, want %v", i, w.choice, tt.choice[i])
+				if choice := w.kind == inkChoice; choice != tt.choice[i] {
+					t.Errorf("run %d: choice %v, want %v", i, choice, tt.choice[i])
 				}
 			}
 		})
@@ -157,7 +157,7 @@ func TestInkReadings(t *testing.T) {
 }
 
 func TestReadChoice(t *testing.T) {
-	w := inkWord{choice: true, brackets: [2]bounds{{100, 100, 104, 113}, {132, 100, 136, 113}}}
+	w := inkWord{kind: inkChoice, brackets: [2]bounds{{100, 100, 104, 113}, {132, 100, 136, 113}}}
 	for _, tt := range []struct {
 		text  string
 		score float32

@@ -139,7 +139,7 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 		var lines []geom.Quad
 		lines, inkRuns = inkLines(px, thr, quads)
 		for _, q := range lines {
-			found[q] = inkWord{quad: q}
+			found[q] = inkWord{kind: inkLine, quad: q}
 			quads = append(quads, q)
 		}
 	}
@@ -158,15 +158,12 @@ func (p *Pipeline) orient(ctx context.Context, img image.Image, quads []geom.Qua
 	}
 	crops := p.plan(quads, rotation/90, columns, lying)
 	for _, c := range crops {
+		key := c.quad
 		if c.vertical {
-			if _, ok := found[turn(c.quad, 3)]; ok {
-				c.ink = inkLine
-			}
-		} else if w, ok := found[c.quad]; ok {
-			c.ink, c.choice = inkText, w
-			if w.choice {
-				c.ink = inkChoice
-			}
+			key = turn(c.quad, 3) // the box as found, before plan turned it to be read
+		}
+		if w, ok := found[key]; ok {
+			c.ink, c.choice = w.kind, w
 		}
 		if ps := parts[turn(c.quad, 3)]; c.vertical && ps != nil {
 			c.parts = p.plan(ps, 0, false, true)
