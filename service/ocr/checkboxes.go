@@ -279,14 +279,16 @@ func squareAt(ink func(x, y int) bool, x0, x1, y, lo, hi int, lineHeight float64
 	// A blurred side may stand one pixel outside the top edge's run.
 	side := func(from, dir int) (best float64, th, edge int) {
 		edge = from
+		covered := false
 		for k := -1; k <= t; k++ {
 			c := colCover(from+dir*k, y, bottom)
-			if c > best {
-				best = c
-			}
+			best = max(best, c)
 			if c >= checkBoxCover {
-				if th == 0 {
-					edge = from + dir*k
+				// The outermost covered column is the edge; th, counted from `from`, is
+				// 0 for a side standing wholly outside the run, so it cannot say whether
+				// one was found.
+				if !covered {
+					edge, covered = from+dir*k, true
 				}
 				th = k + 1
 			}

@@ -69,6 +69,10 @@ func TestFindCheckBoxes(t *testing.T) {
 		{"an empty box before its label", slices.Concat(frame(40, 40, 11), print(55, 42, 8, 3)), []bool{false}},
 		{"a marked box", slices.Concat(frame(40, 40, 11), cross(40, 40, 11), print(55, 42, 8, 3)), []bool{true}},
 		{"a box alone", frame(40, 40, 11), []bool{false}},
+		// A scan thickens a side by a column that stands outside the top edge's run, where
+		// the top and bottom edges stop (seen on FUNSD): the frame reaches to that column, and
+		// the two blank columns after it are counted from there.
+		{"a side one column outside the top edge", slices.Concat(frame(40, 40, 11), []image.Rectangle{image.Rect(51, 41, 52, 51)}, print(55, 42, 8, 3)), []bool{false}},
 		{"two boxes on a row", slices.Concat(frame(40, 40, 10), print(54, 42, 7, 2), frame(90, 40, 10), cross(90, 40, 10), print(104, 42, 7, 2)), []bool{false, true}},
 		// A square of the print's own height (a capital O or D at this size) is a letter.
 		{"as tall as the print after it", slices.Concat(frame(40, 40, 9), print(52, 40, 9, 3)), nil},
