@@ -24,9 +24,10 @@ import (
 //
 // Some pairs are never split this way: a digit and a digit or a following colon (a proportional
 // font's 1 stands alone in its cell, "1100", "15:53"), points, asterisks and commas but for a
-// comma before a letter or before digits that are not a group of thousands (a monospaced face's
-// point or asterisk sits in a gap as wide as a proportional face's word space), and the inside of
-// brackets or the front of ")", ";", "!", "?", "%". Amounts and card numbers are what a stray
+// comma before a letter or before digits that are neither a group of thousands nor an amount's
+// two decimals (a monospaced face's point or asterisk sits in a gap as wide as a proportional
+// face's word space), either side of an apostrophe, and the inside of brackets or the front of
+// ")", ";", "!", "?", "%". Amounts and card numbers are what a stray
 // space would harm most: "220,000" and "3,488,000.00" keep their commas tight, where a date's
 // "June 6, 1983" gets its space back (the model keeps none after the comma: 48 of FUNSD's 55
 // dates so written read "6,1983"). A mark of punctuation belongs to one of its sides, so a space
@@ -183,7 +184,7 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 			// the gaps on both sides of it are measured together, from the character before
 			// it to the one after: the wider must be clearly wider than the other, since the
 			// comma belongs to the word before it ("a, b", not "a,b" set loosely).
-			if i == 0 || rs[i-1] == ' ' || thousands(rs, i+1) {
+			if i == 0 || rs[i-1] == ' ' || thousands(rs, i+1) || isDigitRune(rs[i-1]) && cents(rs, i+1) {
 				continue
 			}
 			var other int
@@ -245,6 +246,16 @@ func thousands(rs []rune, i int) bool {
 	return n == 3
 }
 
+// cents reports whether rs from i on is two digits, then no more digits: the decimals of an
+// amount written with a comma ("12,50", or "381,583,08" for a point misread).
+func cents(rs []rune, i int) bool {
+	n := 0
+	for i+n < len(rs) && isDigitRune(rs[i+n]) {
+		n++
+	}
+	return n == 2
+}
+
 // gapCandidate reports whether a space may be put back between a and b from the pixels alone.
 func gapCandidate(a, b rune) bool {
 	if a == ' ' || b == ' ' || a >= utf8.RuneSelf || b >= utf8.RuneSelf {
@@ -255,6 +266,10 @@ func gapCandidate(a, b rune) bool {
 	}
 	switch {
 	case a == '(' || a == '[' || a == '{':
+		return false
+	case a == '\'' || b == '\'':
+		// An apostrophe sits in a gap of its own in a typewriter's face, and belongs to the
+		// word around it: "100's", "Shiffert's".
 		return false
 	case b == ')' || b == ']' || b == '}' || b == ';' || b == '!' || b == '?' || b == '%':
 		return false
@@ -300,13 +315,30 @@ func inkColumns(img *image.RGBA, width int) ([]int, int) {
 	th := hi - (hi-lo)/4
 	cols := make([]int, width)
 	top, bottom := -1, -1
+	longRun := int(ruleRun * float64(h))
 	for y := range h {
+		row := lum[y*width : (y+1)*width]
+		band := float64(y) < ruleBand*float64(h) || float64(y) >= (1-ruleBand)*float64(h)
+		if band && inkShare(row, th) >= ruleCover {
+			continue
+		}
 		n := 0
-		for x, l := range lum[y*width : (y+1)*width] {
-			if l < th {
-				cols[x]++
-				n++
+		for x := 0; x < width; {
+			if row[x] >= th {
+				x++
+				continue
 			}
+			x0 := x
+			for x < width && row[x] < th {
+				x++
+			}
+			if band && x-x0 >= longRun {
+				continue
+			}
+			for k := x0; k < x; k++ {
+				cols[k]++
+			}
+			n += x - x0
 		}
 		if n > 0 {
 			if top < 0 {
@@ -319,6 +351,30 @@ func inkColumns(img *image.RGBA, width int) ([]int, int) {
 		return nil, 0
 	}
 	return cols, bottom - top + 1
+}
+
+// A rule under or over the line (a field's underline, a table's rule cut into the crop) is ink
+// in every column it crosses, so it hides the gaps between the words above it ("March 27,1984"
+// typed on a line) and adds its height to the ink's. inkColumns leaves out, in the crop's top
+// and bottom ruleBand of rows, a row inked across ruleCover of the crop's width or more (a rule
+// under the whole line, even broken) and any run of ink ruleRun times the crop's height long or
+// longer (a rule under part of it): no letter is that wide, and a stroke in the middle band (a
+// dash) is left alone.
+const (
+	ruleBand  = 0.3
+	ruleCover = 0.7
+	ruleRun   = 1.5
+)
+
+// inkShare is the share of row's pixels darker than th.
+func inkShare(row []uint8, th uint8) float64 {
+	n := 0
+	for _, l := range row {
+		if l < th {
+			n++
+		}
+	}
+	return float64(n) / float64(len(row))
 }
 
 // minGapContrast is the least difference between a crop's darkest and lightest pixel for its

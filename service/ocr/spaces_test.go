@@ -81,6 +81,12 @@ func TestWordGaps(t *testing.T) {
 		// A group of thousands keeps its comma tight, however wide the gap after it.
 		{"thousands set wide", "2,000", []int{8, 20, 48, 60, 72}, 0, 0, "2,000"},
 		{"thousands of an amount", "3,488.00", []int{8, 20, 48, 60, 72, 84, 96, 108}, 0, 0, "3,488.00"},
+		// Two decimals after a comma are an amount's cents, a point misread or a comma written
+		// for one: no space, however wide the monospaced comma's gap.
+		{"cents after a comma", "583,08", []int{8, 20, 32, 60, 72, 84}, 0, 0, "583,08"},
+		// An apostrophe in a typewriter's cell of its own stays with its word.
+		{"apostrophe in its cell", "AB'CD", []int{8, 20, 40, 60, 72}, 0, 0.02, "AB'CD"},
+		{"after an apostrophe", "AB'CD", []int{8, 20, 32, 60, 72}, 0, 0.02, "AB'CD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,5 +154,48 @@ func TestTrimOverlaps(t *testing.T) {
 	trimOverlaps(regions, 0)
 	if regions[1].Text != "000777" || len(regions[1].Words) != 1 {
 		t.Fatalf("right box %q, %d words; want \"000777\", 1", regions[1].Text, len(regions[1].Words))
+	}
+}
+
+// TestWordGapsUnderRule reads a line's gaps through a rule drawn under or across it: a rule in
+// the crop's top or bottom band is no ink between words, a stroke through the middle is.
+func TestWordGapsUnderRule(t *testing.T) {
+	black := image.NewUniform(color.Black)
+	dashed := func(x0, x1, y int) []image.Rectangle {
+		var rs []image.Rectangle
+		for x := x0; x < x1; x += 12 {
+			rs = append(rs, image.Rect(x, y, min(x+10, x1), y+2))
+		}
+		return rs
+	}
+	nine := []int{8, 20, 32, 60, 72, 84, 96, 108, 120}
+	tests := []struct {
+		name  string
+		text  string
+		x     []int
+		rules func(w int) []image.Rectangle
+		want  string
+	}{
+		{"underlined", "ABCD", []int{8, 20, 32, 60}, func(w int) []image.Rectangle { return []image.Rectangle{image.Rect(0, 42, w, 44)} }, "ABC D"},
+		{"a rule over it", "ABCD", []int{8, 20, 32, 60}, func(w int) []image.Rectangle { return []image.Rectangle{image.Rect(0, 2, w, 4)} }, "ABC D"},
+		// Under part of the line only: a run of ink longer than any letter is wide.
+		{"underlined in part", "ABCDEFGHI", nine, func(w int) []image.Rectangle { return []image.Rectangle{image.Rect(4, 42, 80, 44)} }, "ABC DEFGHI"},
+		// A broken rule under the whole line: short runs, but a row inked across.
+		{"a dashed underline", "ABCD", []int{8, 20, 32, 60}, func(w int) []image.Rectangle { return dashed(0, w, 42) }, "ABC D"},
+		// A stroke through the letters' middle is ink in the gap: no space is seen through it.
+		{"struck through", "ABCD", []int{8, 20, 32, 60}, func(w int) []image.Rectangle { return []image.Rectangle{image.Rect(0, 23, w, 25)} }, "ABCD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			img, r := glyphLine(t, tt.text, tt.x, 0, 0.02)
+			w := img.Rect.Dx()
+			for _, rr := range tt.rules(w) {
+				draw.Draw(img, rr, black, image.Point{}, draw.Src)
+			}
+			steps := (w + 7) / 8
+			if got := wordGaps(img, w, w, r, steps, steps*8); got.Text != tt.want {
+				t.Fatalf("wordGaps(%q) = %q, want %q", tt.text, got.Text, tt.want)
+			}
+		})
 	}
 }
