@@ -23,17 +23,19 @@ import (
 // cut-off crossbar of a T) is no gap.
 //
 // Some pairs are never split this way: a digit and a digit or a following colon (a proportional
-// font's 1 stands alone in its cell, "1100", "15:53"), points, asterisks and commas but for a
-// comma before a letter or before digits that are neither a group of thousands nor an amount's
-// two decimals (a monospaced face's point or asterisk sits in a gap as wide as a proportional
-// face's word space), either side of an apostrophe, and the inside of brackets or the front of
-// ")", ";", "!", "?", "%". Amounts and card numbers are what a stray
+// font's 1 stands alone in its cell, "1100", "15:53"), asterisks, points but for a point
+// between letters (an initial before a name: "J.BUXTON"), and commas but for a comma before a
+// letter or before digits that are neither a group of thousands nor an amount's two decimals (a
+// monospaced face's point or asterisk sits in a gap as wide as a proportional face's word
+// space), either side of an apostrophe, and the inside of brackets or the front of ")", ";",
+// "!", "?", "%". Amounts and card numbers are what a stray
 // space would harm most: "220,000" and "3,488,000.00" keep their commas tight, where a date's
 // "June 6, 1983" gets its space back (the model keeps none after the comma: 48 of FUNSD's 55
 // dates so written read "6,1983"). A mark of punctuation belongs to one of its sides, so a space
 // beside it must be wordGapSide times the gap on its other side ("TEL:07" set with even gaps is
-// no "TEL :07"); a comma's gaps are measured together, and the space after it must be
-// wordGapCommaSide times the gap before it. And only crisp print is read (see minGapContrast).
+// no "TEL :07"); a comma's gaps, or a point's, are measured together, and the space after it
+// must be wordGapCommaSide times the gap before it (a typewriter sets "U.S.A." with a gap as
+// wide on both sides of each point). And only crisp print is read (see minGapContrast).
 //
 // Figure: on the rendered line set 128 → 146 of 152 lines read exactly (trimOverlaps takes it to
 // 148); on sroie-dev word F1 (ci)
@@ -191,6 +193,18 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 			if g, other = gapsTo(i-1, i+1); float64(g) < wordGapCommaSide*float64(other) {
 				continue
 			}
+		case '.':
+			// A point between letters: an initial before a name ("J.BUXTON"), an abbreviation
+			// before the next word ("EST.REDEMPTION"). Its gaps are measured as a comma's:
+			// "U.S.A." set in a typewriter's cells has gaps as wide on both sides of each
+			// point, and a proportional face's point hugs the letter before it.
+			if i == 0 || !isLatinLetter(rs[i-1]) && rs[i-1] != 'O' && rs[i-1] != 'o' {
+				continue
+			}
+			var other int
+			if g, other = gapsTo(i-1, i+1); float64(g) < wordGapCommaSide*float64(other) {
+				continue
+			}
 		default:
 			// A mark of punctuation belongs to one of its sides: a space beside it must be
 			// clearly wider than the gap on its other side ("TEL:07" set with even gaps is no
@@ -204,9 +218,9 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 		}
 		h := float64(g) * norm
 		space, least := r.GapSpace[i+1], wordGapHeight
-		if rs[i] == ',' {
-			// The comma itself says a word ends there; the model, which keeps next to no
-			// space after it, need not say so too.
+		if rs[i] == ',' || rs[i] == '.' {
+			// The comma or point itself says a word may end there; the model, which keeps
+			// next to no space after either, need not say so too.
 			space, least = 1, wordGapComma
 		}
 		wide := float64(g) >= wordGapRatio*float64(median) && (space >= wordGapSpace || h >= wordGapWide)
@@ -280,6 +294,9 @@ func gapCandidate(a, b rune) bool {
 		// the next of a list of figures. The side rule (see wordGaps) still asks for a gap
 		// clearly wider than the one before the comma, which a monospaced face's comma, centred
 		// in its cell, does not have, and a group of thousands is never split (see thousands).
+		return true
+	}
+	if a == '.' && (isLatinLetter(b) || b == 'O' || b == 'o') {
 		return true
 	}
 	for _, c := range []rune{a, b} {

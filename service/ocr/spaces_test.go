@@ -84,6 +84,16 @@ func TestWordGaps(t *testing.T) {
 		// Two decimals after a comma are an amount's cents, a point misread or a comma written
 		// for one: no space, however wide the monospaced comma's gap.
 		{"cents after a comma", "583,08", []int{8, 20, 32, 60, 72, 84}, 0, 0, "583,08"},
+		// A point between letters: an initial before a name where the gap after it is the
+		// wider by far, not a typewriter's point in the middle of its cell, nor one set tight.
+		{"initial before a name", "J.BUX", []int{8, 20, 48, 60, 72}, 0, 0, "J. BUX"},
+		// 12 px after the point, 0.375 of the ink's height: enough after a point, as after a
+		// comma, with no word from the model.
+		{"initial, a narrower gap", "J.BUX", []int{8, 20, 40, 52, 64}, 0, 0, "J. BUX"},
+		{"a point in the middle of its gap", "ABC.DEF", []int{8, 20, 32, 52, 72, 84, 96}, 0, 0.02, "ABC.DEF"},
+		{"points in their cells", "U.S.A", []int{8, 28, 48, 68, 88}, 0, 0.02, "U.S.A"},
+		{"points set tight", "U.S.A", []int{8, 20, 32, 44, 56}, 0, 0.02, "U.S.A"},
+		{"point after a digit", "4.AB", []int{8, 20, 48, 60}, 0, 0, "4.AB"},
 		// An apostrophe in a typewriter's cell of its own stays with its word.
 		{"apostrophe in its cell", "AB'CD", []int{8, 20, 40, 60, 72}, 0, 0.02, "AB'CD"},
 		{"after an apostrophe", "AB'CD", []int{8, 20, 32, 60, 72}, 0, 0.02, "AB'CD"},
