@@ -35,7 +35,8 @@ import (
 // beside it must be wordGapSide times the gap on its other side ("TEL:07" set with even gaps is
 // no "TEL :07"); a comma's gaps, or a point's, are measured together, and the space after it
 // must be wordGapCommaSide times the gap before it (a typewriter sets "U.S.A." with a gap as
-// wide on both sides of each point). And only crisp print is read (see minGapContrast).
+// wide on both sides of each point), unless the model itself gave the space wordGapCommaModel
+// after a comma. And only crisp print is read (see minGapContrast).
 //
 // Figure: on the rendered line set 128 → 146 of 152 lines read exactly (trimOverlaps takes it to
 // 148); on sroie-dev word F1 (ci)
@@ -53,6 +54,11 @@ const (
 	wordGapKeep      = 1.5
 	// After a comma the gap is narrower: the comma's own side bearing is small.
 	wordGapComma = 0.25
+	// wordGapCommaModel is the space probability after a comma at which the model's word is
+	// taken without the pixels': between digits the decoder restores no space ("1,000"), yet
+	// after the comma of a date written "June 6, 1983" the model mostly keeps 0.1–0.49 where a
+	// list's or an amount's comma keeps under 0.01.
+	wordGapCommaModel = float32(0.1)
 	// A monospaced face sets a comma in the middle of its cell, so the gap after it is up to
 	// 2.2 times the one before it with no space: a space makes it wider still.
 	wordGapCommaSide = 2.3
@@ -187,6 +193,10 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 			// it to the one after: the wider must be clearly wider than the other, since the
 			// comma belongs to the word before it ("a, b", not "a,b" set loosely).
 			if i == 0 || rs[i-1] == ' ' || thousands(rs, i+1) || isDigitRune(rs[i-1]) && cents(rs, i+1) {
+				continue
+			}
+			if r.GapSpace[i+1] >= wordGapCommaModel {
+				insert = append(insert, i+1)
 				continue
 			}
 			var other int

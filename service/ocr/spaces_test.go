@@ -78,6 +78,11 @@ func TestWordGaps(t *testing.T) {
 		// A date's year, or the next of a list of figures: the comma ends an item.
 		{"comma before a year", "6,1983", []int{8, 20, 48, 60, 72, 84}, 0, 0, "6, 1983"},
 		{"comma before a figure", "AB,12", []int{8, 20, 32, 60, 72}, 0, 0.02, "AB, 12"},
+		// A comma set in the middle of its gap (a typewriter's) with the model's word for a
+		// space after it: taken; with a trace of one, the pixels decide, and they do not.
+		{"the model's space after a comma", "6,1983", []int{8, 24, 40, 52, 64, 76}, 0, 0.2, "6, 1983"},
+		{"a trace of a space after a comma", "6,1983", []int{8, 24, 40, 52, 64, 76}, 0, 0.05, "6,1983"},
+		{"the model's space in thousands", "2,000", []int{8, 24, 40, 52, 64}, 0, 0.2, "2,000"},
 		// A group of thousands keeps its comma tight, however wide the gap after it.
 		{"thousands set wide", "2,000", []int{8, 20, 48, 60, 72}, 0, 0, "2,000"},
 		{"thousands of an amount", "3,488.00", []int{8, 20, 48, 60, 72, 84, 96, 108}, 0, 0, "3,488.00"},
