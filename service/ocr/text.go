@@ -55,7 +55,8 @@ func asciiOf(r rune) rune {
 //     digit, is a letter: o or l beside lower case, O or I beside upper case ("N0:" → "NO:",
 //     "ba11oon" → "balloon");
 //   - an O in a word whose other letters and digits are all digits is a 0 ("-O.01" → "-0.01",
-//     "10O.00" → "100.00");
+//     "10O.00" → "100.00"), and so is an l before a digit in such a word of two digits or more
+//     a 1 ("l0021" → "10021", see digitEll);
 //   - × between digits or a space and a digit is the letter x of "2 x 18.90", as receipts write it.
 //
 // It works rune for rune, so a reading's timesteps still line up with its characters. Words that
@@ -107,6 +108,11 @@ func fixWord(w []rune) bool {
 		}
 	}
 	changed := false
+	if n := digitEll(w, letters, digits+zeros+ones); n > 0 {
+		letters -= n
+		ones += n
+		changed = true
+	}
 	if letters == 0 && ohs > 0 && digits+zeros+ones > 0 {
 		// A number read with an O in it.
 		for i, r := range w {
@@ -118,7 +124,7 @@ func fixWord(w []rune) bool {
 		return changed
 	}
 	if letters == 0 || digits > 0 {
-		return false
+		return changed
 	}
 	letter := func(i int) bool { return i >= 0 && i < len(w) && (isLatinLetter(w[i]) || w[i] == 'O' || w[i] == 'o') }
 	lower := func(i int) bool { return i >= 0 && i < len(w) && unicode.IsLower(w[i]) }
@@ -153,6 +159,30 @@ func fixWord(w []rune) bool {
 		i = j
 	}
 	return changed
+}
+
+// digitEll turns into 1s the lower-case ls of a figure, a word whose only letters are ls and
+// which holds at least two digits (nums): an l before a digit, at the word's start or after a
+// digit ("l0103", "$4l00."), as a typewriter's or a fax's 1 reads. An l after the digits is left
+// alone: it may be a litre ("1.5l"). It returns how many it turned.
+func digitEll(w []rune, letters, nums int) int {
+	ells := 0
+	for _, r := range w {
+		if r == 'l' {
+			ells++
+		}
+	}
+	if ells == 0 || ells != letters || nums < 2 {
+		return 0
+	}
+	n := 0
+	for i, r := range w {
+		if r == 'l' && i+1 < len(w) && isDigitRune(w[i+1]) && (i == 0 || !letterOrDigit(w[i-1]) || isDigitRune(w[i-1])) {
+			w[i] = '1'
+			n++
+		}
+	}
+	return n
 }
 
 func isDigitRune(r rune) bool { return r >= '0' && r <= '9' }

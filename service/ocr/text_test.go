@@ -36,6 +36,12 @@ func TestLatinLookalikes(t *testing.T) {
 		{"ROUNDING ADJ -O.01", "ROUNDING ADJ -0.01"},
 		{"CASH 10O.00 CHANGE 12.O0", "CASH 100.00 CHANGE 12.00"},
 		{"Qty 3 × 22.20", "Qty 3 x 22.20"},
+		// An l in a figure, before a digit: a typewriter's 1.
+		{"NEW YORK l0021", "NEW YORK 10021"},
+		{"$4l00. and l662,", "$4100. and 1662,"},
+		{"(l0O.00)", "(100.00)"},
+		// Left alone: an l after the figure (a litre), one digit, a word with other letters.
+		{"1.5l 2l l8 5lmm bl64", "1.5l 2l l8 5lmm bl64"},
 		// Left alone: the word's other digits say nothing about the 0 or the 1.
 		{"A1B2 4G 10A", "A1B2 4G 10A"},
 		{"NO. 1", "NO. 1"},
