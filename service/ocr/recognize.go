@@ -1039,6 +1039,9 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 			// Rune for rune, so the steps still line up.
 			r.Text = asciiWidth(r.Text)
 		}
+		if !c.column {
+			r = ruledUnderscores(c.img, c.width, r, steps, rw)
+		}
 		if p.opt.CTC.SpaceThreshold > 0 {
 			r = wordGaps(c.img, c.width, c.natural, r, steps, rw)
 			r = letterSpacing(c.img, c.width, c.natural, r, steps, rw)
