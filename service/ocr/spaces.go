@@ -33,7 +33,8 @@ import (
 // "June 6, 1983" gets its space back (the model keeps none after the comma: 48 of FUNSD's 55
 // dates so written read "6,1983"). A mark of punctuation belongs to one of its sides, so a space
 // beside it must be wordGapSide times the gap on its other side ("TEL:07" set with even gaps is
-// no "TEL :07"); a comma's gaps, or a point's, are measured together, and the space after it
+// no "TEL :07"), and one before a colon that ends a word wordGapColon of the ink's height; a
+// comma's gaps, or a point's, are measured together, and the space after it
 // must be wordGapCommaSide times the gap before it (a typewriter sets "U.S.A." with a gap as
 // wide on both sides of each point), unless the model itself gave the space wordGapCommaModel
 // after a comma. And only crisp print is read (see minGapContrast).
@@ -62,7 +63,17 @@ const (
 	// A monospaced face sets a comma in the middle of its cell, so the gap after it is up to
 	// 2.2 times the one before it with no space: a space makes it wider still.
 	wordGapCommaSide = 2.3
+	// wordGapColon is the least gap, of the ink's height, before a colon that ends a word for
+	// a space to stand there. A typewriter centres the colon in its cell, so "PERSONNEL:"
+	// shows 0.34–0.42 of the height blank before it (FUNSD's typed forms); a receipt's
+	// "TOTAL :" prints a cell of space there as well, 0.47 and more.
+	wordGapColon = 0.45
 )
+
+// endColon reports whether rs[i] is a colon or a semicolon that ends a word.
+func endColon(rs []rune, i int) bool {
+	return (rs[i] == ':' || rs[i] == ';') && (i+1 == len(rs) || rs[i+1] == ' ')
+}
 
 // insideNumber reports whether the space at rs[i] splits what reads as one number: digits or
 // asterisks on both sides ("7757** **6336"), or a digit before a point or comma and a digit
@@ -228,6 +239,9 @@ func wordGaps(img *image.RGBA, width, natural int, r ctc.Result, steps, rw int) 
 		}
 		h := float64(g) * norm
 		space, least := r.GapSpace[i+1], wordGapHeight
+		if endColon(rs, i+1) {
+			least = wordGapColon
+		}
 		if rs[i] == ',' || rs[i] == '.' {
 			// The comma or point itself says a word may end there; the model, which keeps
 			// next to no space after either, need not say so too.

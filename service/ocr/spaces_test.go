@@ -62,6 +62,10 @@ func TestWordGaps(t *testing.T) {
 		{"digits", "1234", []int{8, 20, 32, 60}, 0, 0.02, "1234"},
 		{"point", "12.50", []int{8, 20, 48, 60, 72}, 0, 0.02, "12.50"},
 		{"colon evenly set", "TEL:07", []int{8, 20, 32, 60, 88, 100}, 0, 0.02, "TEL:07"},
+		// A colon that ends a word, in a typewriter's cell: 12 px blank before it, 0.375 of
+		// the ink's height, no space; a receipt's "TOTAL :" leaves a cell more, 16 px.
+		{"colon in its cell", "ABCD:", []int{8, 20, 32, 44, 64}, 0, 0.02, "ABCD:"},
+		{"colon a cell away", "ABCD:", []int{8, 20, 32, 44, 68}, 0, 0.02, "ABCD :"},
 		{"faint print", "ABCD", []int{8, 20, 32, 60}, 60, 0.02, "ABCD"},
 		{"space kept", "AB CD", []int{8, 20, 28, 40, 52}, 0, 0, "AB CD"},
 		// Asterisks 12 px apart, two spaces ctc restored between them: no wider gap, no space.
