@@ -1045,6 +1045,7 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 		if p.opt.CTC.SpaceThreshold > 0 {
 			r = wordGaps(c.img, c.width, c.natural, r, steps, rw)
 			r = letterSpacing(c.img, c.width, c.natural, r, steps, rw)
+			r = bracketSpaces(r)
 		}
 		c.text, c.score = r.Text, r.Score
 		if p.opt.ASCIIPunctuation && !hasCJK(c.text) {

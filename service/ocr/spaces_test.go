@@ -218,3 +218,31 @@ func TestWordGapsUnderRule(t *testing.T) {
 		})
 	}
 }
+
+func TestBracketSpaces(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"( 42)", "(42)"},
+		{"Indiana )", "Indiana)"},
+		{"( if approved )", "(if approved)"},
+		{"[ 3 ]", "[3]"},
+		// An empty pair keeps its space; one outside the brackets is no concern of this.
+		{"( )", "( )"},
+		{"1) Current (see below) next", "1) Current (see below) next"},
+		{"a ( - ) b", "a ( - ) b"},
+	}
+	for _, tt := range tests {
+		r := ctc.Result{Text: tt.in}
+		for range []rune(tt.in) {
+			r.Steps = append(r.Steps, len(r.Steps))
+			r.Probs = append(r.Probs, 0.9)
+			r.GapSpace = append(r.GapSpace, 0)
+		}
+		got := bracketSpaces(r)
+		if got.Text != tt.want {
+			t.Errorf("bracketSpaces(%q) = %q, want %q", tt.in, got.Text, tt.want)
+		}
+		if n := len([]rune(got.Text)); len(got.Steps) != n || len(got.Probs) != n || len(got.GapSpace) != n {
+			t.Errorf("%q: %d runes, %d steps, %d probs, %d gaps", got.Text, n, len(got.Steps), len(got.Probs), len(got.GapSpace))
+		}
+	}
+}
