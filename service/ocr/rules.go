@@ -149,25 +149,17 @@ func ruledColumns(img *image.RGBA, width int) []bool {
 			row[x] = lum(x, y)
 		}
 		whole := inkShare(row, th) >= ruleCover
-		for x := 0; x < width; {
-			if row[x] >= th {
-				x++
-				continue
-			}
-			x0 := x
-			for x < width && row[x] < th {
-				x++
-			}
-			if !whole && x-x0 < longRun {
-				continue
+		inkRuns(row, th, func(x0, x1 int) {
+			if !whole && x1-x0 < longRun {
+				return
 			}
 			if ruled == nil {
 				ruled = make([]bool, width)
 			}
-			for k := x0; k < x; k++ {
+			for k := x0; k < x1; k++ {
 				ruled[k] = true
 			}
-		}
+		})
 	}
 	return ruled
 }

@@ -365,23 +365,15 @@ func inkColumns(img *image.RGBA, width int) ([]int, int) {
 			continue
 		}
 		n := 0
-		for x := 0; x < width; {
-			if row[x] >= th {
-				x++
-				continue
+		inkRuns(row, th, func(x0, x1 int) {
+			if band && x1-x0 >= longRun {
+				return
 			}
-			x0 := x
-			for x < width && row[x] < th {
-				x++
-			}
-			if band && x-x0 >= longRun {
-				continue
-			}
-			for k := x0; k < x; k++ {
+			for k := x0; k < x1; k++ {
 				cols[k]++
 			}
-			n += x - x0
-		}
+			n += x1 - x0
+		})
 		if n > 0 {
 			if top < 0 {
 				top = y
@@ -407,6 +399,21 @@ const (
 	ruleCover = 0.7
 	ruleRun   = 1.5
 )
+
+// inkRuns calls fn with each run of ink along row, pixels darker than th, x0 to x1 exclusive.
+func inkRuns(row []uint8, th uint8, fn func(x0, x1 int)) {
+	for x := 0; x < len(row); {
+		if row[x] >= th {
+			x++
+			continue
+		}
+		x0 := x
+		for x < len(row) && row[x] < th {
+			x++
+		}
+		fn(x0, x)
+	}
+}
 
 // inkShare is the share of row's pixels darker than th.
 func inkShare(row []uint8, th uint8) float64 {
