@@ -21,7 +21,7 @@ GOLANGCI_LINT         := bin/tools/golangci-lint
 # ONNX Runtime is loaded through cgo.
 export CGO_ENABLED = 1
 
-.PHONY: all models models-test proto-tools browser-tools lint-tools lint python qpdf proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-forms bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
+.PHONY: all models models-test proto-tools browser-tools lint-tools lint python qpdf poppler proto build run test test-short check fuzz score golden receipts bench bench-accuracy bench-forms bench-triton bench-models bench-concurrency bench-cost pages receipts-dataset load soak soak-hostile soak-mixed docker-cpu docker-gpu deploy-check image-test docs vet fmt clean
 
 all: build
 
@@ -88,6 +88,17 @@ qpdf:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qpdf; \
 	  else echo "qpdf is missing: install it (the searchable PDF tests run qpdf --check)" >&2; exit 2; fi; }
 
+## poppler: poppler-utils (pdftotext, pdftoppm) for the searchable PDF tests, which read the text
+## layer back and draw the page with and without it (Debian's package, with apt-get as root, when
+## missing)
+poppler:
+	@{ command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "poppler-utils missing: installing Debian's poppler-utils"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends poppler-utils; \
+	  else echo "pdftotext and pdftoppm are missing: install poppler-utils (the searchable PDF tests run them)" >&2; exit 2; fi; }
+
 ## check: gofmt, go mod tidy, the linters (make lint: both modules) and generated code that is
 ## current: `make proto` must leave tritonclient/inferencepb as committed (fails on any difference)
 check: lint-tools proto-tools
@@ -105,7 +116,7 @@ check: lint-tools proto-tools
 ## detector: the service module with the integration tests (the real models on ONNX Runtime, the
 ## receipts in testdata/, the Python scorer), then the deployment module. Nothing outside the
 ## repository is read but the models and ONNX Runtime it fetches into $OCRGATE_HOME.
-test: models-test proto-tools browser-tools python qpdf check
+test: models-test proto-tools browser-tools python qpdf poppler check
 	$(GO) vet -tags integration ./...
 	$(GO) test -tags integration -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd deploy && $(GO) vet -tags image ./... && $(GO) test -race -count=1 ./...

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/api"
 	"github.com/ocrgate/ocrgate/internal/testdoc"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/pdffile"
 )
 
@@ -31,6 +32,9 @@ func run(t *testing.T, pdf []byte, name string, args ...string) []byte {
 	path := filepath.Join(t.TempDir(), "in.pdf")
 	if err := os.WriteFile(path, pdf, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if name == "qpdf" {
+		testenv.Command(t, name, qpdfHint)
 	}
 	cmd := exec.Command(name, append(args, path)...)
 	cmd.Dir = t.TempDir()
@@ -67,6 +71,7 @@ func toXRefStreams(t *testing.T, pdf []byte) []byte {
 	if err := os.WriteFile(in, pdf, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	testenv.Command(t, "qpdf", qpdfHint)
 	if b, err := exec.Command("qpdf", "--object-streams=generate", in, out).CombinedOutput(); err != nil {
 		t.Fatalf("qpdf (make qpdf installs it): %v\n%s", err, b)
 	}
@@ -136,6 +141,7 @@ func TestUpdatePDF(t *testing.T) {
 // render draws a PDF's first page with pdftoppm as PGM.
 func render(t *testing.T, pdf []byte) []byte {
 	t.Helper()
+	testenv.Command(t, "pdftoppm", popplerHint)
 	return run(t, pdf, "sh", "-c", `pdftoppm -r 72 -gray -f 1 -l 1 "$0" -`)
 }
 
@@ -166,6 +172,7 @@ func TestUpdatePDFLeavesOtherPages(t *testing.T) {
 	if a.String() != b.String() {
 		t.Error("page 1, which got no layer, changed")
 	}
+	testenv.Command(t, "pdftotext", popplerHint)
 	txt := string(run(t, out, "sh", "-c", `pdftotext "$0" -`))
 	if !bytes.Contains([]byte(txt), []byte("first page")) || !bytes.Contains([]byte(txt), []byte("second page")) || !bytes.Contains([]byte(txt), []byte("added")) {
 		t.Errorf("pdftotext: %q", txt)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ocrgate/ocrgate/internal/hostile"
 	"github.com/ocrgate/ocrgate/internal/ocrscore"
+	"github.com/ocrgate/ocrgate/internal/testenv"
 	"github.com/ocrgate/ocrgate/service/admission"
 	"github.com/ocrgate/ocrgate/service/document"
 	"github.com/ocrgate/ocrgate/service/memlimit"
@@ -254,6 +255,7 @@ func pdfWords(t *testing.T, pdf []byte) (words []string, boxes [][4]float64, pag
 	if err := os.WriteFile(path, pdf, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	testenv.Command(t, "pdftotext", "make poppler installs it (make test does)")
 	out, err := exec.Command("pdftotext", "-bbox", "-raw", path, "-").Output()
 	if err != nil {
 		t.Fatalf("pdftotext (poppler-utils) on the PDF: %v", err)
