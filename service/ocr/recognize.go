@@ -652,13 +652,9 @@ func (p *Pipeline) againWidth(c *crop) (int, bool) {
 	if p.opt.RecSqueezeRun > 0 && c.width < c.natural && c.longestRun >= p.opt.RecSqueezeRun {
 		w = c.natural
 	}
-	if d := c.stepsPerChar(); p.opt.RecDenseSteps > 0 && d > 0 && len(inkRunes(c.text)) >= minDenseChars && !hasCJK(c.text) {
-		if d < p.opt.RecDenseSteps && c.doubtfulLetters() > 0 {
-			w, dense = max(w, int(math.Ceil(float64(c.width)*p.opt.RecDenseWidth/d))), true
-		}
-		if d < p.opt.RecDenseWidth && c.restoredSpaces() {
-			w, dense = max(w, int(math.Ceil(float64(c.width)*p.opt.RecDenseWidth/d))), true
-		}
+	if d := c.stepsPerChar(); p.opt.RecDenseSteps > 0 && d > 0 && len(inkRunes(c.text)) >= minDenseChars && !hasCJK(c.text) &&
+		(d < p.opt.RecDenseSteps && c.doubtfulLetters() > 0 || d < p.opt.RecDenseWidth && c.restoredSpaces()) {
+		w, dense = max(w, int(math.Ceil(float64(c.width)*p.opt.RecDenseWidth/d))), true
 	}
 	return min(w, p.opt.RecWidthBuckets[len(p.opt.RecWidthBuckets)-1]), dense
 }

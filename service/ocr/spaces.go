@@ -4,7 +4,6 @@ import (
 	"image"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ocrgate/ocrgate/service/ctc"
@@ -507,13 +506,12 @@ func bracketSpaces(r ctc.Result) ctc.Result {
 	if len(r.Steps) != len(rs) || len(r.Probs) != len(rs) || len(r.GapSpace) != len(rs) {
 		return r
 	}
-	word := func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }
 	var drop []int
 	for i := 1; i+1 < len(rs); i++ {
 		if rs[i] != ' ' {
 			continue
 		}
-		if strings.ContainsRune("([{", rs[i-1]) && word(rs[i+1]) || strings.ContainsRune(")]}", rs[i+1]) && word(rs[i-1]) {
+		if strings.ContainsRune("([{", rs[i-1]) && wordRune(rs[i+1]) || strings.ContainsRune(")]}", rs[i+1]) && wordRune(rs[i-1]) {
 			drop = append(drop, i)
 		}
 	}
