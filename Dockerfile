@@ -17,7 +17,7 @@
 # Image layout (both variants hold everything; the variant picks the Triton configs and the default
 # runtime):
 #   /usr/local/bin/ocrgate                    the service, listening on :8000
-#   /opt/ocrgate/models/                      PP-OCRv4 det/rec, mobile v2.0 cls, dictionary
+#   /opt/ocrgate/models/                      PP-OCRv4 det/rec, mobile v2.0 cls, dictionary, word list
 #   /opt/ocrgate/lib/libonnxruntime.so.1      ONNX Runtime for the embedded runtime (CPU)
 #   /opt/ocrgate/model_repository/            Triton model repository, cpu or gpu configs + ONNX files;
 #                                             a Triton sidecar gets it by copying it into a shared

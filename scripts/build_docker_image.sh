@@ -35,14 +35,15 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OCRGATE_HOME="${OCRGATE_HOME:-$HOME/.ocrgate}"
 # Files the image needs from $OCRGATE_HOME/models (the prepared models scripts/fetch_models.sh
-# writes, which the service and the Triton repository load, and the dictionary); nothing else is
-# copied.
+# writes, which the service and the Triton repository load, the dictionary and the word list);
+# nothing else is copied.
 REQUIRED_MODELS=(
   ch_PP-OCRv4_det_infer.prepared.onnx
   ch_PP-OCRv4_rec_infer.prepared.onnx
   ch_PP-OCRv4_rec_infer.int8.onnx
   ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx
   ppocr_keys_v1.txt
+  words.txt
 )
 # The language packs OCRGATE_LANGS names (docs/languages.md): each one's prepared recognizer and
 # dictionary, in models/ for the embedded runtime and, by make_model_repository.sh, as

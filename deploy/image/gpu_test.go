@@ -51,7 +51,7 @@ func TestImageContents(t *testing.T) {
 			ls := eng(t, "run", "--rm", "--entrypoint", "ls", tc.image, "/opt/ocrgate/models")
 			got := strings.Fields(ls)
 			want := []string{"ch_PP-OCRv4_det_infer.prepared.onnx", "ch_PP-OCRv4_rec_infer.int8.onnx", "ch_PP-OCRv4_rec_infer.prepared.onnx",
-				"ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx", "ppocr_keys_v1.txt"}
+				"ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx", "ppocr_keys_v1.txt", "words.txt"}
 			if !slices.Equal(got, want) {
 				t.Errorf("/opt/ocrgate/models holds %q, want %q", got, want)
 			}

@@ -24,7 +24,7 @@ import (
 
 // FormatVersion names the rewrite that produced a prepared model. It is stamped into the model's
 // metadata under MetadataKey; bump it whenever Prepare writes different bytes.
-const FormatVersion = "4"
+const FormatVersion = "5"
 
 // Metadata keys stamped into every prepared model. ONNX Runtime exposes them as the model's custom
 // metadata, which is how the embedded runtime (service/onnxrt) tells a prepared model from an
@@ -87,24 +87,24 @@ var Models = []Model{
 		OutputShape:    "in0,1,in2,in3", // probability map at input resolution
 		Source:         "ch_PP-OCRv4_det_infer.onnx",
 		SourceSHA256:   "30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff",
-		PreparedSHA256: "e2650b0a4b32cfcc6963be39e22748dfea82145b72ffbcdc1fda7d4ad6ada793",
+		PreparedSHA256: "c16cb6e7c0777859cfdb59651364eb217d1254e94ba7a401566d0ff0ecdb7d7a",
 	},
 	{
 		Name:           "rec",
-		OutputShape:    "in0,in3/8,3", // one time step per 8 px of width: class, p, p(space)
+		OutputShape:    "in0,in3/8,7", // one time step per 8 px of width: class, p, p(space), two runners-up
 		CTCSpace:       6624,          // blank 0, the 6623 dictionary characters, then the space
 		Int8:           RecInt8Ranges,
-		Int8SHA256:     "5d696bda829b6bc7a8a322e12850607112b93161fb13cb9ab4a9caccedc71f8a",
+		Int8SHA256:     "ee276df8cb0a8575f2d01ffde07be232b04b0563b41dcf42644694410026d2e9",
 		Source:         "ch_PP-OCRv4_rec_infer.onnx",
 		SourceSHA256:   "06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0",
-		PreparedSHA256: "cd191fe340871165a02b3e27dc26223a99bd9a0e8696639bb88fcc1f226380ba",
+		PreparedSHA256: "c40406788af9e456b7c1999c1d5dbad57a31918d47bcf6a319a45957dc4e5ce4",
 	},
 	{
 		Name:           "cls",
 		OutputShape:    "in0,2", // p(0°), p(180°)
 		Source:         "ch_ppocr_mobile_v2.0_cls_infer.onnx",
 		SourceSHA256:   "491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640",
-		PreparedSHA256: "9cec07b008c87568d765a101e48a97fbf74365fc861516ccc383edaae75b6d4c",
+		PreparedSHA256: "6a64590f4613769c51458e5a8a0eb2dd512479f7e2d987d8abbb7189090e7bf2",
 	},
 }
 
@@ -329,7 +329,7 @@ var Packs = []Pack{
 		Model: Model{
 			Name: "rec_ja", OutputShape: "in0,in3/8,4401",
 			Source:         "rec_japan_PP-OCRv3_infer.onnx",
-			PreparedSHA256: "901fb66d8bc888e140631bd0a0a8a161cfb991819f4f063a3a31f3af44e9fda5",
+			PreparedSHA256: "03a31b5ca696be9860a731c6bcae4c4e8281e88eb6837664b4755891e6bcf3fc",
 			SourceSHA256:   "d234a7591c39d4f5172c918199c81f7cc6a648759b134014940d2aca9b6c8152",
 		},
 	},
@@ -338,7 +338,7 @@ var Packs = []Pack{
 		Model: Model{
 			Name: "rec_ko", OutputShape: "in0,in3/8,3690",
 			Source:         "rec_korean_PP-OCRv3_infer.onnx",
-			PreparedSHA256: "f0bb698f047afcad0cc30d1752709d813fbd42fd88dbb827faafe96abf184165",
+			PreparedSHA256: "bd30538edd9072116ba06ddb646bfc1c319877f4f2e37deac29cb10d02130c5e",
 			SourceSHA256:   "c7b809fc88ef30b6b5a4bc4daa4703f5809c2bcba8a7ea393d48290a4cf53220",
 		},
 	},
@@ -347,7 +347,7 @@ var Packs = []Pack{
 		Model: Model{
 			Name: "rec_zh-Hant", OutputShape: "in0,in3/8,8423",
 			Source:         "rec_chinese_cht_PP-OCRv3_infer.onnx",
-			PreparedSHA256: "f596cf43ca9ae5ac0e21a39c1957b5eb75e58ff06ea7de85e8c8b70dbcb7f01b",
+			PreparedSHA256: "947dcadac57a66cc51ab16e0f47a45206e0c62e20cb0dfcf6889c8406adb4008",
 			SourceSHA256:   "19b4665a8617e1413788ef2701883716e9b910986598cc41f1250a53a629cac8",
 		},
 	},
@@ -356,7 +356,7 @@ var Packs = []Pack{
 		Model: Model{
 			Name: "rec_en", OutputShape: "in0,in3/8,97",
 			Source:         "en_PP-OCRv4_rec.onnx",
-			PreparedSHA256: "dab029aa75567ab59240b6a545d6d9ad83f1bc3a0bf89c24dcd79ae1ede332fc",
+			PreparedSHA256: "ccf03be2d36f5c6680a17fa1da6f1e03bb0f3ac534a1cfb6a9e6541d5992020e",
 			SourceSHA256:   "870d81b658bb0ba59ae4a2aecf21f879e4921002be29d208cdcdb977af6e0959",
 		},
 	},

@@ -10,14 +10,21 @@ import (
 // CTCTopOutput is the name of the output CTCTop gives the recognizer.
 const CTCTopOutput = "ctc_top"
 
+// CTCTopWidth is the number of values per time step of CTCTop's output: the winning class, its
+// probability, the space class's probability, the second and third classes, and their
+// probabilities.
+const CTCTopWidth = 7
+
 // CTCTop replaces a CTC recognizer's final Softmax over C classes ([N,T,C] probabilities) by the
-// three values per time step a greedy CTC decoder reads: the winning class, its probability and
-// the probability of class space ([N,T,3], the class index as a float). The probabilities are
-// the softmax's own, computed from the logits as exp(l_k − max)/Σexp(l − max); only the argmax,
-// the normalizer and one column are kept instead of writing (and copying, and scanning) all C.
-// One TopK(k=1) finds the largest logit and its class in a single pass: ArgMax and ReduceMax,
-// which it replaces, took twice its time (ArgMax alone 2.8 % of the int8 recognizer's), and
-// TopK, like ArgMax here, takes the lowest class of equals.
+// values per time step a CTC decoder reads ([N,T,CTCTopWidth], class indexes as floats): the
+// winning class, its probability and the probability of class space, then the runners-up, the
+// second and third classes and their probabilities. The runners-up are what a lexicon reads to
+// correct a word the winners misspell (a typewriter's e read as c: the e is second at that step).
+// The probabilities are the softmax's own, computed from the logits as exp(l_k − max)/Σexp(l − max);
+// only the three largest, the normalizer and one column are kept instead of writing (and copying,
+// and scanning) all C. One TopK(k=3) finds the three largest logits and their classes in a single
+// pass: ArgMax and ReduceMax, which it replaces, took twice its time (ArgMax alone 2.8 % of the
+// int8 recognizer's), and TopK, like ArgMax here, takes the lowest class of equals.
 //
 // It applies to a graph whose only output is a Softmax over the last axis of a rank-3 tensor, and
 // uses operators of opset 9 (TopK, Exp, ReduceSum, Slice with attributes).
@@ -45,26 +52,39 @@ func CTCTop(model []byte, space int64) ([]byte, error) {
 	}
 	logits := sm.inputs[0]
 	name := func(s string) string { return g.newName(CTCTopOutput + "." + s) }
-	mx, am, amf, shifted, ex, sum, inv, sp, spExp, spP := name("max"), name("argmax"), name("argmax_f"), name("shifted"), name("exp"), name("sum"), name("p"), name("space"), name("space_exp"), name("space_p")
+	top, cls, clsf, mx, shifted, ex, sum, inv := name("top"), name("class"), name("class_f"), name("max"), name("shifted"), name("exp"), name("sum"), name("p")
+	sp, spExp, spP := name("space"), name("space_exp"), name("space_p")
+	topShifted, topExp, topP := name("top_shifted"), name("top_exp"), name("top_p")
+	first, rest, restP := name("first"), name("rest"), name("rest_p")
 	axes2 := intsAttr("axes", 2)
 	keep := intAttr("keepdims", 1)
+	slice := func(in, out string, from, to int64) *node {
+		return &node{op: "Slice", inputs: []string{in}, outputs: []string{out}, attrs: [][]byte{intsAttr("starts", from), intsAttr("ends", to), axes2}}
+	}
 	nodes := []*node{
-		{op: "TopK", inputs: []string{logits}, outputs: []string{mx, am}, attrs: [][]byte{intAttr("axis", 2), intAttr("k", 1)}},
-		{op: "Cast", inputs: []string{am}, outputs: []string{amf}, attrs: [][]byte{intAttr("to", dataTypeFloat)}},
+		{op: "TopK", inputs: []string{logits}, outputs: []string{top, cls}, attrs: [][]byte{intAttr("axis", 2), intAttr("k", 3)}},
+		{op: "Cast", inputs: []string{cls}, outputs: []string{clsf}, attrs: [][]byte{intAttr("to", dataTypeFloat)}},
+		slice(top, mx, 0, 1),
 		{op: "Sub", inputs: []string{logits, mx}, outputs: []string{shifted}},
 		{op: "Exp", inputs: []string{shifted}, outputs: []string{ex}},
 		{op: "ReduceSum", inputs: []string{ex}, outputs: []string{sum}, attrs: [][]byte{axes2, keep}},
 		{op: "Reciprocal", inputs: []string{sum}, outputs: []string{inv}},
-		{op: "Slice", inputs: []string{shifted}, outputs: []string{sp}, attrs: [][]byte{intsAttr("starts", space), intsAttr("ends", space+1), axes2}},
+		slice(shifted, sp, space, space+1),
 		{op: "Exp", inputs: []string{sp}, outputs: []string{spExp}},
 		{op: "Mul", inputs: []string{spExp, inv}, outputs: []string{spP}},
-		{op: "Concat", inputs: []string{amf, inv, spP}, outputs: []string{CTCTopOutput}, attrs: [][]byte{intAttr("axis", 2)}},
+		{op: "Sub", inputs: []string{top, mx}, outputs: []string{topShifted}},
+		{op: "Exp", inputs: []string{topShifted}, outputs: []string{topExp}},
+		{op: "Mul", inputs: []string{topExp, inv}, outputs: []string{topP}},
+		slice(clsf, first, 0, 1),
+		slice(clsf, rest, 1, 3),
+		slice(topP, restP, 1, 3),
+		{op: "Concat", inputs: []string{first, inv, spP, rest, restP}, outputs: []string{CTCTopOutput}, attrs: [][]byte{intAttr("axis", 2)}},
 	}
 	for _, n := range nodes {
 		n.name = n.outputs[0]
 	}
 	g.replace(sm, nodes...)
-	g.fields[outs[0]] = bytesField(graphOutput, outputValueInfo(CTCTopOutput, 3))
+	g.fields[outs[0]] = bytesField(graphOutput, outputValueInfo(CTCTopOutput, CTCTopWidth))
 	g.dropUnusedConstants()
 	return g.encode(nil), nil
 }

@@ -86,7 +86,7 @@ func TestPPOCRThroughTriton(t *testing.T) {
 		wantShape []int64
 	}{
 		{"ppocr_cls", ocr.Classifier, "x", "softmax_0.tmp_0", []int64{3, 3, 48, 192}, []int64{3, 2}},
-		{"ppocr_rec", ocr.Recognizer, "x", "ctc_top", []int64{2, 3, 48, 320}, []int64{2, 40, 3}},
+		{"ppocr_rec", ocr.Recognizer, "x", "ctc_top", []int64{2, 3, 48, 320}, []int64{2, 40, 7}},
 		{"ppocr_det", ocr.Detector, "x", "sigmoid_0.tmp_0", []int64{1, 3, 64, 96}, []int64{1, 1, 64, 96}},
 	}
 	for _, tt := range tests {

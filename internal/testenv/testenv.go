@@ -66,13 +66,14 @@ func Locate(getenv func(string) string) Paths {
 }
 
 // ModelFiles are the files scripts/fetch_models.sh installs into the model directory: the three
-// models as published, the dictionary, and the checksums it writes once it has prepared the
-// models (the prepared files are checked by the code that loads them).
+// models as published, the dictionary, the word list, and the checksums it writes once it has
+// prepared the models (the prepared files are checked by the code that loads them).
 var ModelFiles = []string{
 	"ch_PP-OCRv4_det_infer.onnx",
 	"ch_PP-OCRv4_rec_infer.onnx",
 	"ch_ppocr_mobile_v2.0_cls_infer.onnx",
 	"ppocr_keys_v1.txt",
+	"words.txt",
 	"prepared.sha256",
 }
 

@@ -31,6 +31,7 @@ type Config struct {
 	RecModel           string        //
 	ClsModel           string        //
 	Dictionary         string        //
+	Lexicon            string        //
 	Langs              string        // language packs loaded besides the default recognizer: ja,ko,zh-Hant,en
 	ORTLibrary         string        // path of libonnxruntime.so.1
 	IntraOpThreads     int           // cores the models use: detector threads, batches in flight (0: one per core)
@@ -130,6 +131,7 @@ func defaults(home string) Config {
 		RecModel:           "ch_PP-OCRv4_rec_infer.int8.onnx",     // ten 1×1 convolutions in int8
 		ClsModel:           "ch_ppocr_mobile_v2.0_cls_infer.prepared.onnx",
 		Dictionary:         "ppocr_keys_v1.txt",
+		Lexicon:            "words.txt",
 		ORTLibrary:         filepath.Join(home, "lib", "libonnxruntime.so.1"),
 		ORTArena:           "shared",
 		ORTArenaMaxInput:   3 * 960 * 960, // the largest first detection pass

@@ -97,6 +97,7 @@ func (c *Config) settings() []setting {
 		{"OCRGATE_REC_MODEL", "rec-model", "recognition model file in the model directory (the int8 recognizer; ch_PP-OCRv4_rec_infer.prepared.onnx is the float one)", (*stringValue)(&c.RecModel)},
 		{"OCRGATE_CLS_MODEL", "cls-model", "direction classifier model file in the model directory", (*stringValue)(&c.ClsModel)},
 		{"OCRGATE_DICT", "dict", "character dictionary file in the model directory", (*stringValue)(&c.Dictionary)},
+		{"OCRGATE_LEXICON", "lexicon", "word list in the model directory (or a path) that misread words are corrected towards, one word a line, from the recognizer's own second and third choices (docs/pipeline.md); none: no corrections", (*stringValue)(&c.Lexicon)},
 		{"OCRGATE_LANGS", "langs", "language packs loaded besides the default Chinese/English recognizer (ch), comma-separated: ja, ko, zh-Hant, en; a request's lang picks one (scripts/fetch_models.sh fetches the packs this names; docs/languages.md)", checkedBy((*stringValue)(&c.Langs), "comma-separated: `ja`, `ko`, `zh-Hant`, `en`", func() error {
 			_, err := c.LoadedPacks()
 			return err

@@ -114,6 +114,18 @@ type Result struct {
 	// ("tree" read "tre", "will" read "wil") leaves one of these traces; see ocr's second
 	// reading of such lines.
 	Doubt []bool
+	// Alts holds, for each rune of Text, the model's second and third choices at the step where
+	// the rune's character won most surely, as ocr's lexicon reads them to correct a misspelled
+	// word (a faint e read as c leaves the e second). Empty Text of an Alt means none: a restored
+	// space, a blank, the space class or a character the recognizer's output left out.
+	Alts [][2]Alt
+}
+
+// Alt is a runner-up to a character: its text, and its odds against the winner, the ratio of
+// the two probabilities at that step (in [0, 1]).
+type Alt struct {
+	Text string
+	Odds float32
 }
 
 // weakBlank is the probability under which a blank step leaves room for a character beside it
@@ -152,19 +164,50 @@ func (c *Charset) Decode(probs []float32, T, C int, opt Options) (Result, error)
 				}
 			}
 		}
-		d.step(t, best, bestP, row[c.space])
+		var alts [2]Alt
+		if best != 0 && best != c.space {
+			alts = c.runnersUp(row, best, bestP)
+		}
+		d.step(t, best, bestP, row[c.space], alts)
 	}
 	return d.result(), nil
 }
 
+// runnersUp finds the second and third classes of a full row whose winner is best.
+func (c *Charset) runnersUp(row []float32, best int, bestP float32) [2]Alt {
+	k2, k3 := -1, -1
+	for k, v := range row {
+		if k == best {
+			continue
+		}
+		switch {
+		case k2 < 0 || v > row[k2]:
+			k2, k3 = k, k2
+		case k3 < 0 || v > row[k3]:
+			k3 = k
+		}
+	}
+	return [2]Alt{c.alt(k2, row[k2], bestP), c.alt(k3, row[k3], bestP)}
+}
+
+// alt is class k, of probability p at a step its winner took with bestP, as a runner-up: none
+// for the blank and the space.
+func (c *Charset) alt(k int, p, bestP float32) Alt {
+	if k <= 0 || k == c.space || k >= len(c.classes) || !(bestP > 0) {
+		return Alt{}
+	}
+	return Alt{Text: c.classes[k], Odds: min(max(p/bestP, 0), 1)}
+}
+
 // TopWidth is the number of values per timestep of a recognizer that ends in the compact CTC
-// output (onnxgraph.CTCTop): the winning class (as a float), its probability and the space
-// class's probability.
-const TopWidth = 3
+// output (onnxgraph.CTCTop): the winning class (as a float), its probability, the space class's
+// probability, the second and third classes and their probabilities.
+const TopWidth = 7
 
 // DecodeTop decodes one sequence of T timesteps in the compact form: per step the winning class,
-// its probability and the space class's probability, which is all greedy decoding with space
-// restoration reads. It gives what Decode gives on the full rows.
+// its probability, the space class's probability and the two runners-up, which is all greedy
+// decoding with space restoration and the lexicon's corrections read. It gives what Decode gives
+// on the full rows.
 func (c *Charset) DecodeTop(top []float32, T int, opt Options) (Result, error) {
 	if T < 0 || len(top) < T*TopWidth {
 		return Result{}, fmt.Errorf("recognizer output holds %d values, want %d×%d", len(top), T, TopWidth)
@@ -175,7 +218,18 @@ func (c *Charset) DecodeTop(top []float32, T int, opt Options) (Result, error) {
 		if !(k >= 0 && int(k) < len(c.classes)) || k != float32(int(k)) {
 			return Result{}, fmt.Errorf("recognizer output names class %v at step %d, dictionary has %d", k, t, len(c.classes))
 		}
-		d.step(t, int(k), top[t*TopWidth+1], top[t*TopWidth+2])
+		v := top[t*TopWidth : (t+1)*TopWidth]
+		var alts [2]Alt
+		if best := int(k); best != 0 && best != c.space {
+			for j := range alts {
+				r := v[3+j]
+				if !(r >= 0 && int(r) < len(c.classes)) || r != float32(int(r)) {
+					return Result{}, fmt.Errorf("recognizer output names class %v at step %d, dictionary has %d", r, t, len(c.classes))
+				}
+				alts[j] = c.alt(int(r), v[5+j], v[1])
+			}
+		}
+		d.step(t, int(k), v[1], v[2], alts)
 	}
 	return d.result(), nil
 }
@@ -197,15 +251,18 @@ type decoder struct {
 	afterPoint bool
 	// enumSpace is the byte offset of a space restored after an opening "1." (0: none).
 	enumSpace int
-	gapAtEnum float32 // the space probability of the gap of enumSpace
-	run       int     // timesteps the current winning class has lasted
-	longest   int     // the longest run of one character so far
-	doubt     []bool  // per rune of sb, as Result.Doubt
-	minBlank  float32 // the least blank probability since the last kept character (2: none)
+	gapAtEnum float32  // the space probability of the gap of enumSpace
+	run       int      // timesteps the current winning class has lasted
+	longest   int      // the longest run of one character so far
+	doubt     []bool   // per rune of sb, as Result.Doubt
+	alts      [][2]Alt // per rune of sb, as Result.Alts
+	altP      float32  // the winning probability of the step the last rune's alts are from
+	minBlank  float32  // the least blank probability since the last kept character (2: none)
 }
 
-// step takes timestep t: its winning class and probability, and the space class's probability.
-func (d *decoder) step(t, best int, bestP, spaceP float32) {
+// step takes timestep t: its winning class and probability, the space class's probability, and
+// the runners-up.
+func (d *decoder) step(t, best int, bestP, spaceP float32, alts [2]Alt) {
 	c := d.c
 	if best == d.prev {
 		d.run++
@@ -223,6 +280,10 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 			// The last character won a second step in a row.
 			d.doubt[n-1] = true
 		}
+		if n := len(d.alts); n > 0 && best != 0 && best != c.space && bestP > d.altP {
+			// The runners-up of the step the character won most surely.
+			d.alts[n-1], d.altP = alts, bestP
+		}
 		if best == 0 {
 			d.minBlank = min(d.minBlank, bestP)
 		}
@@ -238,6 +299,7 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 			d.probs = append(d.probs, bestP)
 			d.gaps = append(d.gaps, 0)
 			d.doubt = append(d.doubt, false)
+			d.alts = append(d.alts, [2]Alt{})
 			d.lastKept = best
 		}
 		d.sum += bestP
@@ -265,6 +327,7 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 			d.probs = append(d.probs, 0)
 			d.gaps = append(d.gaps, 0)
 			d.doubt = append(d.doubt, false)
+			d.alts = append(d.alts, [2]Alt{})
 			restored = true
 		}
 	}
@@ -279,12 +342,20 @@ func (d *decoder) step(t, best int, bestP, spaceP float32) {
 	if restored || d.lastKept == -1 {
 		gap = 0
 	}
+	multi := utf8.RuneCountInString(c.classes[best]) > 1
 	for range utf8.RuneCountInString(c.classes[best]) {
 		d.steps = append(d.steps, t)
 		d.probs = append(d.probs, bestP)
 		d.gaps = append(d.gaps, gap)
 		d.doubt = append(d.doubt, weak)
+		if multi {
+			// A class of several runes has no runner-up rune for rune.
+			d.alts = append(d.alts, [2]Alt{})
+		} else {
+			d.alts = append(d.alts, alts)
+		}
 	}
+	d.altP = bestP
 	d.sum += bestP
 	d.kept++
 	d.afterPoint = separator(c.classes[best]) && !restored && d.lastKept != -1 && isDigit(c.classes[d.lastKept])
@@ -321,12 +392,13 @@ func digits(s string) bool {
 func isDigit(s string) bool { return len(s) == 1 && digits(s) }
 
 func (d *decoder) result() Result {
-	text, steps, probs, gaps, doubt := d.sb.String(), d.steps, d.probs, d.gaps, d.doubt
+	text, steps, probs, gaps, doubt, alts := d.sb.String(), d.steps, d.probs, d.gaps, d.doubt, d.alts
 	if trimmed := strings.TrimRight(text, " "); len(trimmed) != len(text) {
 		steps = steps[:utf8.RuneCountInString(trimmed)]
 		probs = probs[:len(steps)]
 		gaps = gaps[:len(steps)]
 		doubt = doubt[:len(steps)]
+		alts = alts[:len(steps)]
 		text = trimmed
 	}
 	if i := d.enumSpace; i > 0 && digits(text[i+1:]) {
@@ -340,8 +412,9 @@ func (d *decoder) result() Result {
 		gaps[r+1] = d.gapAtEnum
 		gaps = append(gaps[:r], gaps[r+1:]...)
 		doubt = append(doubt[:r], doubt[r+1:]...)
+		alts = append(alts[:r], alts[r+1:]...)
 	}
-	res := Result{Text: text, Steps: steps, Probs: probs, GapSpace: gaps, Doubt: doubt, LongestRun: d.longest}
+	res := Result{Text: text, Steps: steps, Probs: probs, GapSpace: gaps, Doubt: doubt, Alts: alts, LongestRun: d.longest}
 	if d.kept > 0 && text != "" {
 		res.Score = d.sum / float32(d.kept)
 	}

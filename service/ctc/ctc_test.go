@@ -1,6 +1,7 @@
 package ctc
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -96,7 +97,7 @@ func TestDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Text != r.Text || c.Score != r.Score || !slices.Equal(c.Steps, r.Steps) || !slices.Equal(c.Probs, r.Probs) {
+			if c.Text != r.Text || c.Score != r.Score || !slices.Equal(c.Steps, r.Steps) || !slices.Equal(c.Probs, r.Probs) || !slices.Equal(c.Alts, r.Alts) {
 				t.Errorf("DecodeTop = %q %v %v, Decode = %q %v %v", c.Text, c.Score, c.Steps, r.Text, r.Score, r.Steps)
 			}
 		})
@@ -174,10 +175,45 @@ func TestDecodeNumberSpaces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Text != r.Text || !slices.Equal(c.Steps, r.Steps) || !slices.Equal(c.Probs, r.Probs) {
+			if c.Text != r.Text || !slices.Equal(c.Steps, r.Steps) || !slices.Equal(c.Probs, r.Probs) || !slices.Equal(c.Alts, r.Alts) {
 				t.Errorf("DecodeTop = %q %v, Decode = %q %v", c.Text, c.Steps, r.Text, r.Steps)
 			}
 		})
+	}
+}
+
+// TestDecodeAlts: each character carries the runners-up of the step it won most surely, with
+// their odds against it; a space carries none, and neither the blank nor the space is a
+// runner-up.
+func TestDecodeAlts(t *testing.T) {
+	cs := testCharset(t)
+	row := func(p ...float32) []float32 { return p } // blank A B C 中 space
+	rows := slices.Concat(
+		row(0, .6, 0, .3, .1, 0),   // A, C second
+		row(0, .8, 0, 0, .1, .1),   // A again, surer: 中 second, the space third and not counted
+		row(.9, 0, .05, 0, 0, .05), // blank
+		row(.2, 0, 0, .5, 0, .3),   // C, blank and space beaten: no runner-up
+		row(0, 0, 0, 0, 0, 1),      // space
+		row(0, .25, .5, 0, .25, 0), // B: A and 中 tie, the first of equals second
+	)
+	want := [][2]Alt{{{"中", .125}, {}}, {}, {}, {{"A", .5}, {"中", .5}}}
+	for _, top := range []bool{false, true} {
+		var r Result
+		var err error
+		if top {
+			r, err = cs.DecodeTop(compact(rows, 6, 6), 6, Options{})
+		} else {
+			r, err = cs.Decode(rows, 6, 6, Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Text != "AC B" {
+			t.Fatalf("text %q", r.Text)
+		}
+		if !slices.Equal(r.Alts, want) {
+			t.Errorf("top %v: alts %v, want %v", top, r.Alts, want)
+		}
 	}
 }
 
@@ -202,25 +238,26 @@ func TestDecodeProbs(t *testing.T) {
 }
 
 // compact turns full softmax rows into the recognizer's compact output: per step the winning class
-// (first of equals), its probability and the space class's (the last).
+// (first of equals), its probability, the space class's (the last), the second and third classes
+// and their probabilities.
 func compact(probs []float32, T, C int) []float32 {
 	out := make([]float32, 0, T*TopWidth)
 	for t := range T {
 		row := probs[t*C : (t+1)*C]
-		best := 0
-		for k := range row {
-			if row[k] > row[best] {
-				best = k
-			}
+		order := make([]int, C)
+		for k := range order {
+			order[k] = k
 		}
-		out = append(out, float32(best), row[best], row[C-1])
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(row[b], row[a]) })
+		k1, k2, k3 := order[0], order[1], order[2]
+		out = append(out, float32(k1), row[k1], row[C-1], float32(k2), float32(k3), row[k2], row[k3])
 	}
 	return out
 }
 
 func TestDecodeTopRejects(t *testing.T) {
 	cs := testCharset(t)
-	for _, top := range [][]float32{{7, .9, 0}, {-1, .9, 0}, {1.5, .9, 0}, {1, .9}} {
+	for _, top := range [][]float32{{7, .9, 0, 2, 3, .05, .01}, {-1, .9, 0, 2, 3, .05, .01}, {1.5, .9, 0, 2, 3, .05, .01}, {1, .9, 0, 2, 3, .05}, {1, .9, 0, 9, 3, .05, .01}, {1, .9, 0, 2, 2.5, .05, .01}} {
 		if _, err := cs.DecodeTop(top, 1, DefaultOptions()); err == nil {
 			t.Errorf("%v accepted", top)
 		}

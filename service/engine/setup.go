@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/ocrgate/ocrgate/service/config"
 	"github.com/ocrgate/ocrgate/service/ctc"
@@ -93,7 +94,14 @@ func Triton(cfg config.Config) (*Engine, error) {
 
 // assemble builds the pipeline over an opened runtime, closing the runtime if that fails.
 func assemble(rt ocr.Runtime, closer io.Closer, cs *ctc.Charset, cfg config.Config, langs ...ocr.Language) (*Engine, error) {
-	p, err := ocr.New(rt, cs, cfg.OCR, langs...)
+	opt := cfg.OCR
+	lex, err := Lexicon(cfg)
+	if err != nil {
+		_ = closer.Close() // err is what the caller acts on
+		return nil, err
+	}
+	opt.Lexicon = lex
+	p, err := ocr.New(rt, cs, opt, langs...)
 	if err != nil {
 		_ = closer.Close() // err is what the caller acts on
 		return nil, err
@@ -135,6 +143,28 @@ func Languages(cfg config.Config) ([]config.LangPack, []ocr.Language, error) {
 		langs = append(langs, ocr.Language{Code: p.Lang, Charset: cs})
 	}
 	return packs, langs, nil
+}
+
+// Lexicon loads the word list cfg.Lexicon names: a name in the model directory, or an absolute
+// path; nil for "none".
+func Lexicon(cfg config.Config) (*ocr.Lexicon, error) {
+	if cfg.Lexicon == "" || cfg.Lexicon == "none" {
+		return nil, nil
+	}
+	path := cfg.Lexicon
+	if !filepath.IsAbs(path) {
+		path = cfg.ModelPath(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open lexicon: %w (run scripts/fetch_models.sh, set OCRGATE_MODEL_DIR, or OCRGATE_LEXICON=none for no corrections)", err)
+	}
+	defer func() { _ = f.Close() }() // opened to read
+	lex, err := ocr.LoadLexicon(f)
+	if err != nil {
+		return nil, fmt.Errorf("lexicon %s: %w", path, err)
+	}
+	return lex, nil
 }
 
 func loadCharset(cfg config.Config, name string) (*ctc.Charset, error) {

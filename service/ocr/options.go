@@ -138,8 +138,11 @@ type Options struct {
 	CTC                 ctc.Options
 	// ASCIIPunctuation reads fullwidth punctuation as ASCII in lines without CJK characters.
 	ASCIIPunctuation bool
-	MinScore         float32 // regions recognized with a lower score are dropped (the seed's 0.5)
-	RowOverlap       float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
+	// Lexicon, when set, corrects words the recognizer misspelled towards its words, choosing
+	// only among the model's own runners-up (see Lexicon).
+	Lexicon    *Lexicon
+	MinScore   float32 // regions recognized with a lower score are dropped (the seed's 0.5)
+	RowOverlap float64 // a box joins a row when its vertical overlap with the row is ≥ this share of its height
 
 	// RuntimeMemory is what the model runtime allocates in this process per inference, for Cost;
 	// left zero, New fills it in from the runtime (MemoryReporter). It is not a setting.

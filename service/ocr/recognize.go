@@ -1071,6 +1071,10 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 			// Rune for rune, so the steps still line up.
 			r.Text = asciiWidth(r.Text)
 		}
+		// Before the steps below, which may add or drop spaces: Alts is aligned with the
+		// decoder's text, and the lexicon only swaps characters.
+		r = p.opt.Lexicon.correct(r)
+		r.Alts = nil
 		if !c.column {
 			r = ruledUnderscores(c.img, c.width, r, steps, rw)
 		}
