@@ -102,9 +102,9 @@ func asciiLetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 
 
 // The thresholds, chosen on FUNSD's training forms (docs/pipeline.md has the figures).
 const (
-	// lexMinWord is the shortest word corrected: shorter ones are too often abbreviations, and
-	// too many two-letter strings are words. A word of three capitals is taken for an acronym.
-	lexMinWord = 3
+	// lexMinWord is the shortest word corrected: shorter ones are too often abbreviations or
+	// names the list lacks (Sdn, Loc, Ont), and too many three-letter strings are words.
+	lexMinWord = 4
 	// lexMinWordTwo is the shortest word in which two characters may be replaced; shorter ones
 	// take one.
 	lexMinWordTwo = 6
@@ -140,7 +140,7 @@ func (l *Lexicon) correct(r ctc.Result) ctc.Result {
 		for j < len(runes) && asciiLetter(runes[j]) {
 			j++
 		}
-		if j-i >= lexMinWord && !acronym(runes[i:j]) && !digitAt(runes, i-1) && !digitAt(runes, j) {
+		if j-i >= lexMinWord && !digitAt(runes, i-1) && !digitAt(runes, j) {
 			if l.fix(runes, r.Alts[i:j], r.Probs, i, j) {
 				changed = true
 			}
@@ -151,19 +151,6 @@ func (l *Lexicon) correct(r ctc.Result) ctc.Result {
 		r.Text = string(runes)
 	}
 	return r
-}
-
-// acronym reports whether word is three capitals (LRC, PRS): word lists hold few of them.
-func acronym(word []rune) bool {
-	if len(word) != 3 {
-		return false
-	}
-	for _, r := range word {
-		if r < 'A' || r > 'Z' {
-			return false
-		}
-	}
-	return true
 }
 
 func digitAt(runes []rune, i int) bool {
