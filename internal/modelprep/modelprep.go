@@ -59,7 +59,7 @@ type Model struct {
 	// comma-separated dimensions, each an integer, inK (input dimension K) or inK/D.
 	OutputShape string
 	// CTCSpace, when set, is the space class of a CTC recognizer: its final softmax over every class
-	// is replaced by the three values per time step greedy decoding reads (onnxgraph.CTCTop).
+	// is replaced by the seven values per time step the decoder reads (onnxgraph.CTCTop).
 	CTCSpace int64
 	// Int8 lists the 1×1 convolutions (by input tensor of the prepared graph) to quantize, with
 	// their calibrated ranges; when set, an int8 variant is written beside the prepared model.

@@ -123,7 +123,7 @@ func TestPPOCRThroughTriton(t *testing.T) {
 		}
 		in, _ := md.Input("x")
 		out, _ := md.Output("ctc_top")
-		if md.Platform != "onnxruntime_onnx" || !slices.Equal(in.Shape, []int64{-1, 3, 48, -1}) || !slices.Equal(out.Shape, []int64{-1, -1, 3}) {
+		if md.Platform != "onnxruntime_onnx" || !slices.Equal(in.Shape, []int64{-1, 3, 48, -1}) || !slices.Equal(out.Shape, []int64{-1, -1, 7}) {
 			t.Errorf("ppocr_rec metadata = %+v", md)
 		}
 	})

@@ -26,7 +26,7 @@ type RuntimeMemory struct {
 	// so Cost leaves it out and charges a request only for its Go memory.
 	Reserved bool
 	// RecOutPerPixel is the recognizer's output as the pipeline holds it in Go, per input pixel:
-	// the prepared recognizer's three values per timestep, or the exported graph's 6 625 class
+	// the prepared recognizer's seven values per timestep, or the exported graph's 6 625 class
 	// probabilities, one timestep per 8 columns of a 48-pixel-high input.
 	RecOutPerPixel int64
 }

@@ -1043,7 +1043,7 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 	}
 	start = tm.track(StageRecInfer, start)
 	// The recognizer answers per time step either every class's probability (the exported graph)
-	// or the three values greedy decoding reads (a prepared graph, see ctc.DecodeTop).
+	// or the seven values the decoder reads (a prepared graph, see ctc.DecodeTop).
 	classes := p.charset.NumClasses()
 	if len(out.Shape) != 3 || out.Shape[0] != int64(n) || (out.Shape[2] != int64(classes) && out.Shape[2] != ctc.TopWidth) || int64(len(out.Data)) != out.Shape[0]*out.Shape[1]*out.Shape[2] {
 		return fmt.Errorf("recognition: output shape %v, want [%d T %d] or [%d T %d]: %w", out.Shape, n, classes, n, ctc.TopWidth, ErrRuntimeFailed)

@@ -171,7 +171,7 @@ func fit(m ocr.Model, md tritonclient.ModelMetadata, recClasses int) (tensorName
 	}
 	out := slices.Clone(w.out)
 	if rec && recClasses > 0 {
-		// Every class's probability (the exported graph), or the three values per step of the
+		// Every class's probability (the exported graph), or the seven values per step of the
 		// prepared one (ctc.DecodeTop).
 		out[2] = int64(recClasses)
 		if d := md.Outputs[0].Shape; len(d) == 3 && d[2] == ctc.TopWidth {
