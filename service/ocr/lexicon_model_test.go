@@ -46,8 +46,8 @@ func TestLexiconBrokenType(t *testing.T) {
 			top, bot := baseline+eb.Min.Y.Round(), baseline+eb.Max.Y.Round()
 			mid := (top + bot) / 2
 			w := (eb.Max.X - eb.Min.X).Round()
-			left := (x+eb.Min.X).Round() + w*4/10
-			right := (x+eb.Min.X).Round() + w*8/10
+			left := (x + eb.Min.X).Round() + w*4/10
+			right := (x + eb.Min.X).Round() + w*8/10
 			draw.Draw(img, image.Rect(left, mid-2, right, mid+1), image.White, image.Point{}, draw.Src)
 		}
 	}
