@@ -155,30 +155,27 @@ func Lexicon(cfg config.Config) (*ocr.Lexicon, error) {
 	if !filepath.IsAbs(path) {
 		path = cfg.ModelPath(path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open lexicon: %w (run scripts/fetch_models.sh, set OCRGATE_MODEL_DIR, or OCRGATE_LEXICON=none for no corrections)", err)
-	}
-	defer func() { _ = f.Close() }() // opened to read
-	lex, err := ocr.LoadLexicon(f)
-	if err != nil {
-		return nil, fmt.Errorf("lexicon %s: %w", path, err)
-	}
-	return lex, nil
+	return loadFile(path, "lexicon", "run scripts/fetch_models.sh, set OCRGATE_MODEL_DIR, or OCRGATE_LEXICON=none for no corrections", ocr.LoadLexicon)
 }
 
 func loadCharset(cfg config.Config, name string) (*ctc.Charset, error) {
-	path := cfg.ModelPath(name)
+	return loadFile(cfg.ModelPath(name), "dictionary", "run scripts/fetch_models.sh, with OCRGATE_LANGS for a language pack, or set OCRGATE_MODEL_DIR", ctc.LoadCharset)
+}
+
+// loadFile opens path and reads it with load; what names the file in errors, and hint says how
+// to get it when it is missing.
+func loadFile[T any](path, what, hint string, load func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open dictionary: %w (run scripts/fetch_models.sh, with OCRGATE_LANGS for a language pack, or set OCRGATE_MODEL_DIR)", err)
+		return zero, fmt.Errorf("open %s: %w (%s)", what, err, hint)
 	}
 	defer func() { _ = f.Close() }() // opened to read
-	cs, err := ctc.LoadCharset(f)
+	v, err := load(f)
 	if err != nil {
-		return nil, fmt.Errorf("dictionary %s: %w", path, err)
+		return zero, fmt.Errorf("%s %s: %w", what, path, err)
 	}
-	return cs, nil
+	return v, nil
 }
 
 // Embedded opens the in-process ONNX Runtime on the configured models and builds the pipeline.
