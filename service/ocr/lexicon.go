@@ -29,12 +29,11 @@ type Lexicon struct {
 	words map[uint64]struct{}
 }
 
-// abbreviations are words of forms and letters that word lists leave out, added to every
-// lexicon so that they are read as printed: without them "Feb" became "Fob" and "Dec" "Doc".
-const abbreviations = `jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
-	mr mrs ms dr messrs jr sr st ave rd blvd hwy apt ste bldg dept div co corp inc ltd llc
-	attn ext tel fax encl enc cc ref re qty pkg pkgs amt acct misc approx est std govt natl intl
-	mfg mgr mgmt assn assoc univ lab labs dept tech info admin exec treas secy vp pres`
+// abbreviations are words of forms, letters and receipts that word lists leave out, added to
+// every lexicon so that they are read as printed. Shorter words are never corrected, so only
+// those of four letters and more are listed.
+const abbreviations = `sept tues thur thurs messrs blvd bldg dept corp attn encl pkgs acct misc approx govt
+	natl intl mgmt assn assoc univ labs tech info admin exec treas secy pres gmbh`
 
 // Lexicon limits: what LoadLexicon accepts, so that a wrong file is refused rather than held.
 const (
