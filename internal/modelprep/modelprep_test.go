@@ -455,13 +455,3 @@ func greedy(top []float32, steps int) ([]int, float64) {
 	}
 	return seq, sum / float64(len(seq))
 }
-
-func argmax(v []float32) int {
-	best := 0
-	for i := range v {
-		if v[i] > v[best] {
-			best = i
-		}
-	}
-	return best
-}
