@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -129,7 +130,7 @@ func (l *Lexicon) correct(r ctc.Result) ctc.Result {
 	if len(runes) != len(r.Alts) || len(runes) != len(r.Probs) {
 		return r
 	}
-	changed := false
+	runes, r, changed := l.joinSplit(runes, r)
 	for i := 0; i < len(runes); {
 		if !asciiLetter(runes[i]) {
 			i++
@@ -236,4 +237,87 @@ func inCaseOf(c, like rune) rune {
 		return c &^ 0x20
 	}
 	return c | 0x20
+}
+
+const (
+	// lexMinPart is the fewest letters either side of a restored space that joinSplit joins: a
+	// lone letter is too often a word of its own ("a", "I") or an initial.
+	lexMinPart = 2
+	// lexJoinWords is the space probability under which a restored space between two words of
+	// the lexicon is taken out where the two make one ("Re search", "MARKET ING", "list ed":
+	// 0.026–0.07 on FUNSD's forms). Two words set apart ("in Field", "as per", "BY PRODUCT")
+	// kept 0.1–0.5; the one such pair under it was "WEB SITE" (0.04).
+	lexJoinWords = 0.1
+)
+
+// shortWords are the commonest short words of English. One of them beside a restored space is
+// taken for a word of its own, whatever the other side reads: "the 1st" read "the Ist" is no
+// "theist", "for th" no "forth".
+var shortWords = map[string]bool{"the": true, "and": true, "for": true, "of": true, "to": true, "in": true,
+	"on": true, "at": true, "by": true, "or": true, "as": true, "is": true, "an": true, "it": true}
+
+// shortWord reports whether w, in any case, is one of shortWords.
+func shortWord(w []rune) bool {
+	if len(w) > 3 {
+		return false
+	}
+	return shortWords[strings.ToLower(string(w))]
+}
+
+// joinSplit takes out the spaces ctc restored (the model did not choose them, see
+// ctc.Result.Probs) inside what is one word of the lexicon: a typewriter's narrow letters (l, i,
+// t) leave gaps wide enough for the space class to keep some probability, and "CONCENTRATION"
+// reads "CONCENTRA TION", "INTERNATIONAL" "INTERNAT IONAL". A space stays where either side is
+// shorter than lexMinPart letters or is one of shortWords, and where both sides are words and
+// the model's evidence for the space was lexJoinWords or more. Where neither side is a word, the
+// joined letters may be a word the runners-up make ("Descri ptlon"), which correct then makes.
+func (l *Lexicon) joinSplit(runes []rune, r ctc.Result) ([]rune, ctc.Result, bool) {
+	if len(r.Steps) != len(runes) || len(r.GapSpace) != len(runes) || len(r.Doubt) != len(runes) {
+		return runes, r, false
+	}
+	changed := false
+	for s := 1; s+1 < len(runes); s++ {
+		if runes[s] != ' ' || r.Probs[s] != 0 {
+			continue
+		}
+		i, j := s, s+1
+		for i > 0 && asciiLetter(runes[i-1]) {
+			i--
+		}
+		for j < len(runes) && asciiLetter(runes[j]) {
+			j++
+		}
+		if s-i < lexMinPart || j-s-1 < lexMinPart || letterOrDigitAt(runes, i-1) || letterOrDigitAt(runes, j) {
+			continue
+		}
+		left, right := runes[i:s], runes[s+1:j]
+		lw, rw := l.has(left), l.has(right)
+		if lw && rw && r.GapSpace[s] >= lexJoinWords || lw && shortWord(left) || rw && shortWord(right) {
+			continue
+		}
+		joined := append(append(make([]rune, 0, j-i-1), left...), right...)
+		if !l.has(joined) && (lw || rw || !l.fixable(joined, r, i, s, j)) {
+			continue
+		}
+		runes = append(runes[:s], runes[s+1:]...)
+		r.Steps = append(r.Steps[:s], r.Steps[s+1:]...)
+		r.Probs = append(r.Probs[:s], r.Probs[s+1:]...)
+		r.GapSpace = append(r.GapSpace[:s], r.GapSpace[s+1:]...)
+		r.Doubt = append(r.Doubt[:s], r.Doubt[s+1:]...)
+		r.Alts = append(r.Alts[:s], r.Alts[s+1:]...)
+		changed = true
+	}
+	return runes, r, changed
+}
+
+// fixable reports whether joined, the letters of runes i..j of r less the space at s, is a word
+// the runners-up make (see fix); the word loop of correct then makes it.
+func (l *Lexicon) fixable(joined []rune, r ctc.Result, i, s, j int) bool {
+	alts := append(append(make([][2]ctc.Alt, 0, j-i-1), r.Alts[i:s]...), r.Alts[s+1:j]...)
+	probs := make([]float32, len(joined))
+	return len(joined) >= lexMinWord && l.fix(slices.Clone(joined), alts, probs, 0, len(joined))
+}
+
+func letterOrDigitAt(runes []rune, i int) bool {
+	return i >= 0 && i < len(runes) && (asciiLetter(runes[i]) || runes[i] >= '0' && runes[i] <= '9')
 }

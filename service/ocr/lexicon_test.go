@@ -1,6 +1,7 @@
 package ocr
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,5 +119,66 @@ func TestLexiconCorrect(t *testing.T) {
 	var none *Lexicon
 	if got := none.correct(reading("thls", map[int][2]alt{2: {{"i", .5}, {}}})); got.Text != "thls" {
 		t.Errorf("no lexicon: %q", got.Text)
+	}
+}
+
+// spacedReading builds a decoded line whose spaces are all restored ones (probability 0) with
+// the given evidence, or the model's own (probability 0.9) where evidence is negative; every
+// rune's step is its index.
+func spacedReading(text string, evidence float32, alts map[int][2]alt) ctc.Result {
+	r := reading(text, alts)
+	n := len(r.Probs)
+	r.Steps, r.GapSpace, r.Doubt = make([]int, n), make([]float32, n), make([]bool, n)
+	for i, c := range []rune(text) {
+		r.Steps[i] = i
+		if c == ' ' {
+			if evidence < 0 {
+				r.Probs[i] = 0.9
+			} else {
+				r.GapSpace[i] = evidence
+			}
+		}
+	}
+	return r
+}
+
+func TestLexiconJoin(t *testing.T) {
+	l, err := LoadLexicon(strings.NewReader("concentration\nresearch\nre\nsearch\nthe\ntheist\nalow\nlow\nweb\nsite\nwebsite\nmodule\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		in       ctc.Result
+		want     string
+		wantStep []int // the steps of the answer's runes, where the test names them
+	}{
+		{"neither side a word", spacedReading("CONCENTRA TION", 0.03, nil), "CONCENTRATION",
+			[]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13}},
+		{"neither side a word, strong evidence", spacedReading("CONCENTRA TION:", 0.4, nil), "CONCENTRATION:", nil},
+		{"two words, weak evidence", spacedReading("Re search", 0.03, nil), "Research", nil},
+		{"two words, strong evidence", spacedReading("web site", 0.2, nil), "web site", nil},
+		{"the model's own space", spacedReading("CONCENTRA TION", -1, nil), "CONCENTRA TION", nil},
+		{"a short common word", spacedReading("the Ist", 0.03, nil), "the Ist", nil},
+		{"a lone letter", spacedReading("a low", 0.03, nil), "a low", nil},
+		{"not a word joined", spacedReading("CONCEN TRATIOM", 0.03, nil), "CONCEN TRATIOM", nil},
+		{"beside a digit", spacedReading("2Re search", 0.03, nil), "2Re search", nil},
+		{"joined, then a runner-up", spacedReading("Mod ulc (A)", 0.03, map[int][2]alt{6: {{"e", .3}, {}}}), "Module (A)",
+			[]int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := l.correct(tt.in)
+			if got.Text != tt.want {
+				t.Fatalf("%q read %q, want %q", tt.in.Text, got.Text, tt.want)
+			}
+			n := len([]rune(got.Text))
+			if len(got.Steps) != n || len(got.Probs) != n || len(got.GapSpace) != n || len(got.Doubt) != n || len(got.Alts) != n {
+				t.Fatalf("%d runes: %d steps, %d probs, %d gaps, %d doubts, %d alts", n, len(got.Steps), len(got.Probs), len(got.GapSpace), len(got.Doubt), len(got.Alts))
+			}
+			if tt.wantStep != nil && !slices.Equal(got.Steps, tt.wantStep) {
+				t.Errorf("steps %v, want %v", got.Steps, tt.wantStep)
+			}
+		})
 	}
 }

@@ -1072,7 +1072,8 @@ func (p *Pipeline) readBatch(ctx context.Context, img image.Image, crops []*crop
 			r.Text = asciiWidth(r.Text)
 		}
 		// Before the steps below, which may add or drop spaces: Alts is aligned with the
-		// decoder's text, and the lexicon only swaps characters.
+		// decoder's text, and the lexicon only swaps characters and takes out the spaces the
+		// decoder restored, keeping every per-rune slice aligned.
 		r = p.opt.Lexicon.correct(r)
 		r.Alts = nil
 		if !c.column {
