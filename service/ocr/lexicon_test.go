@@ -19,16 +19,16 @@ func testLexicon(t *testing.T) *Lexicon {
 
 func TestLoadLexicon(t *testing.T) {
 	l := testLexicon(t)
-	// Lines of anything but letters are skipped; the spaced word is trimmed; the abbreviations
+	// Lines of anything but letters are skipped; the spaced word is trimmed; the form words
 	// are added.
 	abbr := map[string]bool{}
-	for _, w := range strings.Fields(abbreviations) {
+	for _, w := range strings.Fields(formWords) {
 		abbr[w] = true
 	}
 	if want := 12 + len(abbr); l.Len() != want {
 		t.Errorf("%d words, want %d", l.Len(), want)
 	}
-	for _, w := range []string{"this", "THIS", "Madison", "spaced", "Sept", "DEPT"} {
+	for _, w := range []string{"this", "THIS", "Madison", "spaced", "Sept", "DEPT", "September", "Kentucky"} {
 		if !l.has([]rune(w)) {
 			t.Errorf("%q not found", w)
 		}
