@@ -248,16 +248,9 @@ func inCaseOf(c, like rune) rune {
 	return c | 0x20
 }
 
-const (
-	// lexMinPart is the fewest letters either side of a restored space that joinSplit joins: a
-	// lone letter is too often a word of its own ("a", "I") or an initial.
-	lexMinPart = 2
-	// lexJoinWords is the space probability under which a restored space between two words of
-	// the lexicon is taken out where the two make one ("Re search", "MARKET ING", "list ed":
-	// 0.026–0.07 on FUNSD's forms). Two words set apart ("in Field", "as per", "BY PRODUCT")
-	// kept 0.1–0.5; the one such pair under it was "WEB SITE" (0.04).
-	lexJoinWords = 0.1
-)
+// lexMinPart is the fewest letters either side of a restored space that joinSplit joins: a lone
+// letter is too often a word of its own ("a", "I") or an initial.
+const lexMinPart = 2
 
 // shortWords are the commonest short words of English. One of them beside a restored space is
 // taken for a word of its own, whatever the other side reads: "the 1st" read "the Ist" is no
@@ -276,10 +269,12 @@ func shortWord(w []rune) bool {
 // joinSplit takes out the spaces ctc restored (the model did not choose them, see
 // ctc.Result.Probs) inside what is one word of the lexicon: a typewriter's narrow letters (l, i,
 // t) leave gaps wide enough for the space class to keep some probability, and "CONCENTRATION"
-// reads "CONCENTRA TION", "INTERNATIONAL" "INTERNAT IONAL". A space stays where either side is
-// shorter than lexMinPart letters or is one of shortWords, and where both sides are words and
-// the model's evidence for the space was lexJoinWords or more. Where neither side is a word, the
-// joined letters may be a word the runners-up make ("Descri ptlon"), which correct then makes.
+// reads "CONCENTRA TION", "INTERNATIONAL" "INTERNAT IONAL". A space stays where both sides are
+// words: the lexicon holds "thankyou" and "website", and "THANK YOU" is two words however little
+// the model saw of its space (FUNSD's "Re search" and "list ed" stay split for that). It stays
+// too where either side is shorter than lexMinPart letters or is one of shortWords. Where
+// neither side is a word, the joined letters may be a word the runners-up make ("Descri
+// ptlon"), which correct then makes.
 func (l *Lexicon) joinSplit(runes []rune, r ctc.Result) ([]rune, ctc.Result, bool) {
 	if len(r.Steps) != len(runes) || len(r.GapSpace) != len(runes) || len(r.Doubt) != len(runes) {
 		return runes, r, false
@@ -301,7 +296,7 @@ func (l *Lexicon) joinSplit(runes []rune, r ctc.Result) ([]rune, ctc.Result, boo
 		}
 		left, right := runes[i:s], runes[s+1:j]
 		lw, rw := l.has(left), l.has(right)
-		if lw && rw && r.GapSpace[s] >= lexJoinWords || lw && shortWord(left) || rw && shortWord(right) {
+		if lw && rw || lw && shortWord(left) || rw && shortWord(right) {
 			continue
 		}
 		joined := append(append(make([]rune, 0, j-i-1), left...), right...)
