@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"golang.org/x/image/font"
+	"golang.org/x/image/font/gofont/gomono"
 	"golang.org/x/image/math/fixed"
 )
 
@@ -55,33 +56,82 @@ func TestLexiconBrokenType(t *testing.T) {
 	paste(page, img, 40, 40)
 	png := encodePNG(t, page)
 
-	read := func(lexicon bool) string {
-		opt := pipeline(t).Options()
-		if !lexicon {
-			opt.Lexicon = nil
-		} else if opt.Lexicon == nil {
-			t.Fatal("the pipeline has no lexicon: make models installs models/words.txt")
-		}
-		p, err := pipeline(t).With(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := p.Run(context.Background(), png)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var parts []string
-		for _, r := range res.Regions {
-			parts = append(parts, r.Text)
-		}
-		return strings.Join(parts, " ")
-	}
-	without, with := read(false), read(true)
+	without, with := readLexicon(t, png, false), readLexicon(t, png, true)
 	t.Logf("without the lexicon %q, with it %q", without, with)
 	if without == text {
 		t.Fatalf("the recognizer read the broken e's right by itself (%q): the test no longer tests the lexicon", without)
 	}
 	if with != text {
 		t.Errorf("read %q, want %q", with, text)
+	}
+}
+
+// readLexicon is what the pipeline reads of png, its regions' texts joined by spaces, with the
+// installed lexicon or without one.
+func readLexicon(t *testing.T, png []byte, lexicon bool) string {
+	t.Helper()
+	opt := pipeline(t).Options()
+	if !lexicon {
+		opt.Lexicon = nil
+	} else if opt.Lexicon == nil {
+		t.Fatal("the pipeline has no lexicon: make models installs models/words.txt")
+	}
+	p, err := pipeline(t).With(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(context.Background(), png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, r := range res.Regions {
+		parts = append(parts, r.Text)
+	}
+	return strings.Join(parts, " ")
+}
+
+// typewritten draws text in Go Mono at size px, each character in a cell one pixel wider than
+// the face's: a typewriter's fixed pitch, which leaves an l or an i blank on both sides.
+func typewritten(t *testing.T, text string, size float64) *image.RGBA {
+	t.Helper()
+	fc := faceOf(t, gomono.TTF, size)
+	adv, _ := fc.GlyphAdvance('M')
+	pitch := adv + fixed.I(1)
+	m := int(size)
+	img := canvas((fixed.Int26_6(len(text))*pitch).Ceil()+2*m, int(size*2))
+	x := fixed.I(m)
+	for _, r := range text {
+		d := font.Drawer{Dst: img, Src: image.Black, Face: fc, Dot: fixed.Point26_6{X: x, Y: fixed.I(int(size * 1.4))}}
+		d.DrawString(string(r))
+		x += pitch
+	}
+	return img
+}
+
+// TestLexiconSplitWords reads words set at a typewriter's pitch, where the narrow letters leave
+// gaps in which the decoder restores a space ("Pennsyl vania"): the lexicon takes it out again.
+func TestLexiconSplitWords(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		size float64
+	}{
+		{"Pennsylvania", 11},
+		{"Louisiana", 13},
+	} {
+		t.Run(tt.text, func(t *testing.T) {
+			img := typewritten(t, tt.text, tt.size)
+			page := canvas(img.Bounds().Dx()+80, img.Bounds().Dy()+80)
+			paste(page, img, 40, 40)
+			png := encodePNG(t, page)
+			without, with := readLexicon(t, png, false), readLexicon(t, png, true)
+			t.Logf("without the lexicon %q, with it %q", without, with)
+			if !strings.Contains(without, " ") {
+				t.Fatalf("read %q without the lexicon, with no space restored: the test no longer tests the joins", without)
+			}
+			if with != tt.text {
+				t.Errorf("read %q, want %q", with, tt.text)
+			}
+		})
 	}
 }
