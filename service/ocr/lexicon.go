@@ -32,9 +32,9 @@ type Lexicon struct {
 
 // formWords are words of forms, letters and receipts that word lists of common words leave out
 // as names, added to every lexicon so that they are read as printed and misreadings of them are
-// put right: abbreviations, and the names of months, days and the states of the US (most of
-// FUNSD's 158 such names are not in npm's word-list). Shorter words are never corrected, so
-// only those of four letters and more are listed.
+// put right: abbreviations, and the names of months, days and the states of the US (FUNSD's
+// training forms hold 158 such names that npm's word-list lacks). Shorter words are never
+// corrected or made by a join, so only those of four letters and more are listed.
 const formWords = `sept tues thur thurs messrs blvd bldg dept corp attn encl pkgs acct misc approx govt
 	natl intl mgmt assn assoc univ labs tech info admin exec treas secy pres gmbh
 	january february march april june july august september october november december
@@ -126,11 +126,12 @@ const (
 	lexMargin = 4
 )
 
-// correct replaces, in r, each word of ASCII letters that is not in the lexicon by the lexicon
-// word the model's runners-up make of it, where there is one clear such word. Only characters
-// are replaced, never added or dropped, so r's per-rune slices stay aligned; a replaced
-// character takes its runner-up's probability. A word touching a digit (a code such as 4B12X)
-// is left alone.
+// correct first takes out the spaces ctc restored inside one word (see joinSplit), then
+// replaces each word of ASCII letters that is not in the lexicon by the lexicon word the
+// model's runners-up make of it, where there is one clear such word. No letter is added or
+// dropped, and a space taken out leaves every per-rune slice of r with it, so they stay
+// aligned; a replaced character takes its runner-up's probability. A word touching a digit (a
+// code such as 4B12X) is left alone.
 func (l *Lexicon) correct(r ctc.Result) ctc.Result {
 	if l == nil || len(r.Alts) == 0 {
 		return r
