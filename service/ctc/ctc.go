@@ -98,10 +98,9 @@ type Result struct {
 	// parts of the line, e.g. words.
 	Probs []float32
 	// GapSpace holds, for each rune of Text, the highest space-class probability in the blank
-	// run just before it (0 where none, and for spaces the model chose). Where the model kept a
-	// space under the threshold it is the weak evidence that remains, for callers that have more
-	// (the pixels of the gap, see ocr's word gaps). For a restored space it is the probability
-	// that restored it, so callers can weigh that space (see ocr's lexicon).
+	// run just before it (0 where none, and for spaces). Where the model kept a space under
+	// the threshold it is the weak evidence that remains, for callers that have more (the
+	// pixels of the gap, see ocr's word gaps).
 	GapSpace []float32
 	// LongestRun is the most consecutive timesteps one character won (0 for no character).
 	// Greedy decoding collapses such a run into one character, so a doubled character ("tt",
@@ -326,7 +325,7 @@ func (d *decoder) step(t, best int, bestP, spaceP float32, alts [2]Alt) {
 			d.sb.WriteByte(' ')
 			d.steps = append(d.steps, t)
 			d.probs = append(d.probs, 0)
-			d.gaps = append(d.gaps, d.gapSpace)
+			d.gaps = append(d.gaps, 0)
 			d.doubt = append(d.doubt, false)
 			d.alts = append(d.alts, [2]Alt{})
 			restored = true
